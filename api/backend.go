@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Store is what the API needs of the record store; *storage.Store satisfies it.
+type Store interface {
+	Create(ctx context.Context, r storage.Record) error
+	Update(ctx context.Context, r storage.Record) error
+	Get(ctx context.Context, m storage.Module, id string, into storage.Record) error
+	Delete(ctx context.Context, m storage.Module, id string) error
+	SetActive(ctx context.Context, m storage.Module, id string, active bool, at time.Time) error
+	// ListDocs returns the stored JSON documents of a module, oldest first.
+	ListDocs(ctx context.Context, m storage.Module) ([][]byte, error)
+	PortClaims(ctx context.Context) ([]storage.PortClaim, error)
+
+	Files(ctx context.Context, recordID string) ([]storage.RecordedFile, error)
+	File(ctx context.Context, id string) (storage.RecordedFile, error)
+	DeleteFile(ctx context.Context, id string) error
+
+	CreateUser(ctx context.Context, u storage.User) error
+	UserByName(ctx context.Context, name string) (storage.User, error)
+	UserByID(ctx context.Context, id string) (storage.User, error)
+	SetPasswordHash(ctx context.Context, userID, hash string) error
+	Setting(ctx context.Context, key string) (string, bool, error)
+	// SettingOrInit returns the setting, storing init() first when it is absent (atomically).
+	SettingOrInit(ctx context.Context, key string, init func() (string, error)) (string, error)
+	RevokeToken(ctx context.Context, jti string, exp time.Time) error
+	TokenRevoked(ctx context.Context, jti string) (bool, error)
+}
+
+// Status is the running state of a process or server module (API.md "Records").
+type Status struct {
+	State     string    // stopped, starting, waiting, running, reconnecting, failed
+	Since     time.Time // when State was entered
+	LastError string
+	Restarts  int
+}
+
+// Stat is the live statistic of a process (API.md "Statistics").
+type Stat struct {
+	Bitrate   float64 // kbit/s, averaged over the last 2 s
+	FPS       float64
+	BytesIn   int64
+	UptimeSec float64
+}
+
+// ActiveStream is a stream published to a server module now (getActiveStreams).
+type ActiveStream struct {
+	StreamID      string    `json:"stream_id"`
+	Publisher     string    `json:"publisher"` // remote address
+	Since         time.Time `json:"since"`
+	Bitrate       float64   `json:"bitrate"` // kbit/s
+	Readers       int       `json:"readers"`
+	RTTMs         *float64  `json:"rtt_ms,omitempty"`        // SRT only
+	PacketsLost   *int64    `json:"packets_lost,omitempty"`  // SRT only
+	Retransmitted *int64    `json:"retransmitted,omitempty"` // SRT only
+}
+
+// ErrUnsupported is wrapped by Processes.Check when the server cannot do what a valid record asks
+// (answered 422 UNSUPPORTED with the error's message).
+var ErrUnsupported = errors.New("unsupported")
+
+// ErrNotAvailable is wrapped when a run-time dependency is missing (answered 503 UNAVAILABLE).
+var ErrNotAvailable = errors.New("not available")
+
+// Processes runs what the records describe. The API stores first, then asks Processes to act.
+type Processes interface {
+	// Check refuses, wrapping ErrUnsupported, a valid record this server cannot run.
+	Check(ctx context.Context, r storage.Record) error
+	// PortBusy tells whether another program has the port bound now.
+	PortBusy(k storage.PortKey) bool
+	Start(ctx context.Context, m storage.Module, id string) error
+	Stop(ctx context.Context, m storage.Module, id string) error
+	// Restart applies a stored update to a running process; a stopped one stays stopped.
+	Restart(ctx context.Context, m storage.Module, id string) error
+	// Remove stops the process and forgets it; called before the record is deleted.
+	Remove(ctx context.Context, m storage.Module, id string) error
+	Status(m storage.Module, id string) Status
+	Stat(m storage.Module, id string) Stat
+	ActiveStreams(ctx context.Context, m storage.Module, id string) ([]ActiveStream, error)
+
+	// RemoveFile deletes a recorded file from disk (the API then deletes its entry).
+	RemoveFile(ctx context.Context, f storage.RecordedFile) error
+	// OpenFile opens a recorded file for download; the path is confined to the recordings folder.
+	OpenFile(ctx context.Context, f storage.RecordedFile) (io.ReadSeekCloser, time.Time, error)
+	// MemoryMP4 returns what a memory recording holds as one MP4.
+	MemoryMP4(ctx context.Context, id string) (io.ReadSeeker, error)
+}
+
+// Utils serves the system utilities (spec 4.4).
+type Utils interface {
+	ServerStat(ctx context.Context) (any, error)
+	SpeedTest(ctx context.Context) (any, error)
+	ListeningPorts(ctx context.Context) ([]storage.PortKey, error)
+}
+
+// Config is what New needs.
+type Config struct {
+	Store Store
+	Procs Processes
+	Utils Utils
+	// Playback serves /hls/... on the main port (public); nil answers 404.
+	Playback http.Handler
+	// PublicHost is the host put in hls_url/dash_url; empty uses the request's host.
+	PublicHost string
+	// TokenTTL is the lifetime of issued tokens; default 30 days.
+	TokenTTL time.Duration
+	// LoginFailures failed logins from one address within LoginWindow answer 429 until the window
+	// passes; defaults 5 and 1 minute.
+	LoginFailures int
+	LoginWindow   time.Duration
+	// Ready reports whether /healthz answers 200.
+	Ready func() bool
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
