@@ -1,0 +1,127 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+func TestConcurrentCreateSameName(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Create(ctx, player("lobby", 8000+i))
+		}()
+	}
+	wg.Wait()
+	ok, taken := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, storage.ErrNameTaken):
+			taken++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 || taken != n-1 {
+		t.Errorf("%d succeeded and %d got ErrNameTaken, want 1 and %d", ok, taken, n-1)
+	}
+	if claims, _ := s.PortClaims(ctx); len(claims) != 1 {
+		t.Errorf("%d port claims, want 1: %+v", len(claims), claims)
+	}
+}
+
+func TestConcurrentCreateSamePort(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Create(ctx, rtmpServer(fmt.Sprint("rtmp ", i), 1935))
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		} else if !errors.Is(err, storage.ErrPortTaken) {
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d succeeded, want 1", ok)
+	}
+	if docs, _ := s.ListDocs(ctx, storage.ModuleRTMPServers); len(docs) != 1 {
+		t.Errorf("%d records stored, want 1", len(docs))
+	}
+}
+
+// TestConcurrentWriters mixes writes and reads from many goroutines, on two Stores open on the same
+// file (as the server and a `sluice passwd` would be): nothing may fail with SQLITE_BUSY.
+func TestConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sluice.db")
+	var stores [2]*storage.Store
+	for i := range stores {
+		s, err := storage.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	const goroutines, each = 10, 10
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[g%2]
+			for i := range each {
+				p := player(fmt.Sprintf("p-%d-%d", g, i), 10000+g*each+i)
+				if err := s.Create(ctx, p); err != nil {
+					t.Errorf("Create: %v", err)
+					return
+				}
+				if err := s.SetActive(ctx, storage.ModuleVOD, p.ID, true, at(0)); err != nil {
+					t.Errorf("SetActive: %v", err)
+				}
+				if _, err := storage.Load[storage.Player](ctx, s, storage.ModuleVOD, p.ID); err != nil {
+					t.Errorf("Load: %v", err)
+				}
+				if err := s.SetSetting(ctx, "last", p.ID); err != nil {
+					t.Errorf("SetSetting: %v", err)
+				}
+				if _, err := s.ListDocs(ctx, storage.ModuleVOD); err != nil {
+					t.Errorf("ListDocs: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	docs, err := stores[0].ListDocs(ctx, storage.ModuleVOD)
+	if err != nil || len(docs) != goroutines*each {
+		t.Errorf("%d records, %v; want %d", len(docs), err, goroutines*each)
+	}
+	if refs, _ := stores[1].ListActive(ctx); len(refs) != goroutines*each {
+		t.Errorf("%d active, want %d", len(refs), goroutines*each)
+	}
+}

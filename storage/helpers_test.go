@@ -1,0 +1,78 @@
+package storage_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// openStore opens a fresh store in a temporary folder, closed when the test ends.
+func openStore(t *testing.T) *storage.Store {
+	t.Helper()
+	s, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// at returns a fixed time with nanoseconds, in a zone other than UTC, shifted by d.
+func at(d time.Duration) time.Time {
+	zone := time.FixedZone("CET", 3600)
+	return time.Date(2026, 11, 21, 15, 2, 3, 123456789, zone).Add(d)
+}
+
+func intp(v int) *int { return &v }
+
+// player returns a player on vodPort with no listen input.
+func player(name string, vodPort int) *storage.Player {
+	return &storage.Player{
+		Base:    storage.Base{ID: storage.NewID(), Created: at(0), Modified: at(0)},
+		VodName: name,
+		Input:   storage.Input{InputType: "INPUT_TYPE_SRT_SOFTWARE", InputServerID: storage.NewID(), InputStreamID: "publisher/srv/cam"},
+		VodPort: vodPort,
+	}
+}
+
+// rtmpServer returns an RTMP server module on port (TCP).
+func rtmpServer(name string, port int) *storage.RTMPServer {
+	return &storage.RTMPServer{Base: storage.Base{ID: storage.NewID(), Created: at(0)}, ServerName: name, ServerPort: port}
+}
+
+// listenRestream returns a restream whose input listens on port/transport.
+func listenRestream(name string, port int, transport string) *storage.Restream {
+	return &storage.Restream{
+		Base:         storage.Base{ID: storage.NewID()},
+		RestreamName: name,
+		RestreamType: "RESTREAM_TYPE_RTMP_TO_SRT",
+		Input: storage.Input{
+			InputType:             "INPUT_TYPE_RTMP_LISTEN",
+			InputStreamListenPort: &storage.ListenPort{Port: port, Transport: transport},
+		},
+		Output: storage.Output{OutputType: "OUTPUT_TYPE_SRT_URL", OutputStreamURL: "srt://example.net:9000"},
+	}
+}
+
+// claimsOf returns the keys held by an entity.
+func claimsOf(t *testing.T, s *storage.Store, entityID string) []storage.PortKey {
+	t.Helper()
+	claims, err := s.PortClaims(context.Background())
+	if err != nil {
+		t.Fatalf("PortClaims: %v", err)
+	}
+	var keys []storage.PortKey
+	for _, c := range claims {
+		if c.EntityID == entityID {
+			keys = append(keys, c.Key())
+		}
+	}
+	return keys
+}

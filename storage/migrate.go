@@ -1,0 +1,128 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the schema steps in order; migration i brings the schema to version i+1. Append
+// new steps; never edit or reorder one that has shipped.
+var migrations = []string{
+	// 1: the initial schema.
+	`
+CREATE TABLE records (
+	id       TEXT PRIMARY KEY,
+	module   TEXT NOT NULL,
+	name     TEXT NOT NULL,
+	active   INTEGER NOT NULL DEFAULT 0,
+	created  TEXT NOT NULL,
+	modified TEXT NOT NULL,
+	doc      TEXT NOT NULL,
+	UNIQUE (module, name)
+);
+CREATE INDEX records_module_created ON records (module, created, id);
+CREATE INDEX records_active ON records (active, created, id);
+
+CREATE TABLE port_claims (
+	id          TEXT PRIMARY KEY,
+	port        INTEGER NOT NULL CHECK (port BETWEEN 1 AND 65535),
+	transport   TEXT NOT NULL CHECK (transport IN ('TCP', 'UDP')),
+	module      TEXT NOT NULL,
+	entity_id   TEXT NOT NULL,
+	entity_name TEXT NOT NULL,
+	created     TEXT NOT NULL,
+	UNIQUE (port, transport)
+);
+CREATE INDEX port_claims_entity ON port_claims (module, entity_id);
+
+CREATE TABLE recorded_files (
+	id        TEXT PRIMARY KEY,
+	record_id TEXT NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+	created   TEXT NOT NULL,
+	state     TEXT NOT NULL,
+	doc       TEXT NOT NULL
+);
+CREATE INDEX recorded_files_record ON recorded_files (record_id, created, id);
+CREATE INDEX recorded_files_state ON recorded_files (state, created, id);
+
+CREATE TABLE users (
+	id            TEXT PRIMARY KEY,
+	name          TEXT NOT NULL COLLATE NOCASE UNIQUE,
+	password_hash TEXT NOT NULL,
+	created       TEXT NOT NULL
+);
+
+CREATE TABLE settings (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+
+CREATE TABLE revoked_tokens (
+	jti TEXT PRIMARY KEY,
+	exp TEXT NOT NULL
+);
+CREATE INDEX revoked_tokens_exp ON revoked_tokens (exp);
+`,
+}
+
+// migrate applies the migrations db has not seen yet, each in its own transaction, and returns
+// how many it applied. A database from a newer sluice (more migrations than this one knows) is
+// refused rather than used.
+func migrate(ctx context.Context, db *sql.DB) (int, error) {
+	const create = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		applied TEXT NOT NULL
+	)`
+	if _, err := db.ExecContext(ctx, create); err != nil {
+		return 0, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var newest int
+	if err := db.QueryRowContext(ctx,
+		`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if newest > len(migrations) {
+		return 0, fmt.Errorf("schema version %d is newer than this program knows (%d)",
+			newest, len(migrations))
+	}
+	applied := 0
+	for i, step := range migrations {
+		version := i + 1
+		ok, err := applyMigration(ctx, db, version, step)
+		if err != nil {
+			return applied, fmt.Errorf("migration %d: %w", version, err)
+		}
+		if ok {
+			applied++
+		}
+	}
+	return applied, nil
+}
+
+// applyMigration runs one step unless schema_migrations already lists its version. The check and
+// the step share one write transaction, so two processes opening the same file cannot both run it.
+func applyMigration(ctx context.Context, db *sql.DB, version int, step string) (bool, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var n int
+	if err := tx.QueryRowContext(ctx,
+		`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return false, err
+	}
+	if n > 0 {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, step); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO schema_migrations (version, applied) VALUES (?, ?)`,
+		version, formatTime(now())); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}

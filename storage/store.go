@@ -1,0 +1,140 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// busyTimeoutMS is how long a connection waits for a lock held by another connection (another
+// Store on the same file, e.g. `sluice passwd` while the server runs) before SQLITE_BUSY.
+const busyTimeoutMS = 10000
+
+// Store keeps sluice's records in one SQLite file. It is safe for concurrent use.
+//
+// Every write runs in a BEGIN IMMEDIATE transaction on a single writer connection, so writers of
+// one process queue in Go instead of contending for SQLite's lock; reads use a separate pool of
+// read-only connections and, thanks to WAL, never wait for the writer.
+type Store struct {
+	w    *sql.DB
+	r    *sql.DB
+	path string
+	// migrated is how many migrations Open applied (0 when the schema was already current).
+	migrated int
+}
+
+// Open opens, creating it if needed, the database file at path and brings its schema up to date.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("storage: empty database path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+	}
+	s := &Store{path: path}
+	var err error
+	s.w, err = sql.Open("sqlite", dsn(path,
+		"_journal_mode=WAL", "_synchronous=NORMAL", "_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	if s.migrated, err = migrate(ctx, s.w); err != nil {
+		_ = s.w.Close()
+		return nil, fmt.Errorf("storage: %s: %w", path, err)
+	}
+
+	s.r, err = sql.Open("sqlite", dsn(path, "_query_only=1"))
+	if err != nil {
+		_ = s.w.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	s.r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	if err := s.r.PingContext(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database. The Store must not be used afterwards.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("storage: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// dsn builds the driver's data source name: a file: URI (so that '?' or '#' in the path are
+// harmless) with the settings every connection needs, plus extra.
+func dsn(path string, extra ...string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	params := append([]string{
+		fmt.Sprintf("_busy_timeout=%d", busyTimeoutMS),
+		"_foreign_keys=1",
+	}, extra...)
+	return "file:" + esc + "?" + strings.Join(params, "&")
+}
+
+// write runs fn in a BEGIN IMMEDIATE transaction on the writer connection and commits it when fn
+// succeeds. fn must use only tx: the writer has one connection.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: commit: %w", err)
+	}
+	return nil
+}
+
+// querier is a *sql.DB or *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// timeLayout stores times as fixed-width UTC text with nanoseconds, so that text order is time
+// order and nothing is lost.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// formatTime returns t in UTC in timeLayout.
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime reads a time written by formatTime.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("storage: bad stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// now is the current time in UTC at the millisecond precision the API uses.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
