@@ -100,13 +100,26 @@ func (au *AccessUnit) Size() int {
 	return n
 }
 
-// Rescale converts a timestamp from one clock rate to another, rounding to nearest,
-// without overflow for realistic values (hours at 90 kHz).
+// Rescale converts a timestamp from one clock rate to another, rounding to nearest with halves
+// away from zero, so that Rescale(-ts) == -Rescale(ts). It does not overflow for rates up to 2^31
+// and any result that fits in an int64 (hours at 90 kHz are far from that limit). A rate that is
+// not positive leaves ts unchanged.
 func Rescale(ts int64, from, to int) int64 {
-	if from == to || from == 0 {
+	if from == to || from <= 0 || to <= 0 {
 		return ts
 	}
-	f, t := int64(from), int64(to)
-	q, r := ts/f, ts%f
-	return q*t + (r*t+f/2)/f
+	// Work on the magnitude: Go's division truncates toward zero, which would round negative
+	// timestamps toward zero instead of to nearest. uint64 holds |math.MinInt64|.
+	neg := ts < 0
+	m := uint64(ts)
+	if neg {
+		m = -m
+	}
+	f, t := uint64(from), uint64(to)
+	q, r := m/f, m%f
+	v := q*t + (r*t+f/2)/f
+	if neg {
+		return -int64(v)
+	}
+	return int64(v)
 }

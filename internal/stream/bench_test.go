@@ -1,0 +1,79 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+// BenchmarkFanOut100 writes to 100 readers, each draining in its own goroutine. One op is one
+// unit written. allocs/op counts the whole process, readers included.
+func BenchmarkFanOut100(b *testing.B) { benchFanOut(b, 100) }
+
+// BenchmarkWrite1Reader writes to one reader draining in its own goroutine.
+func BenchmarkWrite1Reader(b *testing.B) { benchFanOut(b, 1) }
+
+func benchFanOut(b *testing.B, readers int) {
+	s := New("bench", Options{Log: slog.New(slog.DiscardHandler), LagLimit: time.Hour})
+	p, err := s.Publish()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.SetTracks(avTracks); err != nil {
+		b.Fatal(err)
+	}
+	// Units are reused round robin: a key frame every 60 video frames, audio in between.
+	units := make([]*media.AccessUnit, 1200)
+	payload := make([]byte, 1000)
+	for i := range units {
+		units[i] = &media.AccessUnit{Track: i % 2, Key: i%120 == 0, Payload: [][]byte{payload}, Arrival: time.Now()}
+	}
+
+	var wg sync.WaitGroup
+	rs := make([]*Reader, readers)
+	received := make([]int, readers)
+	for i := range rs {
+		rs[i] = mustReader(b, s, fmt.Sprint("reader ", i))
+		wg.Go(func() {
+			for {
+				if _, err := rs[i].Read(context.Background()); err != nil {
+					return
+				}
+				received[i]++
+			}
+		})
+	}
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := p.Write(units[i%len(units)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	s.Close()
+	wg.Wait()
+
+	var got, dropped int
+	for i, r := range rs {
+		got += received[i]
+		dropped += int(r.Dropped())
+	}
+	perReader := float64(b.N) * float64(readers)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/perReader, "allocs/unit/reader")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perReader, "ns/unit/reader")
+	b.ReportMetric(float64(dropped)/perReader, "dropped/unit/reader")
+	if got+dropped < b.N*readers-readers*len(units) { // a GOP may be skipped unread at the end
+		b.Errorf("received %d and dropped %d of %d", got, dropped, b.N*readers)
+	}
+}

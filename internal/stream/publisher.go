@@ -1,0 +1,104 @@
+package stream
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+// Publisher is the one writer of a Stream, from Publish until Close. Its methods are safe for
+// concurrent use, though units are ordered only as one goroutine writes them.
+type Publisher struct {
+	s *Stream
+}
+
+// Publish attaches a publisher. It fails with ErrBusy while another one is attached and with
+// ErrClosed once the stream is closed. A publisher after an earlier one starts a new session:
+// the next unit each existing reader receives has Discontinuity set.
+func (s *Stream) Publish() (*Publisher, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("stream %q: %w", s.name, ErrClosed)
+	}
+	if s.pub != nil {
+		return nil, fmt.Errorf("stream %q: %w", s.name, ErrBusy)
+	}
+	p := &Publisher{s: s}
+	s.pub = p
+	s.since = s.opts.Now()
+	if s.sessions > 0 {
+		s.discs++
+		for _, r := range s.readers {
+			// A reader that has received nothing yet starts with this session: no gap for it.
+			if r.w.started {
+				r.w.disc = true
+			}
+		}
+	}
+	s.sessions++
+	s.gop.reset(s.video)
+	return p, nil
+}
+
+// Stream returns the stream p writes into.
+func (p *Publisher) Stream() *Stream { return p.s }
+
+// SetTracks sets the stream's tracks and notifies watchers; tracks[i].ID must be i. Call it
+// before the first Write. The GOP kept for new readers starts over.
+func (p *Publisher) SetTracks(tracks []media.Track) error {
+	s := p.s
+	for i, t := range tracks {
+		if t.ID != i {
+			return fmt.Errorf("stream %q: track %d has ID %d", s.name, i, t.ID)
+		}
+	}
+	tracks = slices.Clone(tracks)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pub != p {
+		return fmt.Errorf("stream %q: publisher: %w", s.name, ErrClosed)
+	}
+	s.tracks = tracks
+	s.video = slices.ContainsFunc(tracks, func(t media.Track) bool { return t.Codec.IsVideo() })
+	s.gop.reset(s.video)
+	close(s.tracksCh)
+	s.tracksCh = make(chan struct{})
+	return nil
+}
+
+// Write hands au to every reader; from now on au is shared and read-only. It never waits for
+// a reader and allocates nothing. It fails with ErrClosed once the publisher or the stream is
+// closed. A nil unit is ignored.
+func (p *Publisher) Write(au *media.AccessUnit) error {
+	if au == nil {
+		return nil
+	}
+	s := p.s
+	s.mu.Lock()
+	if s.pub != p {
+		s.mu.Unlock()
+		return fmt.Errorf("stream %q: publisher: %w", s.name, ErrClosed)
+	}
+	evicted := s.fanOut(au)
+	s.mu.Unlock()
+	for _, r := range evicted {
+		r.log.Warn("reader closed: too slow", "dropped", r.Dropped(), "lag_limit", s.opts.LagLimit)
+	}
+	return nil
+}
+
+// Close detaches the publisher. Readers stay open and wait for the next one. Idempotent.
+func (p *Publisher) Close() {
+	s := p.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pub != p {
+		return
+	}
+	s.pub = nil
+	s.since = time.Time{}
+	s.gop.reset(s.video)
+}

@@ -1,0 +1,70 @@
+package flv
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+// parseAVCConfig reads an AVCDecoderConfigurationRecord (ISO/IEC 14496-15 5.3.3.1): the first
+// SPS and PPS, which alias b, and the NAL unit length size.
+func parseAVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
+	if len(b) < 7 || b[0] != 1 {
+		return p, 0, fmt.Errorf("flv: AVC configuration of %d bytes (version %d): %w", len(b), firstByte(b), ErrMalformed)
+	}
+	lengthSize = int(b[4]&0x03) + 1
+	pos := 5
+	for i, k := range [2]int{0x1f, 0xff} { // SPS count in 5 bits, PPS count in 8
+		if pos >= len(b) {
+			return p, 0, fmt.Errorf("flv: AVC configuration truncated at %d: %w", pos, ErrMalformed)
+		}
+		count := int(b[pos]) & k
+		pos++
+		for range count {
+			if pos+2 > len(b) {
+				return p, 0, fmt.Errorf("flv: AVC configuration truncated at %d: %w", pos, ErrMalformed)
+			}
+			n := int(binary.BigEndian.Uint16(b[pos:]))
+			pos += 2
+			if pos+n > len(b) || n == 0 {
+				return p, 0, fmt.Errorf("flv: AVC parameter set of %d bytes at %d overruns %d: %w", n, pos, len(b), ErrMalformed)
+			}
+			ps := b[pos : pos+n : pos+n]
+			switch {
+			case i == 0 && p.SPS == nil:
+				p.SPS = ps
+			case i == 1 && p.PPS == nil:
+				p.PPS = ps
+			}
+			pos += n
+		}
+	}
+	if p.SPS == nil || p.PPS == nil {
+		return p, 0, fmt.Errorf("flv: AVC configuration without SPS or PPS: %w", ErrMalformed)
+	}
+	p.Width, p.Height = videoSize(media.CodecH264, p.SPS)
+	return p, lengthSize, nil
+}
+
+// appendAVCConfig writes an AVCDecoderConfigurationRecord with one SPS and one PPS and
+// 4-byte NAL unit lengths.
+func appendAVCConfig(dst []byte, p media.Params) ([]byte, error) {
+	if len(p.SPS) < 4 || len(p.PPS) == 0 || len(p.SPS) > 0xffff || len(p.PPS) > 0xffff {
+		return dst, fmt.Errorf("flv: H.264 needs an SPS and a PPS (have %d and %d bytes)", len(p.SPS), len(p.PPS))
+	}
+	// profile_idc, constraint flags and level_idc follow the SPS NAL header.
+	dst = append(dst, 1, p.SPS[1], p.SPS[2], p.SPS[3], 0xfc|3, 0xe0|1)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(p.SPS)))
+	dst = append(dst, p.SPS...)
+	dst = append(dst, 1)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(p.PPS)))
+	return append(dst, p.PPS...), nil
+}
+
+func firstByte(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	return int(b[0])
+}

@@ -1,0 +1,19 @@
+package flv
+
+import "errors"
+
+var (
+	// ErrUnsupportedCodec is returned for a codec this package does not carry (AV1, VP9,
+	// Speex...); the error text names it.
+	ErrUnsupportedCodec = errors.New("flv: unsupported codec")
+
+	// ErrMalformed is returned for a tag or file whose bytes do not follow the format.
+	ErrMalformed = errors.New("flv: malformed")
+
+	// ErrCodecChanged is returned by the Depacketizer when a track's codec changes after the
+	// tracks were announced; the caller starts over.
+	ErrCodecChanged = errors.New("flv: codec changed")
+
+	// ErrUnknownTrack is returned for an access unit of a track the writer was not given.
+	ErrUnknownTrack = errors.New("flv: unknown track")
+)

@@ -1,0 +1,252 @@
+package flv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+func lookTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not found in PATH: install ffmpeg to run this test", name)
+	}
+	return p
+}
+
+// ffmpegFLV encodes two seconds of a test pattern and a sine tone into FLV; ok is false when
+// ffmpeg refuses the codecs in FLV.
+func ffmpegFLV(t *testing.T, vcodec, acodec string) (b []byte, out string, ok bool) {
+	t.Helper()
+	ffmpeg := lookTool(t, "ffmpeg")
+	path := filepath.Join(t.TempDir(), "out.flv")
+	cmd := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error",
+		"-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
+		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "flv", path)
+	if vcodec == "libx265" {
+		cmd.Args = append(cmd.Args[:len(cmd.Args)-1], "-x265-params", "log-level=error", path)
+	}
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, lastLine(msg), false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, "", true
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "flv @") {
+			return lines[i]
+		}
+	}
+	return lines[len(lines)-1]
+}
+
+// readFLV reads a whole FLV file through a FileReader and a Depacketizer.
+func readFLV(t *testing.T, b []byte) ([]media.Track, []*media.AccessUnit) {
+	t.Helper()
+	r, err := NewFileReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("NewFileReader: %v", err)
+	}
+	d := NewDepacketizer()
+	d.Expect(r.HasVideo, r.HasAudio)
+	var aus []*media.AccessUnit
+	for {
+		tag, err := r.ReadTag()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("ReadTag: %v", err)
+		}
+		if err := d.Push(tag); err != nil {
+			t.Fatalf("Push: %v", err)
+		}
+		for au := d.Next(); au != nil; au = d.Next() {
+			aus = append(aus, au)
+		}
+	}
+	return d.Tracks(), aus
+}
+
+func TestReadFFmpegFLV(t *testing.T) {
+	for _, tc := range []struct {
+		vcodec, acodec string
+		video, audio   media.Codec
+	}{
+		{"libx264", "aac", media.CodecH264, media.CodecAAC},
+		{"libx264", "libmp3lame", media.CodecH264, media.CodecMP3},
+		{"libx265", "aac", media.CodecH265, media.CodecAAC},
+	} {
+		t.Run(tc.vcodec+"+"+tc.acodec, func(t *testing.T) {
+			t.Parallel()
+			b, msg, ok := ffmpegFLV(t, tc.vcodec, tc.acodec)
+			if !ok {
+				if tc.video == media.CodecH265 {
+					t.Skipf("this ffmpeg cannot write H.265 in FLV (enhanced FLV needs ffmpeg 6.1 or later): %s", strings.TrimSpace(msg))
+				}
+				t.Fatalf("ffmpeg: %s", msg)
+			}
+			tracks, aus := readFLV(t, b)
+			if len(tracks) != 2 || tracks[0].Codec != tc.video || tracks[1].Codec != tc.audio {
+				t.Fatalf("tracks %+v, want %v and %v", tracks, tc.video, tc.audio)
+			}
+			if p := tracks[0].Params; p.Width != 320 || p.Height != 240 {
+				t.Errorf("video size %dx%d, want 320x240", p.Width, p.Height)
+			}
+			if a := tracks[1]; a.ClockRate != 44100 || a.Params.Channels != 1 {
+				t.Errorf("audio at %d Hz with %d channels, want 44100 Hz mono", a.ClockRate, a.Params.Channels)
+			}
+			checkFFmpegUnits(t, aus)
+		})
+	}
+}
+
+// checkFFmpegUnits checks two seconds at 25 fps with a key frame every 25 frames and
+// increasing timestamps.
+func checkFFmpegUnits(t *testing.T, aus []*media.AccessUnit) {
+	t.Helper()
+	frames, keys, audio := 0, 0, 0
+	last := map[int]int64{}
+	for i, au := range aus {
+		if prev, ok := last[au.Track]; ok && au.DTS <= prev {
+			t.Fatalf("unit %d of track %d: DTS %d after %d", i, au.Track, au.DTS, prev)
+		}
+		last[au.Track] = au.DTS
+		if au.PTS < au.DTS || len(au.Payload) == 0 {
+			t.Fatalf("unit %d: PTS %d, DTS %d, %d payload parts", i, au.PTS, au.DTS, len(au.Payload))
+		}
+		if au.Track != 0 {
+			audio++
+			continue
+		}
+		if frames == 0 && !au.Key {
+			t.Errorf("first video unit is not a key frame")
+		}
+		frames++
+		if au.Key {
+			keys++
+		}
+	}
+	t.Logf("%d video frames (%d key), %d audio frames", frames, keys, audio)
+	if frames != 50 || keys != 2 || audio < 75 {
+		t.Errorf("%d video frames with %d key frames and %d audio frames; want 50 with 2 and about 86", frames, keys, audio)
+	}
+}
+
+type probeStream struct {
+	CodecName    string `json:"codec_name"`
+	Width        int    `json:"width"`
+	Height       int    `json:"height"`
+	NbReadFrames string `json:"nb_read_frames"`
+}
+
+func ffprobe(t *testing.T, path string) ([]probeStream, error) {
+	t.Helper()
+	cmd := exec.Command(lookTool(t, "ffprobe"), "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || stderr.Len() > 0 {
+		return nil, errors.New(stderr.String())
+	}
+	var res struct{ Streams []probeStream }
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("ffprobe output: %v", err)
+	}
+	return res.Streams, nil
+}
+
+// TestFileWriterFFprobe rewrites ffmpeg's FLV through the Depacketizer and the FileWriter and
+// lets ffprobe decode every frame.
+func TestFileWriterFFprobe(t *testing.T) {
+	b, msg, ok := ffmpegFLV(t, "libx264", "aac")
+	if !ok {
+		t.Fatalf("ffmpeg: %s", msg)
+	}
+	tracks, aus := readFLV(t, b)
+	path := filepath.Join(t.TempDir(), "rewritten.flv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewFileWriter(f, tracks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, au := range aus {
+		if err := w.WriteAccessUnit(au); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	streams, err := ffprobe(t, path)
+	if err != nil {
+		t.Fatalf("ffprobe: %v", err)
+	}
+	if len(streams) != 2 || streams[0].CodecName != "h264" || streams[1].CodecName != "aac" {
+		t.Fatalf("ffprobe streams %+v, want h264 and aac", streams)
+	}
+	if s := streams[0]; s.Width != 320 || s.Height != 240 || s.NbReadFrames != "50" {
+		t.Errorf("ffprobe video %dx%d with %s frames, want 320x240 with 50", s.Width, s.Height, s.NbReadFrames)
+	}
+	// Our own reader gets back what was written.
+	b2, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracks2, aus2 := readFLV(t, b2)
+	checkTracks(t, tracks2, tracks)
+	if len(aus2) != len(aus) {
+		t.Errorf("%d units read back, %d written", len(aus2), len(aus))
+	}
+}
+
+// TestFileWriterH265FFprobe writes H.265 as enhanced FLV; ffprobe reads it from ffmpeg 6.1 on.
+func TestFileWriterH265FFprobe(t *testing.T) {
+	tracks := []media.Track{h265Track(0), aacTrack(1)}
+	path := filepath.Join(t.TempDir(), "h265.flv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewFileWriter(f, tracks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, au := range synthStream(tracks, 1, 0) {
+		if err := w.WriteAccessUnit(au); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	got, _ := readFLV(t, b)
+	checkTracks(t, got, tracks)
+	cmd := exec.Command(lookTool(t, "ffprobe"), "-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", path)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "hevc,320,240") {
+		if !strings.Contains(string(out), "hevc") {
+			t.Skipf("this ffprobe does not read enhanced FLV (needs ffmpeg 6.1 or later): it sees %q", bytes.TrimSpace(out))
+		}
+		t.Errorf("ffprobe: %v: %s", err, out)
+	}
+}

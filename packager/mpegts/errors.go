@@ -1,0 +1,22 @@
+package mpegts
+
+import "errors"
+
+var (
+	// ErrNeedMore is returned by Demuxer.Tracks and Demuxer.Read in push mode (no reader) when
+	// the bytes written so far hold nothing more.
+	ErrNeedMore = errors.New("mpegts: need more data")
+
+	// ErrNoTracks is returned when the program carries no stream this package supports.
+	ErrNoTracks = errors.New("mpegts: no supported track")
+
+	// ErrProgramChanged is returned when the PAT or PMT changes its elementary streams after the
+	// tracks were returned; the caller starts a new Demuxer (and marks a discontinuity).
+	ErrProgramChanged = errors.New("mpegts: program changed")
+
+	// ErrUnsupportedCodec is returned by the Muxer for a codec MPEG-TS cannot carry here.
+	ErrUnsupportedCodec = errors.New("mpegts: unsupported codec")
+
+	// ErrUnknownTrack is returned by the Muxer for an access unit of a track it was not given.
+	ErrUnknownTrack = errors.New("mpegts: unknown track")
+)
