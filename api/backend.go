@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -121,4 +122,6 @@ type Config struct {
 	Ready func() bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Logger receives the API's logs; default slog.Default().
+	Logger *slog.Logger
 }

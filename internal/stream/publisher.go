@@ -11,7 +11,8 @@ import (
 // Publisher is the one writer of a Stream, from Publish until Close. Its methods are safe for
 // concurrent use, though units are ordered only as one goroutine writes them.
 type Publisher struct {
-	s *Stream
+	s    *Stream
+	norm normalizer // guarded by s.mu
 }
 
 // Publish attaches a publisher. It fails with ErrBusy while another one is attached and with
@@ -61,6 +62,7 @@ func (p *Publisher) SetTracks(tracks []media.Track) error {
 	if s.pub != p {
 		return fmt.Errorf("stream %q: publisher: %w", s.name, ErrClosed)
 	}
+	p.norm.setTracks(tracks)
 	s.tracks = tracks
 	s.video = slices.ContainsFunc(tracks, func(t media.Track) bool { return t.Codec.IsVideo() })
 	s.gop.reset(s.video)
@@ -69,8 +71,9 @@ func (p *Publisher) SetTracks(tracks []media.Track) error {
 	return nil
 }
 
-// Write hands au to every reader; from now on au is shared and read-only. It never waits for
-// a reader and allocates nothing. It fails with ErrClosed once the publisher or the stream is
+// Write normalises au (see normalize.go) and hands it to every reader; from now on au is
+// shared and read-only. It never waits for a reader and allocates nothing. Units that
+// normalisation drops (video before the first key frame, unknown tracks) return nil. It fails with ErrClosed once the publisher or the stream is
 // closed. A nil unit is ignored.
 func (p *Publisher) Write(au *media.AccessUnit) error {
 	if au == nil {
@@ -82,12 +85,30 @@ func (p *Publisher) Write(au *media.AccessUnit) error {
 		s.mu.Unlock()
 		return fmt.Errorf("stream %q: publisher: %w", s.name, ErrClosed)
 	}
+	if len(p.norm.tracks) > 0 && !p.norm.fix(au) {
+		s.mu.Unlock()
+		return nil
+	}
 	evicted := s.fanOut(au)
 	s.mu.Unlock()
 	for _, r := range evicted {
 		r.log.Warn("reader closed: too slow", "dropped", r.Dropped(), "lag_limit", s.opts.LagLimit)
 	}
 	return nil
+}
+
+// SetHardware selects the tighter timestamp repair for hardware encoders (*_HARDWARE inputs).
+func (p *Publisher) SetHardware(on bool) {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	p.norm.hardware = on
+}
+
+// Repairs counts the units of this session whose timestamps normalisation changed.
+func (p *Publisher) Repairs() int64 {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.norm.repairs()
 }
 
 // Close detaches the publisher. Readers stay open and wait for the next one. Idempotent.

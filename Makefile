@@ -1,0 +1,46 @@
+# sluice: make help lists the targets.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+GO          ?= go
+BIN         := bin/sluice
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X github.com/sluicemedia/sluice/internal/app.Version=$(VERSION)
+GOLANGCI    := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
+FUZZTIME    ?= 60s
+
+.PHONY: help build run test lint fuzz bench deps ffmpeg clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/sluice
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sluice
+
+ffmpeg: ## install ffmpeg when it is missing (apt-get where available)
+	@bash scripts/ensure-ffmpeg.sh
+
+run: ffmpeg build ## start the server on the embedded defaults (:8080, data in ./data)
+	./$(BIN) serve
+
+deps: ## install what the tests need: ffmpeg, Chromium, the browser players
+	@bash scripts/ensure-ffmpeg.sh
+	@bash scripts/ensure-test-deps.sh
+
+test: deps ## run every test (race detector on)
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+lint: ## gofmt, go vet, go mod tidy -diff, golangci-lint
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	$(GO) run $(GOLANGCI) run ./...
+
+fuzz: ## run every fuzz target for FUZZTIME (default 60s) each
+	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+bench: ## run the Go benchmarks of the hot paths
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean: ## remove build output (not ./data)
+	rm -rf bin

@@ -1,0 +1,216 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// AdminUser is the user created on first start.
+const AdminUser = "admin"
+
+type authKey struct{}
+
+// authInfo is what the token middleware learned about the caller.
+type authInfo struct {
+	userID string
+	jti    string
+	exp    time.Time
+	token  string
+}
+
+func authOf(r *http.Request) authInfo {
+	a, _ := r.Context().Value(authKey{}).(authInfo)
+	return a
+}
+
+func userID(r *http.Request) string { return authOf(r).userID }
+
+// requireToken refuses requests without a valid, unrevoked token of an existing user. With
+// query, ?token= is accepted too (download links).
+func (s *server) requireToken(query bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a, err := s.authenticate(r, query)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, a)))
+		})
+	}
+}
+
+func (s *server) authenticate(r *http.Request, query bool) (authInfo, error) {
+	raw := strings.TrimSpace(r.Header.Get("x-access-token"))
+	if raw == "" {
+		if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			raw = strings.TrimSpace(tok)
+		}
+	}
+	if raw == "" && query {
+		raw = r.URL.Query().Get("token")
+	}
+	if raw == "" {
+		return authInfo{}, errUnauthorized("a token is required: send x-access-token or Authorization: Bearer")
+	}
+	c, err := parseToken(s.secret, raw, s.now)
+	if err != nil {
+		s.log.Debug("token refused", "path", r.URL.Path, "err", err)
+		return authInfo{}, errUnauthorized("the token is invalid or expired")
+	}
+	revoked, err := s.store.TokenRevoked(r.Context(), c.JTI)
+	if err != nil {
+		return authInfo{}, fmt.Errorf("check token revocation: %w", err)
+	}
+	if revoked {
+		return authInfo{}, errUnauthorized("the token has been revoked")
+	}
+	if _, err := s.store.UserByID(r.Context(), c.UserID); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return authInfo{}, errUnauthorized("the token's user no longer exists")
+		}
+		return authInfo{}, fmt.Errorf("look up token user: %w", err)
+	}
+	return authInfo{userID: c.UserID, jti: c.JTI, exp: c.ExpiresAt.Time, token: raw}, nil
+}
+
+// clientAddr is the address failed logins are counted against: the peer's IP.
+func clientAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+func (s *server) login(w http.ResponseWriter, r *http.Request) {
+	addr, now := clientAddr(r), s.now()
+	if wait := s.limiter.retryAfter(addr, now); wait > 0 {
+		s.fail(w, r, &apiError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+			Message: "too many failed logins from this address; try again later", RetryAfter: wait})
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	f := newFields(r.Context(), s.store, body)
+	f.alias("email", "username")
+	name, _ := f.text("email", true, 256)
+	password, _ := f.str("password", true)
+	f.done()
+	if err := f.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, err := s.store.UserByName(r.Context(), name)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		// Spend the same time as a real check so that user names cannot be probed.
+		CheckPassword(s.dummyHash(), password)
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	case CheckPassword(u.PasswordHash, password):
+		s.limiter.succeeded(addr)
+		tok, err := signToken(s.secret, u.ID, now, s.ttl)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"success": true, "token": tok})
+		return
+	}
+	s.limiter.failed(addr, now)
+	s.log.Info("failed login", "addr", addr, "user", name)
+	s.fail(w, r, errUnauthorized("wrong user name or password"))
+}
+
+// dummyHash is a hash no password matches, made once with the current work factor.
+func (s *server) dummyHash() string {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = HashPassword("sluice dummy password")
+	})
+	return s.dummy
+}
+
+func (s *server) getToken(w http.ResponseWriter, r *http.Request) {
+	if _, err := readBody(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"token": authOf(r).token})
+}
+
+func (s *server) logout(w http.ResponseWriter, r *http.Request) {
+	if _, err := readBody(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a := authOf(r)
+	if err := s.store.RevokeToken(r.Context(), a.jti, a.exp); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeSuccess(w)
+}
+
+// Bootstrap prepares authentication on first start: it creates the token secret and the user
+// "admin" with adminPassword, or with a generated 20-character password that it returns so the
+// caller can print it once. When admin exists it changes nothing and returns "".
+func Bootstrap(ctx context.Context, store Store, adminPassword string) (generated string, err error) {
+	if _, err := loadSecret(ctx, store); err != nil {
+		return "", err
+	}
+	if _, err := store.UserByName(ctx, AdminUser); err == nil {
+		return "", nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return "", fmt.Errorf("bootstrap: %w", err)
+	}
+	password := adminPassword
+	if password == "" {
+		if password, err = randomPassword(20); err != nil {
+			return "", err
+		}
+		generated = password
+	}
+	hash, err := HashPassword(password)
+	if err != nil {
+		return "", fmt.Errorf("bootstrap: admin %w", err)
+	}
+	u := storage.User{ID: storage.NewID(), Name: AdminUser, PasswordHash: hash, Created: time.Now().UTC()}
+	if err := store.CreateUser(ctx, u); err != nil {
+		if errors.Is(err, storage.ErrNameTaken) {
+			return "", nil // another process created it first
+		}
+		return "", fmt.Errorf("bootstrap: create admin: %w", err)
+	}
+	return generated, nil
+}
+
+// SetPassword sets the password of username, for `sluice passwd`. Tokens already issued stay
+// valid until they expire or are logged out.
+func SetPassword(ctx context.Context, store Store, username, password string) error {
+	hash, err := HashPassword(password)
+	if err != nil {
+		return err
+	}
+	u, err := store.UserByName(ctx, username)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("set password: no user %q", username)
+		}
+		return fmt.Errorf("set password: %w", err)
+	}
+	if err := store.SetPasswordHash(ctx, u.ID, hash); err != nil {
+		return fmt.Errorf("set password: %w", err)
+	}
+	return nil
+}

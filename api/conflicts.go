@@ -1,0 +1,71 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// checkConflicts answers 409 before anything is stored or checked by Processes: the name is
+// used by another record of the module, or a port of rec is held by another entity or bound by
+// another program. Store.Create/Update enforce the same atomically.
+func (s *server) checkConflicts(r *http.Request, m *module, rec storage.Record) error {
+	ctx := r.Context()
+	self := rec.Meta().ID
+	others, err := s.records(r, m)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.Meta().ID != self && o.UniqueName() == rec.UniqueName() {
+			return &apiError{Status: http.StatusConflict, Code: CodeNameTaken,
+				Message: fmt.Sprintf("a %s named %q already exists", m.noun, rec.UniqueName())}
+		}
+	}
+	claims, err := s.store.PortClaims(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range rec.PortKeys() {
+		c, held := findClaim(claims, k)
+		switch {
+		case held && c.EntityID == self && c.Module == m.kind:
+			// Already ours (an update): our own process may have it bound.
+		case held:
+			return errPortTaken(k, describeClaim(c))
+		case s.procs.PortBusy(k):
+			return errPortTaken(k, "bound by another program")
+		}
+	}
+	return nil
+}
+
+func findClaim(claims []storage.PortClaim, k storage.PortKey) (storage.PortClaim, bool) {
+	for _, c := range claims {
+		if c.Port == k.Port && strings.EqualFold(c.Transport, k.Transport) {
+			return c, true
+		}
+	}
+	return storage.PortClaim{}, false
+}
+
+var moduleNouns = map[storage.Module]string{
+	storage.ModuleVOD:         "player",
+	storage.ModuleRestream:    "restream",
+	storage.ModuleRecording:   "recording",
+	storage.ModuleSRTServers:  "SRT server",
+	storage.ModuleRTMPServers: "RTMP server",
+}
+
+func describeClaim(c storage.PortClaim) string {
+	if c.Module == storage.ModuleAPI {
+		return "held by the API server itself"
+	}
+	noun := moduleNouns[c.Module]
+	if noun == "" {
+		noun = string(c.Module)
+	}
+	return fmt.Sprintf("held by %s %q (%s %s)", noun, c.EntityName, c.Module, c.EntityID)
+}

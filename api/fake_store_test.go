@@ -1,0 +1,331 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// fakeStore is an in-memory Store that enforces unique names per module and port claims like
+// storage.Store, returning the storage errors.
+type fakeStore struct {
+	mu       sync.Mutex
+	docs     map[storage.Module][]fakeDoc
+	claims   []storage.PortClaim
+	files    []storage.RecordedFile
+	users    []storage.User
+	settings map[string]string
+	revoked  map[string]time.Time
+	// failList, when set, is returned by ListDocs (a broken store).
+	failList error
+}
+
+type fakeDoc struct {
+	id, name string
+	doc      []byte
+}
+
+var _ Store = (*fakeStore)(nil)
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{docs: map[storage.Module][]fakeDoc{}, settings: map[string]string{}, revoked: map[string]time.Time{}}
+}
+
+func (s *fakeStore) find(m storage.Module, id string) int {
+	return slices.IndexFunc(s.docs[m], func(d fakeDoc) bool { return d.id == id })
+}
+
+func (s *fakeStore) Create(_ context.Context, r storage.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := r.Meta()
+	if b.ID == "" {
+		b.ID = storage.NewID()
+	}
+	if b.Created.IsZero() {
+		b.Created = time.Now()
+	}
+	if b.Modified.IsZero() {
+		b.Modified = b.Created
+	}
+	b.Created, b.Modified = b.Created.UTC(), b.Modified.UTC()
+	if err := s.checkName(r); err != nil {
+		return err
+	}
+	if err := s.claim(r); err != nil {
+		return err
+	}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	s.docs[r.Module()] = append(s.docs[r.Module()], fakeDoc{id: b.ID, name: r.UniqueName(), doc: doc})
+	return nil
+}
+
+func (s *fakeStore) checkName(r storage.Record) error {
+	for _, d := range s.docs[r.Module()] {
+		if d.name == r.UniqueName() && d.id != r.Meta().ID {
+			return fmt.Errorf("%s %q: %w", r.Module(), d.name, storage.ErrNameTaken)
+		}
+	}
+	return nil
+}
+
+// claim replaces the claims of r with its PortKeys, or fails with a *storage.PortTakenError.
+func (s *fakeStore) claim(r storage.Record) error {
+	b := r.Meta()
+	seen := map[storage.PortKey]bool{}
+	for _, k := range r.PortKeys() {
+		k.Transport = strings.ToUpper(k.Transport)
+		if seen[k] {
+			return &storage.PortTakenError{Key: k, Holder: storage.PortClaim{Port: k.Port, Transport: k.Transport,
+				Module: r.Module(), EntityID: b.ID, EntityName: r.UniqueName()}}
+		}
+		seen[k] = true
+		for _, c := range s.claims {
+			if c.Key() == k && !(c.EntityID == b.ID && c.Module == r.Module()) {
+				return &storage.PortTakenError{Key: k, Holder: c}
+			}
+		}
+	}
+	kept := s.claims[:0:0]
+	held := map[storage.PortKey]bool{}
+	for _, c := range s.claims {
+		if c.EntityID == b.ID && c.Module == r.Module() {
+			if !seen[c.Key()] {
+				continue
+			}
+			held[c.Key()] = true
+			c.EntityName = r.UniqueName()
+		}
+		kept = append(kept, c)
+	}
+	for k := range seen {
+		if !held[k] {
+			kept = append(kept, storage.PortClaim{ID: storage.NewID(), Port: k.Port, Transport: k.Transport,
+				Module: r.Module(), EntityID: b.ID, EntityName: r.UniqueName(), Created: time.Now().UTC()})
+		}
+	}
+	s.claims = kept
+	return nil
+}
+
+func (s *fakeStore) Update(_ context.Context, r storage.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := r.Meta()
+	i := s.find(r.Module(), b.ID)
+	if i < 0 {
+		return fmt.Errorf("%s %q: %w", r.Module(), b.ID, storage.ErrNotFound)
+	}
+	var old storage.Base
+	_ = json.Unmarshal(s.docs[r.Module()][i].doc, &old)
+	b.Created = old.Created
+	if b.Modified.IsZero() {
+		b.Modified = time.Now()
+	}
+	b.Modified = b.Modified.UTC()
+	if err := s.checkName(r); err != nil {
+		return err
+	}
+	if err := s.claim(r); err != nil {
+		return err
+	}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	s.docs[r.Module()][i] = fakeDoc{id: b.ID, name: r.UniqueName(), doc: doc}
+	return nil
+}
+
+func (s *fakeStore) Get(_ context.Context, m storage.Module, id string, into storage.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.find(m, id)
+	if i < 0 {
+		return fmt.Errorf("%s %q: %w", m, id, storage.ErrNotFound)
+	}
+	return json.Unmarshal(s.docs[m][i].doc, into)
+}
+
+func (s *fakeStore) Delete(_ context.Context, m storage.Module, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.find(m, id)
+	if i < 0 {
+		return fmt.Errorf("%s %q: %w", m, id, storage.ErrNotFound)
+	}
+	s.docs[m] = slices.Delete(s.docs[m], i, i+1)
+	s.claims = slices.DeleteFunc(s.claims, func(c storage.PortClaim) bool { return c.EntityID == id && c.Module == m })
+	s.files = slices.DeleteFunc(s.files, func(f storage.RecordedFile) bool { return f.RecordID == id })
+	return nil
+}
+
+func (s *fakeStore) SetActive(_ context.Context, m storage.Module, id string, active bool, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.find(m, id)
+	if i < 0 {
+		return fmt.Errorf("%s %q: %w", m, id, storage.ErrNotFound)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(s.docs[m][i].doc, &doc); err != nil {
+		return err
+	}
+	doc["active"], doc["modified"] = active, at.UTC()
+	raw, err := json.Marshal(doc)
+	s.docs[m][i].doc = raw
+	return err
+}
+
+func (s *fakeStore) ListDocs(_ context.Context, m storage.Module) ([][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failList != nil {
+		return nil, s.failList
+	}
+	out := make([][]byte, 0, len(s.docs[m]))
+	for _, d := range s.docs[m] {
+		out = append(out, slices.Clone(d.doc))
+	}
+	return out, nil
+}
+
+func (s *fakeStore) PortClaims(context.Context) ([]storage.PortClaim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.claims), nil
+}
+
+func (s *fakeStore) Files(_ context.Context, recordID string) ([]storage.RecordedFile, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []storage.RecordedFile
+	for _, f := range s.files {
+		if f.RecordID == recordID {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) File(_ context.Context, id string) (storage.RecordedFile, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.files {
+		if f.ID == id {
+			return f, nil
+		}
+	}
+	return storage.RecordedFile{}, fmt.Errorf("recorded file %q: %w", id, storage.ErrNotFound)
+}
+
+func (s *fakeStore) DeleteFile(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.files)
+	s.files = slices.DeleteFunc(s.files, func(f storage.RecordedFile) bool { return f.ID == id })
+	if len(s.files) == n {
+		return fmt.Errorf("recorded file %q: %w", id, storage.ErrNotFound)
+	}
+	return nil
+}
+
+func (s *fakeStore) addFile(f storage.RecordedFile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files = append(s.files, f)
+}
+
+func (s *fakeStore) CreateUser(_ context.Context, u storage.User) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.users {
+		if strings.EqualFold(o.Name, u.Name) {
+			return fmt.Errorf("user %q: %w", u.Name, storage.ErrNameTaken)
+		}
+	}
+	s.users = append(s.users, u)
+	return nil
+}
+
+func (s *fakeStore) user(match func(storage.User) bool) (storage.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.users {
+		if match(u) {
+			return u, nil
+		}
+	}
+	return storage.User{}, fmt.Errorf("user: %w", storage.ErrNotFound)
+}
+
+func (s *fakeStore) UserByName(_ context.Context, name string) (storage.User, error) {
+	return s.user(func(u storage.User) bool { return strings.EqualFold(u.Name, name) })
+}
+
+func (s *fakeStore) UserByID(_ context.Context, id string) (storage.User, error) {
+	return s.user(func(u storage.User) bool { return u.ID == id })
+}
+
+func (s *fakeStore) SetPasswordHash(_ context.Context, userID, hash string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.users {
+		if s.users[i].ID == userID {
+			s.users[i].PasswordHash = hash
+			return nil
+		}
+	}
+	return fmt.Errorf("user %q: %w", userID, storage.ErrNotFound)
+}
+
+func (s *fakeStore) Setting(_ context.Context, key string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.settings[key]
+	return v, ok, nil
+}
+
+func (s *fakeStore) SettingOrInit(_ context.Context, key string, init func() (string, error)) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.settings[key]; ok {
+		return v, nil
+	}
+	v, err := init()
+	if err != nil {
+		return "", err
+	}
+	s.settings[key] = v
+	return v, nil
+}
+
+func (s *fakeStore) RevokeToken(_ context.Context, jti string, exp time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked[jti] = exp
+	return nil
+}
+
+func (s *fakeStore) TokenRevoked(_ context.Context, jti string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.revoked[jti]
+	return ok, nil
+}
+
+// count returns the number of records of m.
+func (s *fakeStore) count(m storage.Module) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.docs[m])
+}

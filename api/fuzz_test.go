@@ -1,0 +1,139 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// fuzzValidators are the whole-record validators, by module path.
+var fuzzValidators = map[string]func(*fields) storage.Record{
+	"vod":          func(f *fields) storage.Record { return validatePlayer(f) },
+	"restream":     func(f *fields) storage.Record { return validateRestream(f) },
+	"recording":    func(f *fields) storage.Record { return validateRecording(f) },
+	"srt-servers":  func(f *fields) storage.Record { return validateSRTServer(f) },
+	"rtmp-servers": func(f *fields) storage.Record { return validateRTMPServer(f) },
+}
+
+func fuzzSeeds() [][]byte {
+	var seeds [][]byte
+	add := func(v any) {
+		raw, _ := json.Marshal(v)
+		seeds = append(seeds, raw)
+	}
+	add(playerBody("p", 8000))
+	add(merge(playerBody("p", 8000), map[string]any{"id": "$ID", "vod_port": "4000", "transcoding": map[string]any{"gop": "48"}}))
+	add(restreamBody("r"))
+	add(merge(restreamBody("r"), map[string]any{"_id": "$ID", "input": []any{map[string]any{"input_type": "INPUT_TYPE_SRT_SOFTWARE",
+		"input_module_id": "$SRT", "input_stream_id": "publisher/s/cam"}}}))
+	add(merge(restreamBody("r"), map[string]any{"input": map[string]any{"input_type": "INPUT_TYPE_RTMP_HARDWARE",
+		"input_server_id": "$RTMP", "input_stream_id": "key"}}))
+	add(recordingBody("c"))
+	add(merge(recordingBody("c"), map[string]any{"id": "$ID", "recording_type": "RECORDING_STREAM_TO_MEMORY", "memory_duration_sec": 10}))
+	add(merge(srtServerBody("s", 9000), map[string]any{"server_passphrase": "0123456789", "server_maxbw": "1000000"}))
+	add(map[string]any{"id": "$ID", "server_name": "x", "publisher_prefix": "p", "receiver_prefix": "p"})
+	add(rtmpServerBody("m", 1935))
+	for _, c := range transcodingCases {
+		seeds = append(seeds, []byte(`{"id":"$ID","transcoding":`+c.body+`}`))
+	}
+	for _, s := range []string{"", "{", "null", "[]", `{"input":[]}`, `{"input":[{},{}]}`, `{"vod_port":1e999}`,
+		`{"input":{"input_type":"INPUT_TYPE_UDP_URL","input_stream_url":"udp://[::1"}}`, `{"id":"$ID","active":null}`} {
+		seeds = append(seeds, []byte(s))
+	}
+	return seeds
+}
+
+// FuzzDecodeBodies feeds arbitrary bytes to every create and update handler and to the
+// validators: no panic, and never a 500.
+func FuzzDecodeBodies(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	var e *env
+	var ids map[string]string
+	runs := 0
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// A fresh server now and then keeps the store small, so that executions stay fast.
+		if runs%200 == 0 {
+			e, ids = fuzzEnv(t)
+		}
+		runs++
+		e.t = t
+		for mod, id := range ids {
+			body := bytes.ReplaceAll(data, []byte("$ID"), []byte(id))
+			body = bytes.ReplaceAll(body, []byte("$SRT"), []byte(ids["srt-servers"]))
+			body = bytes.ReplaceAll(body, []byte("$RTMP"), []byte(ids["rtmp-servers"]))
+			for _, verb := range []string{"create", "update"} {
+				if res := e.post("/api/"+mod+"/"+verb, body); res.code >= 500 {
+					t.Fatalf("%s %s answered %d: %s", mod, verb, res.code, res.raw)
+				}
+			}
+			checkValidator(t, e.store, fuzzValidators[mod], body)
+		}
+		for _, v := range []func(*fields){
+			func(f *fields) { validateInput(f) }, func(f *fields) { validateOutput(f) }, func(f *fields) { validateTranscoding(f) },
+		} {
+			if m, err := decodeObject(data); err == nil {
+				v(newFields(context.Background(), e.store, m))
+			}
+		}
+	})
+}
+
+func fuzzEnv(t *testing.T) (*env, map[string]string) {
+	e := newEnv(t)
+	return e, map[string]string{
+		"vod":          e.mustCreate("vod", playerBody("fx", 30000)),
+		"restream":     e.mustCreate("restream", restreamBody("fx")),
+		"recording":    e.mustCreate("recording", recordingBody("fx")),
+		"srt-servers":  e.mustCreate("srt-servers", srtServerBody("fx", 30010)),
+		"rtmp-servers": e.mustCreate("rtmp-servers", rtmpServerBody("fx", 30020)),
+	}
+}
+
+// checkValidator runs validate on body; a record it accepts must be accepted again as stored,
+// since updates re-validate the stored document.
+func checkValidator(t *testing.T, st Store, validate func(*fields) storage.Record, body []byte) {
+	m, err := decodeObject(body)
+	if err != nil {
+		return
+	}
+	f := newFields(context.Background(), st, m)
+	f.skip(generatedKeys...)
+	rec := validate(f)
+	if f.err() != nil {
+		if ae, ok := f.err().(*apiError); !ok || ae.Status != http.StatusBadRequest {
+			t.Fatalf("validator error %v", f.err())
+		}
+		return
+	}
+	doc, err := toDoc(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2 := newFields(context.Background(), st, doc)
+	f2.skip(generatedKeys...)
+	rec2 := validate(f2)
+	if f2.err() != nil {
+		t.Fatalf("stored form of a valid record refused: %v\n%s", f2.err(), body)
+	}
+	d1, _ := json.Marshal(stripIDs(rec))
+	d2, _ := json.Marshal(stripIDs(rec2))
+	if !bytes.Equal(d1, d2) {
+		t.Fatalf("record changed on re-validation:\n%s\n%s", d1, d2)
+	}
+}
+
+// stripIDs blanks the generated input/output ids of a restream.
+func stripIDs(r storage.Record) storage.Record {
+	if rs, ok := r.(*storage.Restream); ok {
+		c := *rs
+		c.Input.ID, c.Output.ID = "", ""
+		return &c
+	}
+	return r
+}

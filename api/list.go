@@ -1,0 +1,225 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// listQuery is the optional body of getAll and getCount (API.md "Lists").
+type listQuery struct {
+	limit, skip int
+	sort        []sortKey
+	filter      map[string]any
+}
+
+type sortKey struct {
+	field string
+	dir   int // 1 ascending, -1 descending
+}
+
+// readListQuery reads {limit, skip, sort, filter}; sort keys apply in the order given.
+func (s *server) readListQuery(r *http.Request) (listQuery, error) {
+	q := listQuery{limit: -1}
+	raw, err := readRaw(r)
+	if err != nil {
+		return q, err
+	}
+	body, err := decodeObject(raw)
+	if err != nil {
+		return q, err
+	}
+	f := newFields(r.Context(), s.store, body)
+	if n, ok := f.intIn("limit", false, 1, 1000); ok {
+		q.limit = n
+	}
+	q.skip, _ = f.intIn("skip", false, 0, math.MaxInt32)
+	if so := f.object("sort", false, false); so != nil {
+		for _, k := range objectKeys(raw, "sort") {
+			d, ok := so.integer(k, true, -1, 1)
+			if ok && d == 0 {
+				so.fail(k, "must be 1 or -1")
+			}
+			q.sort = append(q.sort, sortKey{field: k, dir: int(d)})
+		}
+	}
+	if fo := f.object("filter", false, false); fo != nil {
+		q.filter = fo.m
+	}
+	f.done()
+	if err := f.err(); err != nil {
+		return q, err
+	}
+	s.logUnknown(r, f)
+	return q, nil
+}
+
+// apply filters, sorts (stable, so ties stay oldest first), skips and limits docs.
+func (q listQuery) apply(docs []map[string]any) []map[string]any {
+	out := make([]map[string]any, 0, len(docs))
+	for _, d := range docs {
+		if q.matches(d) {
+			out = append(out, d)
+		}
+	}
+	if len(q.sort) > 0 {
+		slices.SortStableFunc(out, func(a, b map[string]any) int {
+			for _, k := range q.sort {
+				if c := compareValues(a[k.field], b[k.field]); c != 0 {
+					return c * k.dir
+				}
+			}
+			return 0
+		})
+	}
+	out = out[min(q.skip, len(out)):]
+	if q.limit >= 0 && len(out) > q.limit {
+		out = out[:q.limit]
+	}
+	return out
+}
+
+func (q listQuery) matches(d map[string]any) bool {
+	for k, want := range q.filter {
+		if !equalValues(d[k], want) {
+			return false
+		}
+	}
+	return true
+}
+
+// listHandler serves getAll (or getCount when count) over the docs load returns.
+func (s *server) listHandler(load func(*http.Request) ([]map[string]any, error), count bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, err := s.readListQuery(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		docs, err := load(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if count {
+			q.skip, q.limit, q.sort = 0, -1, nil
+			writeJSON(w, http.StatusOK, map[string]any{"count": len(q.apply(docs))})
+			return
+		}
+		writeJSON(w, http.StatusOK, q.apply(docs))
+	}
+}
+
+// objectKeys returns the keys of the object at top-level key of raw, in document order.
+func objectKeys(raw []byte, key string) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(top[key]))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// asNumber reads a JSON number or a numeric string.
+func asNumber(v any) (float64, bool) {
+	var lit string
+	switch x := v.(type) {
+	case json.Number:
+		lit = x.String()
+	case string:
+		lit = strings.TrimSpace(x)
+		if !jsonNumber.MatchString(lit) {
+			return 0, false
+		}
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	return f, err == nil
+}
+
+func equalValues(a, b any) bool {
+	_, aStr := a.(string)
+	_, bStr := b.(string)
+	if !(aStr && bStr) {
+		if x, ok := asNumber(a); ok {
+			if y, ok := asNumber(b); ok {
+				return x == y
+			}
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// compareValues orders null < booleans < numbers < strings < anything else.
+func compareValues(a, b any) int {
+	ra, rb := rank(a), rank(b)
+	if ra != rb {
+		return ra - rb
+	}
+	switch ra {
+	case 1:
+		ab, bb := a.(bool), b.(bool)
+		switch {
+		case ab == bb:
+			return 0
+		case bb:
+			return -1
+		}
+		return 1
+	case 2:
+		x, _ := asNumber(a)
+		y, _ := asNumber(b)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case 3:
+		return strings.Compare(a.(string), b.(string))
+	}
+	return 0
+}
+
+func rank(v any) int {
+	switch v.(type) {
+	case nil:
+		return 0
+	case bool:
+		return 1
+	case json.Number, float64, int:
+		return 2
+	case string:
+		return 3
+	}
+	return 4
+}

@@ -1,0 +1,343 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// module describes one managed kind of record; the generic handlers of this file serve it.
+type module struct {
+	kind storage.Module
+	path string // URL segment under /api/
+	noun string // for messages: "player"
+	// newRecord returns an empty record of the module, for Store.Get and ListDocs.
+	newRecord func() storage.Record
+	// validate reads a whole record from a request body (or a merged update).
+	validate func(f *fields) storage.Record
+	// decorate adds the module's computed read fields to a rendered record.
+	decorate func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	// schema is the JSON schema of the create body (OpenAPI).
+	schema map[string]any
+	// process modules have getStat; server modules have getActiveStreams.
+	process bool
+}
+
+// generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
+var generatedKeys = []string{"id", "_id", "created", "modified", "user_id", "state", "state_since",
+	"last_error", "restarts", "hls_url", "dash_url"}
+
+func (f *fields) skip(keys ...string) {
+	for _, k := range keys {
+		f.used[k] = true
+	}
+}
+
+func (s *server) logUnknown(r *http.Request, f *fields) {
+	if len(f.vc.unknown) > 0 {
+		s.log.Debug("ignoring unknown fields", "path", r.URL.Path, "fields", f.vc.unknown)
+	}
+}
+
+// notFound answers a missing record of m by id.
+func (m *module) notFound(id string, err error) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNotFound("no %s has id %s", m.noun, id)
+	}
+	return err
+}
+
+// load reads the record of m with id.
+func (s *server) load(r *http.Request, m *module, id string) (storage.Record, error) {
+	rec := m.newRecord()
+	if err := s.store.Get(r.Context(), m.kind, id, rec); err != nil {
+		return nil, m.notFound(id, err)
+	}
+	return rec, nil
+}
+
+// readID reads a body that addresses one record by id (or _id).
+func (s *server) readID(r *http.Request) (string, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return "", err
+	}
+	f := newFields(r.Context(), s.store, body)
+	id := f.requireID()
+	f.done()
+	if err := f.err(); err != nil {
+		return "", err
+	}
+	s.logUnknown(r, f)
+	return id, nil
+}
+
+func (s *server) create(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		body, err := readBody(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		f := newFields(ctx, s.store, body)
+		f.skip(generatedKeys...)
+		rec := m.validate(f)
+		if err := f.err(); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.logUnknown(r, f)
+		now := s.now().UTC().Truncate(time.Millisecond)
+		b := rec.Meta()
+		b.ID, b.Created, b.Modified, b.UserID = storage.NewID(), now, now, userID(r)
+		if err := s.checkConflicts(r, m, rec); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.procs.Check(ctx, rec); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.store.Create(ctx, rec); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if b.Active {
+			// active is the wish and state the fact: a start that fails shows in state/last_error.
+			if err := s.procs.Start(ctx, m.kind, b.ID); err != nil {
+				s.log.Warn("start after create failed", "module", m.kind, "id", b.ID, "err", err)
+			}
+		}
+		writeJSON(w, http.StatusCreated, map[string]any{"success": true, "id": b.ID, "created": FormatTime(now)})
+	}
+}
+
+func (s *server) update(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		body, err := readBody(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		// The given fields are checked on their own first, so that a bad value is answered 400
+		// before an unknown id is answered 404.
+		pf := newFields(ctx, s.store, cloneDoc(body))
+		id := pf.requireID()
+		pf.partial = true
+		pf.skip(generatedKeys...)
+		m.validate(pf)
+		if err := pf.err(); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.logUnknown(r, pf)
+		old, err := s.load(r, m, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		doc, err := toDoc(old)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		for k, v := range body {
+			if k != "id" && k != "_id" {
+				doc[k] = v
+			}
+		}
+		f := newFields(ctx, s.store, doc)
+		f.skip(generatedKeys...)
+		rec := m.validate(f)
+		if err := f.err(); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		ob, b := old.Meta(), rec.Meta()
+		now := s.now().UTC().Truncate(time.Millisecond)
+		b.ID, b.Created, b.UserID, b.Modified = ob.ID, ob.Created, ob.UserID, now
+		if err := s.checkConflicts(r, m, rec); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.procs.Check(ctx, rec); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.store.Update(ctx, rec); err != nil {
+			s.fail(w, r, m.notFound(id, err))
+			return
+		}
+		if err := s.applyActive(r, m, id, ob.Active, b.Active); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id, "updated": FormatTime(now)})
+	}
+}
+
+// applyActive brings a process in line with an update: a running one restarts with the new
+// settings, a stopped one stays stopped, and a changed active flag starts or stops it.
+func (s *server) applyActive(r *http.Request, m *module, id string, was, is bool) error {
+	ctx := r.Context()
+	switch {
+	case was && is:
+		return s.procs.Restart(ctx, m.kind, id)
+	case is:
+		return s.procs.Start(ctx, m.kind, id)
+	case was:
+		return s.procs.Stop(ctx, m.kind, id)
+	}
+	return nil
+}
+
+func (s *server) setActive(m *module, active bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.readID(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.store.SetActive(r.Context(), m.kind, id, active, s.now()); err != nil {
+			s.fail(w, r, m.notFound(id, err))
+			return
+		}
+		if active {
+			err = s.procs.Start(r.Context(), m.kind, id)
+		} else {
+			err = s.procs.Stop(r.Context(), m.kind, id)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeSuccess(w)
+	}
+}
+
+// remove stops and deletes a record. A recording's files stay on disk and are no longer
+// listed; removeFile deletes a file before its recording is removed.
+func (s *server) remove(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.readID(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if _, err := s.load(r, m, id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.store.Delete(r.Context(), m.kind, id); err != nil {
+			s.fail(w, r, m.notFound(id, err))
+			return
+		}
+		writeSuccess(w)
+	}
+}
+
+func (s *server) getByID(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.readID(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		rec, err := s.load(r, m, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		doc, err := s.render(r, m, rec)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, doc)
+	}
+}
+
+// records returns every record of m, oldest first.
+func (s *server) records(r *http.Request, m *module) ([]storage.Record, error) {
+	docs, err := s.store.ListDocs(r.Context(), m.kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storage.Record, 0, len(docs))
+	for _, d := range docs {
+		rec := m.newRecord()
+		if err := json.Unmarshal(d, rec); err != nil {
+			return nil, fmt.Errorf("decode stored %s: %w", m.noun, err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// rendered returns every record of m as read by clients.
+func (s *server) rendered(r *http.Request, m *module) ([]map[string]any, error) {
+	recs, err := s.records(r, m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, 0, len(recs))
+	for _, rec := range recs {
+		doc, err := s.render(r, m, rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, doc)
+	}
+	return out, nil
+}
+
+func (s *server) getAll(m *module) http.HandlerFunc {
+	return s.listHandler(func(r *http.Request) ([]map[string]any, error) { return s.rendered(r, m) }, false)
+}
+
+func (s *server) getCount(m *module) http.HandlerFunc {
+	return s.listHandler(func(r *http.Request) ([]map[string]any, error) { return s.rendered(r, m) }, true)
+}
+
+func (s *server) getStat(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, err := readBody(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		recs, err := s.records(r, m)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out := make([]map[string]any, 0, len(recs))
+		for _, rec := range recs {
+			id := rec.Meta().ID
+			st, state := s.procs.Stat(m.kind, id), stateOf(s.procs.Status(m.kind, id))
+			if state == "stopped" {
+				st = Stat{}
+			}
+			out = append(out, map[string]any{"id": id, "bitrate": st.Bitrate, "fps": st.FPS,
+				"bytes_in": st.BytesIn, "uptime_sec": st.UptimeSec, "state": state})
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+func cloneDoc(m map[string]any) map[string]any {
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

@@ -1,0 +1,169 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// recordingModule serves /api/recording: recording tasks (spec 4.3).
+func recordingModule() *module {
+	return &module{
+		kind:      storage.ModuleRecording,
+		path:      "recording",
+		noun:      "recording",
+		newRecord: func() storage.Record { return &storage.Recording{} },
+		validate:  func(f *fields) storage.Record { return validateRecording(f) },
+		decorate:  decorateRecording,
+		schema:    recordingSchema(),
+		process:   true,
+	}
+}
+
+// decorateRecording adds recordedFiles (API.md "Recording files").
+func decorateRecording(s *server, r *http.Request, rec storage.Record, doc map[string]any) error {
+	files, err := s.store.Files(r.Context(), rec.Meta().ID)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(files))
+	for _, f := range files {
+		out = append(out, renderFile(f))
+	}
+	doc["recordedFiles"] = out
+	return nil
+}
+
+func renderFile(f storage.RecordedFile) map[string]any {
+	return map[string]any{
+		"id": f.ID, "name": f.Name, "path": f.Path, "format": f.Format, "size": f.Size,
+		"duration": f.Duration, "created": FormatTime(f.Created), "ended": fmtTimePtr(f.Ended), "state": f.State,
+	}
+}
+
+// removeFile deletes one recorded file from disk and from its recording's list.
+func (s *server) removeFile(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		body, err := readBody(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		f := newFields(ctx, s.store, body)
+		recordID, _ := f.objectID("record_id", true)
+		fileID, _ := f.objectID("file_id", true)
+		f.done()
+		if err := f.err(); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.logUnknown(r, f)
+		if _, err := s.load(r, m, recordID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		file, err := s.store.File(ctx, fileID)
+		if errors.Is(err, storage.ErrNotFound) || (err == nil && file.RecordID != recordID) {
+			s.fail(w, r, errNotFound("recording %s has no file %s", recordID, fileID))
+			return
+		} else if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.procs.RemoveFile(ctx, file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.store.DeleteFile(ctx, fileID); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.fail(w, r, err)
+			return
+		}
+		writeSuccess(w)
+	}
+}
+
+var fileTypes = map[string]string{"mp4": "video/mp4", "mov": "video/quicktime", "avi": "video/x-msvideo", "flv": "video/x-flv"}
+
+// download serves a recorded file with Range support. The id is checked before any lookup, so
+// it never reaches the filesystem unless it names a stored file.
+func (s *server) download(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "file_id")
+	if !storage.ValidID(id) {
+		s.fail(w, r, errNotFound("no recorded file has id %q", id))
+		return
+	}
+	file, err := s.store.File(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, fileNotFound(id, err))
+		return
+	}
+	rc, mod, err := s.procs.OpenFile(r.Context(), file)
+	if err != nil {
+		s.fail(w, r, fileNotFound(id, err))
+		return
+	}
+	defer rc.Close()
+	if ct := fileTypes[file.Format]; ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": file.Name}))
+	http.ServeContent(w, r, file.Name, mod, rc)
+}
+
+func fileNotFound(id string, err error) error {
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return errNotFound("no recorded file has id %s", id)
+	}
+	return err
+}
+
+// downloadMemory serves what a RECORDING_STREAM_TO_MEMORY task holds as one MP4.
+func (s *server) downloadMemory(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "record_id")
+		if !storage.ValidID(id) {
+			s.fail(w, r, errNotFound("no recording has id %q", id))
+			return
+		}
+		rec, err := s.load(r, m, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if rec.(*storage.Recording).RecordingType != RecordingToMemory {
+			s.fail(w, r, errNotFound("recording %s records to files, not to memory", id))
+			return
+		}
+		rs, err := s.procs.MemoryMP4(r.Context(), id)
+		if err != nil {
+			s.fail(w, r, fileNotFound(id, err))
+			return
+		}
+		if c, ok := rs.(io.Closer); ok {
+			defer c.Close()
+		}
+		name := rec.UniqueName() + ".mp4"
+		w.Header().Set("Content-Type", "video/mp4")
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+		http.ServeContent(w, r, name, s.now(), rs)
+	}
+}
+
+func recordingSchema() map[string]any {
+	return jsObject([]string{"recording_name", "recording_type", "input", "output_format"}, map[string]any{
+		"recording_name":      jsString(1, 128),
+		"recording_type":      jsEnum(RecordingToFile, RecordingToMemory),
+		"input":               jsRef("Input"),
+		"output_format":       jsEnum(outputFormats...),
+		"memory_duration_sec": jsInt(1, 3600),
+		"transcoding":         jsRef("Transcoding"),
+		"active":              jsBool(true),
+	})
+}

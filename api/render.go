@@ -1,0 +1,42 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// render turns a stored record into what clients read: the stored fields, _id, dates in
+// TimeFormat, the process state (API.md "Records") and the module's computed fields.
+func (s *server) render(r *http.Request, m *module, rec storage.Record) (map[string]any, error) {
+	doc, err := toDoc(rec)
+	if err != nil {
+		return nil, err
+	}
+	b := rec.Meta()
+	doc["id"], doc["_id"] = b.ID, b.ID
+	doc["created"], doc["modified"] = FormatTime(b.Created), FormatTime(b.Modified)
+	st := s.procs.Status(m.kind, b.ID)
+	doc["state"] = stateOf(st)
+	since := st.Since
+	if since.IsZero() {
+		since = b.Modified // never ran: stopped since it was last changed
+	}
+	doc["state_since"] = FormatTime(since)
+	doc["last_error"] = st.LastError
+	doc["restarts"] = st.Restarts
+	if m.decorate != nil {
+		if err := m.decorate(s, r, rec, doc); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+// stateOf is the state a client reads; an unknown process is stopped.
+func stateOf(st Status) string {
+	if st.State == "" {
+		return "stopped"
+	}
+	return st.State
+}

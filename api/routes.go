@@ -1,0 +1,110 @@
+package api
+
+import (
+	"net/http"
+)
+
+// authMode says how a route authenticates.
+type authMode int
+
+const (
+	authNone         authMode = iota // public
+	authToken                        // x-access-token or Authorization: Bearer
+	authTokenOrQuery                 // also ?token= (download links)
+)
+
+// route is one entry of the table that drives both the router and the OpenAPI document.
+type route struct {
+	method  string
+	pattern string
+	tag     string
+	summary string
+	auth    authMode
+	body    map[string]any // JSON schema of the request body; nil when it takes none
+	status  int            // success status; 0 means 200
+	resp    map[string]any // JSON schema of the success body; nil for a non-JSON body
+	handler http.HandlerFunc
+}
+
+// routeTable lists every route the API serves.
+func (s *server) routeTable() []route {
+	var rs []route
+	add := func(rt route) { rs = append(rs, rt) }
+	for _, m := range []*module{vodModule(), restreamModule(), recordingModule(), srtServersModule(), rtmpServersModule()} {
+		rs = append(rs, s.moduleRoutes(m)...)
+	}
+	rec := recordingModule()
+	add(route{method: http.MethodPost, pattern: "/api/recording/removeFile", tag: "recording", auth: authToken,
+		summary: "Delete a recorded file from disk and from its recording's list",
+		body:    jsObject([]string{"record_id", "file_id"}, map[string]any{"record_id": jsID(), "file_id": jsID()}),
+		resp:    jsRef("Success"), handler: s.removeFile(rec)})
+	add(route{method: http.MethodGet, pattern: "/api/recording/download/{file_id}", tag: "recording", auth: authTokenOrQuery,
+		summary: "Download a recorded file (Range requests supported)", handler: s.download})
+	add(route{method: http.MethodGet, pattern: "/api/recording/download-memory/{record_id}", tag: "recording", auth: authTokenOrQuery,
+		summary: "Download what a memory recording holds, as one MP4", handler: s.downloadMemory(rec)})
+
+	empty := jsObject(nil, map[string]any{})
+	add(route{method: http.MethodPost, pattern: "/api/utils/getStat", tag: "utils", auth: authToken, body: empty,
+		summary: "Server resource statistics", resp: jsRef("ServerStat"), handler: s.utilStat})
+	add(route{method: http.MethodPost, pattern: "/api/utils/speedtest", tag: "utils", auth: authToken, body: empty,
+		summary: "Network speed test against the configured target", resp: jsRef("SpeedTest"), handler: s.speedTest})
+	for _, p := range []string{"/api/utils/getListeningPorts", "/api/utils/getUsedPorts"} {
+		add(route{method: http.MethodPost, pattern: p, tag: "utils", auth: authToken, body: empty,
+			summary: "Ports the service has open now", resp: jsArray(jsRef("PortKey")), handler: s.listeningPorts})
+	}
+	add(route{method: http.MethodPost, pattern: "/api/ports/getAll", tag: "ports", auth: authToken, body: jsRef("ListQuery"),
+		summary: "Ports held by entities of the service", resp: jsArray(jsRef("PortClaim")), handler: s.listHandler(s.portDocs, false)})
+	add(route{method: http.MethodPost, pattern: "/api/ports/getCount", tag: "ports", auth: authToken, body: jsRef("ListQuery"),
+		summary: "Count the ports held", resp: jsRef("Count"), handler: s.listHandler(s.portDocs, true)})
+
+	add(route{method: http.MethodPost, pattern: "/api/auth/login", tag: "auth", auth: authNone,
+		summary: "Log in; answers a token (failed logins are rate limited per address)",
+		body: jsObject([]string{"email", "password"}, map[string]any{"email": jsString(1, 256), "username": jsString(1, 256),
+			"password": jsString(1, maxPassword)}),
+		resp:    jsObject([]string{"success", "token"}, map[string]any{"success": jsBool(true), "token": jsString(1, 4096)}),
+		handler: s.login})
+	add(route{method: http.MethodPost, pattern: "/api/auth/getToken", tag: "auth", auth: authToken, body: empty,
+		summary: "The caller's current token", resp: jsObject([]string{"token"}, map[string]any{"token": jsString(1, 4096)}),
+		handler: s.getToken})
+	add(route{method: http.MethodPost, pattern: "/api/auth/logout", tag: "auth", auth: authToken, body: empty,
+		summary: "Revoke the caller's token", resp: jsRef("Success"), handler: s.logout})
+	add(route{method: http.MethodGet, pattern: "/api/openapi.json", tag: "meta", auth: authNone,
+		summary: "This OpenAPI document", resp: jsObject(nil, map[string]any{}), handler: s.openAPI})
+	add(route{method: http.MethodGet, pattern: "/healthz", tag: "meta", auth: authNone,
+		summary: "Readiness: 200 once the server is ready, else 503",
+		resp:    jsObject([]string{"status"}, map[string]any{"status": jsEnum("ok")}), handler: s.healthz})
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodOptions} {
+		add(route{method: m, pattern: "/hls/*", tag: "playback", auth: authNone,
+			summary: "HLS and DASH playback: /hls/<id>/<id>/index.m3u8 and index.mpd", handler: s.playback})
+	}
+	return rs
+}
+
+// moduleRoutes are the routes every managed module has.
+func (s *server) moduleRoutes(m *module) []route {
+	base := "/api/" + m.path
+	rec := jsRef(componentName(m))
+	idBody := jsRef("IdBody")
+	post := func(verb, summary string, body, resp map[string]any, h http.HandlerFunc) route {
+		return route{method: http.MethodPost, pattern: base + "/" + verb, tag: m.path, auth: authToken,
+			summary: summary, body: body, resp: resp, handler: h}
+	}
+	rs := []route{
+		post("create", "Create a "+m.noun, rec, jsRef("Created"), s.create(m)),
+		post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
+		post("start", "Start a "+m.noun+" (sets active=true)", idBody, jsRef("Success"), s.setActive(m, true)),
+		post("stop", "Stop a "+m.noun+" (sets active=false)", idBody, jsRef("Success"), s.setActive(m, false)),
+		post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(jsObject(nil, map[string]any{})), s.getAll(m)),
+		post("getById", "Read one "+m.noun, idBody, jsObject(nil, map[string]any{}), s.getByID(m)),
+		post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
+	}
+	rs[0].status = http.StatusCreated
+	if m.process {
+		rs = append(rs, post("getStat", "Live statistics of every "+m.noun, jsObject(nil, map[string]any{}), jsArray(jsRef("ProcessStat")), s.getStat(m)))
+	} else {
+		rs = append(rs, post("getActiveStreams", "Streams published to the "+m.noun+" now", idBody, jsArray(jsRef("ActiveStream")), s.activeStreams(m)))
+	}
+	rs = append(rs, route{method: http.MethodDelete, pattern: base + "/remove", tag: m.path, auth: authToken,
+		summary: "Stop and delete a " + m.noun, body: idBody, resp: jsRef("Success"), handler: s.remove(m)})
+	return rs
+}

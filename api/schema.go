@@ -1,0 +1,152 @@
+package api
+
+import "maps"
+
+// JSON Schema helpers for the OpenAPI document. Numbers are also accepted as numeric strings.
+
+func jsObject(required []string, props map[string]any) map[string]any {
+	o := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+func jsString(minLen, maxLen int) map[string]any {
+	return map[string]any{"type": "string", "minLength": minLen, "maxLength": maxLen}
+}
+
+func jsPattern(p string) map[string]any { return map[string]any{"type": "string", "pattern": p} }
+
+func jsEnum(values ...string) map[string]any {
+	return map[string]any{"type": "string", "enum": values}
+}
+
+func jsInt(lo, hi int64) map[string]any {
+	return map[string]any{"type": []string{"integer", "string"}, "minimum": lo, "maximum": hi,
+		"description": "an integer, or a string holding one"}
+}
+
+func jsIntEnum(values ...int) map[string]any {
+	return map[string]any{"type": []string{"integer", "string"}, "enum": values}
+}
+
+func jsNumber(lo, hi float64) map[string]any {
+	return map[string]any{"type": []string{"number", "string"}, "minimum": lo, "maximum": hi,
+		"description": "a number, or a string holding one"}
+}
+
+func jsBool(def bool) map[string]any { return map[string]any{"type": "boolean", "default": def} }
+
+func jsRef(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+func jsArray(items map[string]any) map[string]any {
+	return map[string]any{"type": "array", "items": items}
+}
+
+func jsID() map[string]any {
+	return map[string]any{"type": "string", "pattern": "^[0-9a-fA-F]{24}$", "description": "ObjectId"}
+}
+
+func jsDate() map[string]any {
+	return map[string]any{"type": "string", "format": "date-time", "example": "2026-11-21T14:02:03.123Z"}
+}
+
+func jsOneOrArray(s map[string]any) map[string]any {
+	return map[string]any{"oneOf": []any{s, map[string]any{"type": "array", "items": s, "minItems": 1, "maxItems": 1}}}
+}
+
+// updateSchema is a create schema with only id (or _id) required.
+func updateSchema(create map[string]any) map[string]any {
+	props := maps.Clone(create["properties"].(map[string]any))
+	props["id"], props["_id"] = jsID(), jsID()
+	return jsObject([]string{"id"}, props)
+}
+
+// componentName names the record schema of a module.
+func componentName(m *module) string {
+	return map[string]string{"vod": "Player", "restream": "Restream", "recording": "Recording",
+		"srt-servers": "SRTServer", "rtmp-servers": "RTMPServer"}[m.path]
+}
+
+func inputSchema() map[string]any {
+	return jsObject([]string{"input_type"}, map[string]any{
+		"input_type":      jsEnum(inputTypes...),
+		"input_server_id": jsID(),
+		"input_module_id": jsID(),
+		"input_stream_id": jsString(1, 512),
+		"input_stream_listen_port": jsObject([]string{"port", "transport"}, map[string]any{
+			"port": jsInt(1, 65535), "transport": map[string]any{"type": "string", "pattern": "^(?i)(udp|tcp)$"}}),
+		"input_stream_url":   jsString(1, maxURL),
+		"module_name":        jsString(0, 256),
+		"module_type":        jsString(0, 256),
+		"encoding_rate":      jsInt(1, 120),
+		"sound_hz":           jsInt(1, 20000),
+		"resolution_width":   jsInt(16, 7680),
+		"resolution_height":  jsInt(16, 4320),
+		"video_duration_sec": jsInt(1, 604800),
+		"test_video_bitrate": jsInt(50, 100000),
+	})
+}
+
+func outputSchema() map[string]any {
+	return jsObject([]string{"output_type", "output_stream_url"}, map[string]any{
+		"output_type":       jsEnum(outputTypes...),
+		"output_stream_url": jsString(1, maxURL),
+		"output_stream_key": jsString(0, 1024),
+	})
+}
+
+func transcodingSchema() map[string]any {
+	return jsObject(nil, map[string]any{
+		"video_transcoding":    jsEnum(append([]string{""}, videoCodecs...)...),
+		"output_video_bitrate": jsInt(1, 200000),
+		"force_key_frames": map[string]any{"oneOf": []any{jsNumber(0, 60),
+			map[string]any{"type": "string", "pattern": keyFrameExpr.String()}}},
+		"gop":                  jsInt(1, 1000),
+		"frame_width":          jsInt(0, 7680),
+		"frame_height":         jsInt(0, 4320),
+		"preset":               jsEnum(presets...),
+		"tune":                 jsEnum(tunes...),
+		"crf":                  jsInt(0, 51),
+		"pix_fmt":              jsEnum(pixFmts...),
+		"filter_fps":           jsNumber(0, 240),
+		"audio_trancoding":     jsEnum(append([]string{""}, audioCodecs...)...),
+		"audio_transcoding":    jsEnum(append([]string{""}, audioCodecs...)...),
+		"output_audio_bitrate": jsInt(8, 1024),
+		"sample_rate":          jsIntEnum(sampleRates...),
+		"slices":               jsInt(0, 68),
+		"cores":                jsInt(0, 4),
+	})
+}
+
+// sharedSchemas are the components every document has besides the module records.
+func sharedSchemas() map[string]any {
+	success := map[string]any{"success": jsBool(true)}
+	return map[string]any{
+		"Input":       inputSchema(),
+		"Output":      outputSchema(),
+		"Transcoding": transcodingSchema(),
+		"IdBody":      jsObject([]string{"id"}, map[string]any{"id": jsID(), "_id": jsID()}),
+		"ListQuery": jsObject(nil, map[string]any{"limit": jsInt(1, 1000), "skip": jsInt(0, 1<<31-1),
+			"sort":   map[string]any{"type": "object", "additionalProperties": jsIntEnum(1, -1)},
+			"filter": map[string]any{"type": "object", "description": "equality on top-level fields"}}),
+		"Success": jsObject([]string{"success"}, success),
+		"Created": jsObject([]string{"success", "id", "created"}, map[string]any{"success": jsBool(true), "id": jsID(), "created": jsDate()}),
+		"Updated": jsObject([]string{"success", "id", "updated"}, map[string]any{"success": jsBool(true), "id": jsID(), "updated": jsDate()}),
+		"Count":   jsObject([]string{"count"}, map[string]any{"count": map[string]any{"type": "integer"}}),
+		"ProcessStat": jsObject(nil, map[string]any{"id": jsID(), "bitrate": jsNumber(0, 1e9), "fps": jsNumber(0, 1e4),
+			"bytes_in": map[string]any{"type": "integer"}, "uptime_sec": jsNumber(0, 1e12), "state": jsEnum("stopped", "starting", "waiting", "running", "reconnecting", "failed")}),
+		"ActiveStream": jsObject(nil, map[string]any{"stream_id": jsString(0, 512), "publisher": jsString(0, 256), "since": jsDate(),
+			"bitrate": jsNumber(0, 1e9), "readers": map[string]any{"type": "integer"}}),
+		"PortKey": jsObject(nil, map[string]any{"port": jsInt(1, 65535), "transport": jsEnum("TCP", "UDP")}),
+		"PortClaim": jsObject(nil, map[string]any{"id": jsID(), "port": jsInt(1, 65535), "transport": jsEnum("TCP", "UDP"),
+			"module_name": jsString(1, 64), "entity_id": jsID(), "entity_name": jsString(0, 128), "created": jsDate()}),
+		"ServerStat": map[string]any{"type": "object", "description": "cpuUsage, RAM and drive (spec 2.7)"},
+		"SpeedTest":  map[string]any{"type": "object", "description": "timestamp, ping, download, upload, packetLoss, isp, interface (spec 2.7)"},
+		"Error": jsObject([]string{"success", "error"}, map[string]any{"success": jsBool(false), "error": jsObject([]string{"code", "message"},
+			map[string]any{"code": jsEnum(CodeBadJSON, CodeValidation, CodeUnauthorized, CodeNotFound, CodeMethodNotAllowed, CodeNameTaken,
+				CodePortTaken, CodeTooLarge, CodeUnsupported, CodeRateLimited, CodeInternal, CodeUnavailable),
+				"message": jsString(0, 4096), "field": jsString(0, 512)})}),
+	}
+}

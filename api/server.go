@@ -1,0 +1,121 @@
+// Package api is sluice's HTTP API: a chi router with token authentication, one handler file
+// per module, validation of every request body, the error bodies of API.md and an OpenAPI
+// document built from the same route table as the router.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// server holds what the handlers share.
+type server struct {
+	cfg     Config
+	store   Store
+	procs   Processes
+	utils   Utils
+	log     *slog.Logger
+	now     func() time.Time
+	ttl     time.Duration
+	secret  []byte
+	limiter *loginLimiter
+	mux     *chi.Mux
+	routes  []route
+
+	dummyOnce sync.Once
+	dummy     string
+
+	openAPIOnce sync.Once
+	openAPIJSON []byte
+	openAPIErr  error
+}
+
+// New builds the API router. It loads (or creates) the token signing secret from the store.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Store == nil || cfg.Procs == nil {
+		return nil, errors.New("api: Config.Store and Config.Procs are required")
+	}
+	s := &server{cfg: cfg, store: cfg.Store, procs: cfg.Procs, utils: cfg.Utils, log: cfg.Logger, now: cfg.Now, ttl: cfg.TokenTTL}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.ttl <= 0 {
+		s.ttl = DefaultTokenTTL
+	}
+	failures, window := cfg.LoginFailures, cfg.LoginWindow
+	if failures <= 0 {
+		failures = 5
+	}
+	if window <= 0 {
+		window = time.Minute
+	}
+	s.limiter = newLoginLimiter(failures, window)
+	key, err := loadSecret(context.Background(), cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	s.secret = key
+	s.routes = s.routeTable()
+	s.mux = s.router()
+	return s.mux, nil
+}
+
+// router registers every route of the table on a new chi mux.
+func (s *server) router() *chi.Mux {
+	r := chi.NewRouter()
+	r.Use(s.recoverer)
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		s.fail(w, req, errNotFound("no route %s %s", req.Method, req.URL.Path))
+	})
+	r.MethodNotAllowed(s.methodNotAllowed)
+	for _, rt := range s.routes {
+		var h http.Handler = rt.handler
+		switch rt.auth {
+		case authToken:
+			h = s.requireToken(false)(h)
+		case authTokenOrQuery:
+			h = s.requireToken(true)(h)
+		}
+		r.Method(rt.method, rt.pattern, h)
+	}
+	return r
+}
+
+var allMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions}
+
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	for _, m := range allMethods {
+		if s.mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
+			w.Header().Add("Allow", m)
+		}
+	}
+	s.fail(w, r, &apiError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		Message: "method " + r.Method + " is not allowed on " + r.URL.Path})
+}
+
+// recoverer answers a panic with 500 INTERNAL and logs it with its stack.
+func (s *server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				s.fail(w, r, &apiError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error; see the server log"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

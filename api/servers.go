@@ -1,0 +1,41 @@
+package api
+
+import (
+	"net/http"
+)
+
+// activeStreams lists the streams published to a server module now.
+func (s *server) activeStreams(m *module) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.readID(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if _, err := s.load(r, m, id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		streams, err := s.procs.ActiveStreams(r.Context(), m.kind, id)
+		if err != nil {
+			s.fail(w, r, m.notFound(id, err))
+			return
+		}
+		out := make([]map[string]any, 0, len(streams))
+		for _, st := range streams {
+			e := map[string]any{"stream_id": st.StreamID, "publisher": st.Publisher, "since": FormatTime(st.Since),
+				"bitrate": st.Bitrate, "readers": st.Readers}
+			if st.RTTMs != nil {
+				e["rtt_ms"] = *st.RTTMs
+			}
+			if st.PacketsLost != nil {
+				e["packets_lost"] = *st.PacketsLost
+			}
+			if st.Retransmitted != nil {
+				e["retransmitted"] = *st.Retransmitted
+			}
+			out = append(out, e)
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}

@@ -1,0 +1,264 @@
+package api
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Input types of spec 2.1.
+const (
+	InputSRTSoftware   = "INPUT_TYPE_SRT_SOFTWARE"
+	InputSRTHardware   = "INPUT_TYPE_SRT_HARDWARE"
+	InputRTMPSoftware  = "INPUT_TYPE_RTMP_SOFTWARE"
+	InputRTMPHardware  = "INPUT_TYPE_RTMP_HARDWARE"
+	InputSRTListen     = "INPUT_TYPE_SRT_LISTEN"
+	InputRTMPListen    = "INPUT_TYPE_RTMP_LISTEN"
+	InputRTSPListen    = "INPUT_TYPE_RTSP_LISTEN"
+	InputUDPListen     = "INPUT_TYPE_UDP_LISTEN"
+	InputHTTPListen    = "INPUT_TYPE_HTTP_LISTEN"
+	InputSRTURL        = "INPUT_TYPE_SRT_URL"
+	InputRTMPURL       = "INPUT_TYPE_RTMP_URL"
+	InputRTSPURL       = "INPUT_TYPE_RTSP_URL"
+	InputUDPURL        = "INPUT_TYPE_UDP_URL"
+	InputHTTPURL       = "INPUT_TYPE_HTTP_URL"
+	InputHLSURL        = "INPUT_TYPE_HLS_URL"
+	InputMPEGDASHURL   = "INPUT_TYPE_MPEG_DASH_URL"
+	InputOther         = "INPUT_TYPE_OTHER"
+	InputGenerateVideo = "INPUT_TYPE_GENERATE_TEST_VIDEO"
+)
+
+// inputKind says what an input type needs and which protocol word names it in restream_type.
+type inputKind struct {
+	word      string   // protocol word of restream_type
+	server    string   // "srt" or "rtmp" for server-module inputs
+	listen    string   // required transport for listen inputs
+	schemes   []string // accepted URL schemes for pull inputs (and optional on listen inputs)
+	needsHost bool
+}
+
+var inputKinds = map[string]inputKind{
+	InputSRTSoftware:   {word: "SRT", server: "srt"},
+	InputSRTHardware:   {word: "SRT", server: "srt"},
+	InputRTMPSoftware:  {word: "RTMP", server: "rtmp"},
+	InputRTMPHardware:  {word: "RTMP", server: "rtmp"},
+	InputSRTListen:     {word: "SRT", listen: storage.UDP, schemes: []string{"srt"}},
+	InputUDPListen:     {word: "UDP", listen: storage.UDP, schemes: []string{"udp"}},
+	InputRTMPListen:    {word: "RTMP", listen: storage.TCP, schemes: []string{"rtmp", "rtmps"}},
+	InputRTSPListen:    {word: "RTSP", listen: storage.TCP, schemes: []string{"rtsp", "rtsps"}},
+	InputHTTPListen:    {word: "HTTP", listen: storage.TCP, schemes: []string{"http", "https"}},
+	InputSRTURL:        {word: "SRT", schemes: []string{"srt"}},
+	InputRTMPURL:       {word: "RTMP", schemes: []string{"rtmp", "rtmps"}, needsHost: true},
+	InputRTSPURL:       {word: "RTSP", schemes: []string{"rtsp", "rtsps"}, needsHost: true},
+	InputUDPURL:        {word: "UDP", schemes: []string{"udp"}},
+	InputHTTPURL:       {word: "HTTP", schemes: []string{"http", "https"}, needsHost: true},
+	InputHLSURL:        {word: "HLS", schemes: []string{"http", "https"}, needsHost: true},
+	InputMPEGDASHURL:   {word: "DASH", schemes: []string{"http", "https"}, needsHost: true},
+	InputOther:         {word: "OTHER"},
+	InputGenerateVideo: {word: "TEST"},
+}
+
+// inputTypes lists the input types in the spec's order (for messages and the OpenAPI enum).
+var inputTypes = []string{
+	InputSRTSoftware, InputSRTHardware, InputRTMPSoftware, InputRTMPHardware,
+	InputSRTListen, InputRTMPListen, InputRTSPListen, InputUDPListen, InputHTTPListen,
+	InputSRTURL, InputRTMPURL, InputRTSPURL, InputUDPURL, InputHTTPURL, InputOther,
+	InputHLSURL, InputMPEGDASHURL, InputGenerateVideo,
+}
+
+// maxURL bounds stream addresses.
+const maxURL = 4096
+
+// validateInput reads an input object (spec 2.1). Only the fields its type uses are kept.
+func validateInput(f *fields) storage.Input {
+	var in storage.Input
+	typ, _ := f.enum("input_type", true, inputTypes...)
+	kind := inputKinds[typ]
+	in.InputType = typ
+	in.ModuleName, _ = f.text("module_name", false, 256)
+	in.ModuleType, _ = f.text("module_type", false, 256)
+	f.alias("input_server_id", "input_module_id")
+	switch {
+	case !f.ok():
+	case kind.server != "":
+		in.InputServerID, in.InputStreamID = validateServerInput(f, kind.server)
+	case kind.listen != "":
+		in.InputStreamListenPort = validateListenPort(f, true, kind.listen)
+		in.InputStreamURL = streamURL(f, "input_stream_url", false, kind.schemes, false)
+	case typ == InputOther:
+		in.InputStreamURL = otherURL(f)
+	case typ == InputGenerateVideo:
+		validateTestVideo(f, &in)
+	default:
+		in.InputStreamURL = streamURL(f, "input_stream_url", true, kind.schemes, kind.needsHost)
+		// A pull input may also name the port it listens on (SRT with mode=listener).
+		in.InputStreamListenPort = validateListenPort(f, false, "")
+	}
+	f.done()
+	return in
+}
+
+// validateListenPort reads input_stream_listen_port; want, when set, is the only transport allowed.
+func validateListenPort(f *fields, req bool, want string) *storage.ListenPort {
+	o := f.object("input_stream_listen_port", req, false)
+	if o == nil {
+		return nil
+	}
+	port, _ := o.intIn("port", true, 1, 65535)
+	tr, ok := o.str("transport", true)
+	tr = strings.ToUpper(strings.TrimSpace(tr))
+	switch {
+	case !ok:
+	case tr != storage.UDP && tr != storage.TCP:
+		o.fail("transport", "must be UDP or TCP")
+	case want != "" && tr != want:
+		o.fail("transport", "must be %s for this input type", want)
+	}
+	o.done()
+	if !f.ok() {
+		return nil
+	}
+	return &storage.ListenPort{Port: port, Transport: tr}
+}
+
+// validateServerInput reads the server-module reference of an *_SOFTWARE/*_HARDWARE input.
+func validateServerInput(f *fields, kind string) (serverID, streamID string) {
+	id, ok := f.objectID("input_server_id", true)
+	if !ok {
+		return "", ""
+	}
+	var prefix string
+	if kind == "srt" {
+		var srv storage.SRTServer
+		err := f.vc.store.Get(f.vc.ctx, storage.ModuleSRTServers, id, &srv)
+		if !f.serverFound(err, "SRT") {
+			return "", ""
+		}
+		prefix = srv.PublisherPrefix
+	} else {
+		var srv storage.RTMPServer
+		if !f.serverFound(f.vc.store.Get(f.vc.ctx, storage.ModuleRTMPServers, id, &srv), "RTMP") {
+			return "", ""
+		}
+	}
+	sid, ok := f.text("input_stream_id", true, 512)
+	if !ok {
+		return "", ""
+	}
+	if strings.ContainsFunc(sid, isSpace) {
+		f.fail("input_stream_id", "must not contain spaces")
+		return "", ""
+	}
+	if kind == "srt" && !validSRTStreamID(sid, prefix) {
+		f.fail("input_stream_id", "must be %s/<server-slug>/<stream-name> or #!::r=<stream-name>,m=publish", prefixOr(prefix))
+		return "", ""
+	}
+	return id, sid
+}
+
+// serverFound turns the result of looking up a referenced server into a validation error.
+func (f *fields) serverFound(err error, what string) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, storage.ErrNotFound):
+		f.fail("input_server_id", "no %s server module has this id", what)
+	default:
+		// A store failure is not the client's fault: report it as such.
+		if f.vc.err == nil {
+			f.vc.err = &apiError{Status: 500, Code: CodeInternal, Message: "internal error; see the server log"}
+			f.vc.internal = err
+		}
+	}
+	return false
+}
+
+func prefixOr(p string) string {
+	if p == "" {
+		return "publisher"
+	}
+	return p
+}
+
+// validSRTStreamID accepts publisher/<slug>/<name> and the Haivision #!::r=<name>,m=publish form.
+func validSRTStreamID(sid, prefix string) bool {
+	if rest, ok := strings.CutPrefix(sid, "#!::"); ok {
+		var name, mode string
+		for kv := range strings.SplitSeq(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "r":
+				name = v
+			case "m":
+				mode = v
+			}
+		}
+		return name != "" && (mode == "publish" || mode == "request")
+	}
+	parts := strings.Split(sid, "/")
+	return len(parts) == 3 && parts[0] == prefixOr(prefix) && parts[1] != "" && parts[2] != ""
+}
+
+// streamURL reads an address whose scheme must be one of schemes.
+func streamURL(f *fields, key string, req bool, schemes []string, needsHost bool) string {
+	s, ok := f.text(key, req, maxURL)
+	if !ok {
+		return ""
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		f.fail(key, "is not a valid URL")
+	case !containsFold(schemes, u.Scheme):
+		f.fail(key, "must be a %s:// URL", strings.Join(schemes, ":// or "))
+	case u.Opaque != "" || u.Host == "":
+		f.fail(key, "must name a host or a port (%s://host:port)", strings.ToLower(u.Scheme))
+	case needsHost && u.Hostname() == "":
+		f.fail(key, "must name a host")
+	default:
+		return s
+	}
+	return ""
+}
+
+// otherURL reads the address of an INPUT_TYPE_OTHER input. It reaches ffmpeg as an argument,
+// so it must not look like an option.
+func otherURL(f *fields) string {
+	s, ok := f.text("input_stream_url", true, maxURL)
+	if !ok {
+		return ""
+	}
+	if strings.HasPrefix(strings.TrimSpace(s), "-") {
+		f.fail("input_stream_url", "must not start with '-'")
+		return ""
+	}
+	return s
+}
+
+func validateTestVideo(f *fields, in *storage.Input) {
+	in.EncodingRate = f.intDefault("encoding_rate", 1, 120, 24)
+	in.SoundHz = f.intDefault("sound_hz", 1, 20000, 216)
+	in.ResolutionWidth = f.intDefault("resolution_width", 16, 7680, 1920)
+	in.ResolutionHeight = f.intDefault("resolution_height", 16, 4320, 1080)
+	in.VideoDurationSec = f.intDefault("video_duration_sec", 1, 604800, 3600)
+	in.TestVideoBitrate = f.intDefault("test_video_bitrate", 50, 100000, 6000)
+	if in.ResolutionWidth%2 != 0 {
+		f.fail("resolution_width", "must be an even number")
+	}
+	if in.ResolutionHeight%2 != 0 {
+		f.fail("resolution_height", "must be an even number")
+	}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, e := range list {
+		if strings.EqualFold(e, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\u00a0' }

@@ -1,0 +1,120 @@
+package api
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Enumerations of the transcoding object (spec 2.2).
+var (
+	videoCodecs  = []string{"libx264", "libx265", "mpsoc_vcu_h264", "mpsoc_vcu_hevc", "Disabled"}
+	presets      = []string{"Disabled", "ultrafast", "superfast", "very fast", "faster", "fast", "medium", "slow", "slower", "veryslow"}
+	tunes        = []string{"Disabled", "film", "animation", "grain", "stillimage", "fastdecode", "zerolatency"}
+	pixFmts      = []string{"Disable", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv16", "nv21", "yuv420p10le", "yuv444p10le", "nv20le"}
+	audioCodecs  = []string{"aac", "mp3", "Disabled"}
+	sampleRates  = []int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000}
+	keyFrameExpr = regexp.MustCompile(`^[A-Za-z0-9_(),.*+\-/:]{1,128}$`)
+)
+
+// validateTranscoding reads a transcoding object (spec 2.2, API.md aliases and types).
+func validateTranscoding(f *fields) *storage.Transcoding {
+	var t storage.Transcoding
+	t.VideoTranscoding, _ = f.enum("video_transcoding", false, videoCodecs...)
+	t.OutputVideoBitrate = f.optInt("output_video_bitrate", 1, 200000)
+	t.ForceKeyFrames = forceKeyFrames(f)
+	t.GOP = f.optInt("gop", 1, 1000)
+	t.FrameWidth = f.optInt("frame_width", 0, 7680)
+	t.FrameHeight = f.optInt("frame_height", 0, 4320)
+	t.Preset, _ = f.enum("preset", false, presets...)
+	t.Tune, _ = f.enum("tune", false, tunes...)
+	t.CRF = f.optInt("crf", 0, 51)
+	t.PixFmt, _ = f.enum("pix_fmt", false, pixFmts...)
+	if fps, ok := f.number("filter_fps", false, 0, 240, true); ok {
+		t.FilterFPS = &fps
+	}
+	f.alias("audio_trancoding", "audio_transcoding")
+	t.AudioTranscoding, _ = f.enum("audio_trancoding", false, audioCodecs...)
+	t.OutputAudioBitrate = f.optInt("output_audio_bitrate", 8, 1024)
+	if sr := f.optInt("sample_rate", 1, 1000000); sr != nil {
+		if !containsInt(sampleRates, *sr) {
+			f.fail("sample_rate", "must be one of %s", joinInts(sampleRates))
+		}
+		t.SampleRate = sr
+	}
+	t.Slices = f.optInt("slices", 0, 68)
+	t.Cores = f.optInt("cores", 0, 4)
+	checkFrameSize(f, t.FrameWidth, t.FrameHeight)
+	f.done()
+	if !f.ok() {
+		return nil
+	}
+	return &t
+}
+
+// forceKeyFrames is a number of seconds (0 < n ≤ 60) or an expression ffmpeg's -force_key_frames
+// accepts, limited to a safe alphabet since it reaches ffmpeg's command line.
+func forceKeyFrames(f *fields) any {
+	v, ok := f.get("force_key_frames", false)
+	if !ok {
+		return nil
+	}
+	if s, isStr := v.(string); isStr {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			return nil
+		case !jsonNumber.MatchString(s):
+			if !keyFrameExpr.MatchString(s) || strings.HasPrefix(s, "-") {
+				f.fail("force_key_frames", "must be a number of seconds or an expression such as expr:gte(t,n_forced*2) (letters, digits and _(),.*+-/: only, at most 128)")
+				return nil
+			}
+			return s
+		}
+	}
+	n, ok := f.number("force_key_frames", false, 0, 60, true)
+	if !ok {
+		return nil
+	}
+	return n
+}
+
+func checkFrameSize(f *fields, w, h *int) {
+	if w == nil && h == nil {
+		return
+	}
+	var wv, hv int
+	if w != nil {
+		wv = *w
+	}
+	if h != nil {
+		hv = *h
+	}
+	switch {
+	case wv == 0 && hv == 0:
+		f.fail("frame_width", "frame_width and frame_height must not both be 0")
+	case wv%2 != 0:
+		f.fail("frame_width", "must be an even number")
+	case hv%2 != 0:
+		f.fail("frame_height", "must be an even number")
+	}
+}
+
+func containsInt(list []int, n int) bool {
+	for _, e := range list {
+		if e == n {
+			return true
+		}
+	}
+	return false
+}
+
+func joinInts(list []int) string {
+	s := make([]string, len(list))
+	for i, n := range list {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,13 @@
+// Command sluice is the media server: `sluice serve` (the default) runs it; `sluice token`,
+// `sluice passwd` and `sluice version` help operate it. `sluice --help` lists every setting.
+package main
+
+import (
+	"os"
+
+	"github.com/sluicemedia/sluice/internal/app"
+)
+
+func main() {
+	os.Exit(app.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

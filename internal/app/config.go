@@ -1,0 +1,173 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the server. Each has a flag and a SLUICE_* environment variable;
+// a flag given on the command line wins over the environment, which wins over the default.
+type Config struct {
+	// Addr is the API and playback listen address. Default ":8080".
+	Addr string
+	// Data is the folder for the database and recordings. Default "./data".
+	Data string
+	// FFmpeg is the ffmpeg binary used for transcoding and the test stream. Default "ffmpeg" from PATH.
+	FFmpeg string
+	// PublicURL is the base URL whose host is put in the playlist URLs the API returns.
+	// Default: empty, the host of each request.
+	PublicURL string
+	// TokenTTL is the lifetime of issued tokens. Default 720h (30 days).
+	TokenTTL time.Duration
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel string
+	// ShutdownTimeout bounds a graceful stop. Default 10s.
+	ShutdownTimeout time.Duration
+	// SpeedtestURL is the base URL of the speed-test target (another sluice's /api/utils/speedtest).
+	// Default: none, and the speed test answers 503.
+	SpeedtestURL string
+	// AdminPassword is the admin's password on first start (SLUICE_ADMIN_PASSWORD only, no flag).
+	// Default: generated and printed once.
+	AdminPassword string
+}
+
+// setting describes one configuration entry for flags, the environment and --help.
+type setting struct {
+	name, env, def, help string
+	set                  func(c *Config, v string) error
+}
+
+func settings() []setting {
+	str := func(f func(*Config) *string) func(*Config, string) error {
+		return func(c *Config, v string) error { *f(c) = v; return nil }
+	}
+	dur := func(f func(*Config) *time.Duration) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("%q is not a positive duration (e.g. 10s, 720h)", v)
+			}
+			*f(c) = d
+			return nil
+		}
+	}
+	return []setting{
+		{"addr", "SLUICE_ADDR", ":8080", "API and playback listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
+		{"data", "SLUICE_DATA", "./data", "data folder: database and recordings", str(func(c *Config) *string { return &c.Data })},
+		{"ffmpeg", "SLUICE_FFMPEG", "ffmpeg", "ffmpeg binary (path, or a name looked up in PATH)", str(func(c *Config) *string { return &c.FFmpeg })},
+		{"public-url", "SLUICE_PUBLIC_URL", "", "base URL whose host goes into returned playlist URLs (empty: the request's host)", str(func(c *Config) *string { return &c.PublicURL })},
+		{"token-ttl", "SLUICE_TOKEN_TTL", "720h", "lifetime of issued API tokens (duration)", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
+		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},
+		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
+	}
+}
+
+// ParseConfig reads the defaults, then the environment, then the flags in args.
+// It writes --help output to out and returns flag.ErrHelp when help was asked for.
+func ParseConfig(name string, args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	var c Config
+	all := settings()
+	for _, s := range all {
+		v := s.def
+		if e := getenv(s.env); e != "" {
+			v = e
+		}
+		if err := s.set(&c, v); err != nil {
+			return c, fmt.Errorf("%s: %w", s.env, err)
+		}
+	}
+	c.AdminPassword = getenv("SLUICE_ADMIN_PASSWORD")
+
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	vals := make(map[string]*string, len(all))
+	for _, s := range all {
+		vals[s.name] = fs.String(s.name, "", "")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: %s [serve|token|passwd|version] [flags]\n\nSettings (flag, environment variable, default):\n", name)
+		for _, s := range all {
+			def := s.def
+			if def == "" {
+				def = `""`
+			}
+			fmt.Fprintf(out, "  --%-17s %-24s %s\n      default %s\n", s.name, s.env, s.help, def)
+		}
+		fmt.Fprintf(out, "  %-19s %-24s %s\n", "", "SLUICE_ADMIN_PASSWORD", "admin password set at first start (default: generated and printed once)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var ferr error
+	fs.Visit(func(f *flag.Flag) {
+		for _, s := range all {
+			if s.name == f.Name && ferr == nil {
+				if err := s.set(&c, *vals[s.name]); err != nil {
+					ferr = fmt.Errorf("--%s: %w", s.name, err)
+				}
+			}
+		}
+	})
+	if ferr != nil {
+		return c, ferr
+	}
+	return c, c.validate()
+}
+
+func (c *Config) validate() error {
+	if c.Addr == "" {
+		return errors.New("--addr: empty listen address")
+	}
+	if c.Data == "" {
+		return errors.New("--data: empty data folder")
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	abs, err := filepath.Abs(c.Data)
+	if err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
+	c.Data = abs
+	return nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info", "":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown level %q (debug, info, warn, error)", s)
+}
+
+// NewLogger returns the server's logger at the configured level.
+func (c *Config) NewLogger(w io.Writer) *slog.Logger {
+	lvl, _ := parseLevel(c.LogLevel)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+// DBPath is the database file inside the data folder.
+func (c *Config) DBPath() string { return filepath.Join(c.Data, "sluice.db") }
+
+// RecordingsDir is the folder recordings are written to.
+func (c *Config) RecordingsDir() string { return filepath.Join(c.Data, "recordings") }
+
+// Getenv is os.Getenv, for ParseConfig.
+func Getenv(k string) string { return os.Getenv(k) }

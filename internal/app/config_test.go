@@ -1,0 +1,66 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestConfigPrecedence(t *testing.T) {
+	env := map[string]string{"SLUICE_ADDR": ":9000", "SLUICE_DATA": "/tmp/x", "SLUICE_TOKEN_TTL": "1h", "SLUICE_ADMIN_PASSWORD": "pw-from-env"}
+	getenv := func(k string) string { return env[k] }
+
+	c, err := ParseConfig("sluice", nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantData, _ := filepath.Abs("./data")
+	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" {
+		t.Fatalf("defaults: %+v", c)
+	}
+
+	c, err = ParseConfig("sluice", nil, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":9000" || c.Data != "/tmp/x" || c.TokenTTL != time.Hour || c.AdminPassword != "pw-from-env" {
+		t.Fatalf("environment: %+v", c)
+	}
+
+	c, err = ParseConfig("sluice", []string{"--addr", "127.0.0.1:7000", "--token-ttl", "2h"}, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:7000" || c.TokenTTL != 2*time.Hour || c.Data != "/tmp/x" {
+		t.Fatalf("flags over environment: %+v", c)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"--token-ttl", "soon"},
+		{"--token-ttl", "-1h"},
+		{"--log-level", "loud"},
+		{"--nope"},
+		{"stray"},
+	} {
+		if _, err := ParseConfig("sluice", args, none, io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if _, err := ParseConfig("sluice", nil, func(k string) string {
+		if k == "SLUICE_SHUTDOWN_TIMEOUT" {
+			return "x"
+		}
+		return ""
+	}, io.Discard); err == nil {
+		t.Error("bad SLUICE_SHUTDOWN_TIMEOUT accepted")
+	}
+	if _, err := ParseConfig("sluice", []string{"--help"}, none, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("--help: %v", err)
+	}
+}

@@ -1,0 +1,283 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// RunnerFactory builds the run function of a stored record (player, restream, recording or
+// server module).
+type RunnerFactory func(rec storage.Record) (supervisor.RunFunc, error)
+
+type procKey struct {
+	m  storage.Module
+	id string
+}
+
+// Manager turns stored records into supervised running processes. It implements api.Processes.
+type Manager struct {
+	store   *storage.Store
+	runners RunnerFactory
+	recDir  string
+	log     *slog.Logger
+	booted  time.Time
+
+	mu        sync.Mutex
+	procs     map[procKey]*supervisor.Supervisor
+	stoppedAt map[procKey]time.Time
+}
+
+var _ api.Processes = (*Manager)(nil)
+
+// NewManager returns a Manager with nothing running.
+func NewManager(st *storage.Store, runners RunnerFactory, recDir string, log *slog.Logger) *Manager {
+	return &Manager{
+		store: st, runners: runners, recDir: recDir, log: log, booted: time.Now(),
+		procs: map[procKey]*supervisor.Supervisor{}, stoppedAt: map[procKey]time.Time{},
+	}
+}
+
+// newRecord returns an empty record of the module, to load into.
+func newRecord(m storage.Module) (storage.Record, error) {
+	switch m {
+	case storage.ModuleVOD:
+		return &storage.Player{}, nil
+	case storage.ModuleRestream:
+		return &storage.Restream{}, nil
+	case storage.ModuleRecording:
+		return &storage.Recording{}, nil
+	case storage.ModuleSRTServers:
+		return &storage.SRTServer{}, nil
+	case storage.ModuleRTMPServers:
+		return &storage.RTMPServer{}, nil
+	}
+	return nil, fmt.Errorf("module %q has no processes", m)
+}
+
+// Check implements api.Processes: it refuses what this server cannot run.
+func (m *Manager) Check(_ context.Context, rec storage.Record) error {
+	var tc *storage.Transcoding
+	switch r := rec.(type) {
+	case *storage.Player:
+		tc = r.Transcoding
+	case *storage.Restream:
+		tc = r.Transcoding
+	case *storage.Recording:
+		tc = r.Transcoding
+	}
+	if tc != nil && strings.HasPrefix(tc.VideoTranscoding, "mpsoc_vcu_") {
+		return fmt.Errorf("%w: video_transcoding %q needs a hardware encoder, and this server has none (looked for NVENC, QSV and VAAPI)", api.ErrUnsupported, tc.VideoTranscoding)
+	}
+	return nil
+}
+
+// PortBusy implements api.Processes: it tries to bind the port on every interface.
+func (m *Manager) PortBusy(k storage.PortKey) bool {
+	addr := fmt.Sprintf(":%d", k.Port)
+	if k.Transport == storage.UDP {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return true
+		}
+		pc.Close()
+		return false
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return true
+	}
+	l.Close()
+	return false
+}
+
+// Start implements api.Processes: it runs the stored record under a supervisor. Starting a
+// running process does nothing.
+func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) error {
+	key := procKey{mod, id}
+	m.mu.Lock()
+	_, running := m.procs[key]
+	m.mu.Unlock()
+	if running {
+		return nil
+	}
+	rec, err := newRecord(mod)
+	if err != nil {
+		return err
+	}
+	if err := m.store.Get(ctx, mod, id, rec); err != nil {
+		return err
+	}
+	run, err := m.runners(rec)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", mod, rec.UniqueName(), err)
+	}
+	log := m.log.With("module", string(mod), "id", id, "name", rec.UniqueName())
+	sup := supervisor.New(rec.UniqueName(), run, supervisor.Options{Logger: log})
+	m.mu.Lock()
+	if _, dup := m.procs[key]; dup {
+		m.mu.Unlock()
+		return nil
+	}
+	m.procs[key] = sup
+	delete(m.stoppedAt, key)
+	m.mu.Unlock()
+	sup.Start()
+	return nil
+}
+
+// Stop implements api.Processes. Stopping a stopped process does nothing.
+func (m *Manager) Stop(_ context.Context, mod storage.Module, id string) error {
+	key := procKey{mod, id}
+	m.mu.Lock()
+	sup := m.procs[key]
+	delete(m.procs, key)
+	m.stoppedAt[key] = time.Now()
+	m.mu.Unlock()
+	if sup != nil {
+		sup.Stop()
+	}
+	return nil
+}
+
+// Restart implements api.Processes: a running process restarts with its stored settings.
+func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) error {
+	m.mu.Lock()
+	_, running := m.procs[procKey{mod, id}]
+	m.mu.Unlock()
+	if !running {
+		return nil
+	}
+	if err := m.Stop(ctx, mod, id); err != nil {
+		return err
+	}
+	return m.Start(ctx, mod, id)
+}
+
+// Remove implements api.Processes.
+func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) error {
+	err := m.Stop(ctx, mod, id)
+	m.mu.Lock()
+	delete(m.stoppedAt, procKey{mod, id})
+	m.mu.Unlock()
+	return err
+}
+
+// Status implements api.Processes.
+func (m *Manager) Status(mod storage.Module, id string) api.Status {
+	key := procKey{mod, id}
+	m.mu.Lock()
+	sup := m.procs[key]
+	since, ok := m.stoppedAt[key]
+	m.mu.Unlock()
+	if sup == nil {
+		if !ok {
+			since = m.booted
+		}
+		return api.Status{State: string(supervisor.Stopped), Since: since}
+	}
+	s := sup.Status()
+	return api.Status{State: string(s.State), Since: s.Since, LastError: s.LastError, Restarts: s.Restarts}
+}
+
+// Stat implements api.Processes. Live figures arrive with the media path.
+func (m *Manager) Stat(_ storage.Module, _ string) api.Stat { return api.Stat{} }
+
+// ActiveStreams implements api.Processes.
+func (m *Manager) ActiveStreams(_ context.Context, _ storage.Module, _ string) ([]api.ActiveStream, error) {
+	return []api.ActiveStream{}, nil
+}
+
+// Running lists the processes that have a supervisor now.
+func (m *Manager) Running() []procKey {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]procKey, 0, len(m.procs))
+	for k := range m.procs {
+		out = append(out, k)
+	}
+	return out
+}
+
+// StopAll stops every process in parallel and waits, at most until ctx ends.
+func (m *Manager) StopAll(ctx context.Context) {
+	m.mu.Lock()
+	sups := make([]*supervisor.Supervisor, 0, len(m.procs))
+	for k, s := range m.procs {
+		sups = append(sups, s)
+		delete(m.procs, k)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sups {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Stop() }()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		m.log.Warn("processes still stopping at the shutdown deadline", "count", len(sups))
+	}
+}
+
+// recPath confines a stored relative path to the recordings folder.
+func (m *Manager) recPath(rel string) (string, error) {
+	clean := filepath.Clean("/" + rel)
+	p := filepath.Join(m.recDir, clean)
+	if !strings.HasPrefix(p, filepath.Clean(m.recDir)+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %q escapes the recordings folder: %w", rel, storage.ErrNotFound)
+	}
+	return p, nil
+}
+
+// RemoveFile implements api.Processes. A file already gone is not an error.
+func (m *Manager) RemoveFile(_ context.Context, f storage.RecordedFile) error {
+	p, err := m.recPath(f.Path)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", f.Path, err)
+	}
+	return nil
+}
+
+// OpenFile implements api.Processes.
+func (m *Manager) OpenFile(_ context.Context, f storage.RecordedFile) (io.ReadSeekCloser, time.Time, error) {
+	p, err := m.recPath(f.Path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	fh, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, time.Time{}, fmt.Errorf("recorded file %s: %w", f.Path, storage.ErrNotFound)
+	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, time.Time{}, err
+	}
+	return fh, st.ModTime(), nil
+}
+
+// MemoryMP4 implements api.Processes.
+func (m *Manager) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
+	return nil, fmt.Errorf("memory recording %s holds nothing: %w", id, storage.ErrNotFound)
+}

@@ -1,0 +1,155 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Options are the parts of Run that tests replace.
+type Options struct {
+	// Stdout receives the lines meant for the operator: the generated admin password, the API address.
+	Stdout io.Writer
+	Logger *slog.Logger
+	// Runners builds the run function of a process; nil uses the media pipelines.
+	Runners RunnerFactory
+	// OnReady is called with the API's bound address once the server serves and active records started.
+	OnReady func(addr net.Addr)
+}
+
+// bootOrder starts server modules before the processes that read from them.
+var bootOrder = map[storage.Module]int{
+	storage.ModuleSRTServers: 0, storage.ModuleRTMPServers: 0,
+	storage.ModuleVOD: 1, storage.ModuleRestream: 1, storage.ModuleRecording: 1,
+}
+
+// Run serves until ctx ends, then stops everything within cfg.ShutdownTimeout.
+func Run(ctx context.Context, cfg Config, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	out := opts.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	st, err := openStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	generated, err := api.Bootstrap(ctx, st, cfg.AdminPassword)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if generated != "" {
+		fmt.Fprintf(out, "admin password (shown once, change it with `sluice passwd`): %s\n", generated)
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (set --addr or SLUICE_ADDR to another address): %w", cfg.Addr, err)
+	}
+	apiPort := ln.Addr().(*net.TCPAddr).Port
+	if err := st.ReplaceClaims(ctx, storage.ModuleAPI, "api", "api", []storage.PortKey{{Port: apiPort, Transport: storage.TCP}}); err != nil {
+		log.Warn("cannot record the API port claim", "port", apiPort, "err", err)
+	}
+
+	runners := opts.Runners
+	if runners == nil {
+		runners = mediaRunners(cfg, log)
+	}
+	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
+	utils := &Utilities{DataDir: cfg.Data, SpeedtestURL: cfg.SpeedtestURL, APIPort: apiPort, Manager: mgr, Store: st}
+
+	var ready atomic.Bool
+	publicHost := ""
+	if cfg.PublicURL != "" {
+		if u, err := url.Parse(cfg.PublicURL); err == nil {
+			publicHost = u.Hostname()
+		}
+	}
+	handler, err := api.New(api.Config{
+		Store:      st,
+		Procs:      mgr,
+		Utils:      utils,
+		PublicHost: publicHost,
+		TokenTTL:   cfg.TokenTTL,
+		Ready:      ready.Load,
+		Logger:     log,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	if err := bootActive(ctx, st, mgr, log); err != nil {
+		log.Error("starting active records", "err", err)
+	}
+	ready.Store(true)
+	fmt.Fprintf(out, "sluice %s: API at http://%s (data in %s)\n", Version, displayAddr(ln.Addr()), cfg.Data)
+	if opts.OnReady != nil {
+		opts.OnReady(ln.Addr())
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-serveErr:
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+		srv.Close()
+	}
+	mgr.StopAll(sctx)
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return runErr
+}
+
+// bootActive starts every record with active=true, server modules first.
+func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.Logger) error {
+	refs, err := st.ListActive(ctx)
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return bootOrder[refs[i].Module] < bootOrder[refs[j].Module] })
+	for _, ref := range refs {
+		if err := mgr.Start(ctx, ref.Module, ref.ID); err != nil {
+			log.Error("start at boot", "module", ref.Module, "id", ref.ID, "err", err)
+		}
+	}
+	log.Info("active records started", "count", len(refs))
+	return nil
+}
+
+func displayAddr(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	host := "localhost"
+	if !ta.IP.IsUnspecified() {
+		host = ta.IP.String()
+	}
+	return net.JoinHostPort(host, fmt.Sprint(ta.Port))
+}
