@@ -34,9 +34,9 @@ func (s *server) checkConflicts(r *http.Request, m *module, rec storage.Record) 
 		case held && c.EntityID == self && c.Module == m.kind:
 			// Already ours (an update): our own process may have it bound.
 		case held:
-			return errPortTaken(k, describeClaim(c))
+			return withField(errPortTaken(k, describeClaim(c)), portField(rec, k))
 		case s.procs.PortBusy(k):
-			return errPortTaken(k, "bound by another program")
+			return withField(errPortTaken(k, "bound by another program"), portField(rec, k))
 		}
 	}
 	return nil
@@ -68,4 +68,24 @@ func describeClaim(c storage.PortClaim) string {
 		noun = string(c.Module)
 	}
 	return fmt.Sprintf("held by %s %q (%s %s)", noun, c.EntityName, c.Module, c.EntityID)
+}
+
+func withField(e *apiError, field string) *apiError {
+	e.Field = field
+	return e
+}
+
+// portField is the JSON path of the field of rec that asks for port k.
+func portField(rec storage.Record, k storage.PortKey) string {
+	const listen = "input.input_stream_listen_port.port"
+	switch r := rec.(type) {
+	case *storage.Player:
+		if lk, ok := r.Input.ListenKey(); ok && lk == k {
+			return listen
+		}
+		return "vod_port"
+	case *storage.SRTServer, *storage.RTMPServer:
+		return "server_port"
+	}
+	return listen
 }

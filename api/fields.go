@@ -66,7 +66,9 @@ func (f *fields) err() error {
 
 func (f *fields) fail(key, format string, args ...any) {
 	if f.vc.err == nil {
-		f.vc.err = errValidation(f.at(key), format, args...)
+		// The message is a sentence that names the field: "vod_port must be at most 65535".
+		path := f.at(key)
+		f.vc.err = errValidation(path, "%s "+format, append([]any{path}, args...)...)
 	}
 }
 

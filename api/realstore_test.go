@@ -45,7 +45,7 @@ func TestWithRealStore(t *testing.T) {
 	// Conflicts as the store reports them.
 	wantErr(t, e.post("/api/vod/create", playerBody("lobby", 8500)), http.StatusConflict, CodeNameTaken, "")
 	res = e.post("/api/rtmp-servers/create", rtmpServerBody("x", 8001))
-	wantErr(t, res, http.StatusConflict, CodePortTaken, "")
+	wantErr(t, res, http.StatusConflict, CodePortTaken, "server_port")
 	if !strings.Contains(string(res.raw), "lobby") {
 		t.Fatalf("holder not named: %s", res.raw)
 	}

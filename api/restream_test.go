@@ -177,7 +177,7 @@ func TestRestreamListenPortConflictAcrossModules(t *testing.T) {
 	e.mustCreate("srt-servers", srtServerBody("s", 9000))
 	body := merge(restreamBody("r"), map[string]any{"input": map[string]any{"input_type": "INPUT_TYPE_SRT_LISTEN",
 		"input_stream_listen_port": map[string]any{"port": 9000, "transport": "udp"}}})
-	wantErr(t, e.post("/api/restream/create", body), http.StatusConflict, CodePortTaken, "")
+	wantErr(t, e.post("/api/restream/create", body), http.StatusConflict, CodePortTaken, "input.input_stream_listen_port.port")
 	body["input"].(map[string]any)["input_stream_listen_port"] = map[string]any{"port": 9001, "transport": "udp"}
 	e.mustCreate("restream", body)
 }

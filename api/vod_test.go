@@ -142,18 +142,18 @@ func TestVodConflicts(t *testing.T) {
 	// vod_port held by an entity of another module.
 	e.mustCreate("rtmp-servers", rtmpServerBody("studio", 9000))
 	res := e.post("/api/vod/create", playerBody("b", 9000))
-	wantErr(t, res, http.StatusConflict, CodePortTaken, "")
+	wantErr(t, res, http.StatusConflict, CodePortTaken, "vod_port")
 	if msg := res.obj()["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "9000/TCP") || !strings.Contains(msg, "studio") {
 		t.Fatalf("message does not name port and holder: %q", msg)
 	}
 	// The input's listen port held by the first player's vod_port.
 	wantErr(t, e.post("/api/vod/create", merge(playerBody("c", 7000), map[string]any{"input": map[string]any{
 		"input_type": "INPUT_TYPE_HTTP_LISTEN", "input_stream_listen_port": map[string]any{"port": 8000, "transport": "TCP"}}})),
-		http.StatusConflict, CodePortTaken, "")
+		http.StatusConflict, CodePortTaken, "input.input_stream_listen_port.port")
 	// A port another program has bound.
 	e.procs.busy[storage.PortKey{Port: 7500, Transport: "TCP"}] = true
 	res = e.post("/api/vod/create", playerBody("d", 7500))
-	wantErr(t, res, http.StatusConflict, CodePortTaken, "")
+	wantErr(t, res, http.StatusConflict, CodePortTaken, "vod_port")
 	if msg := res.obj()["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "7500/TCP") || !strings.Contains(msg, "another program") {
 		t.Fatalf("message %q", msg)
 	}
@@ -230,7 +230,7 @@ func TestVodUpdateConflicts(t *testing.T) {
 	a := e.mustCreate("vod", playerBody("a", 8000))
 	e.mustCreate("vod", playerBody("b", 8100))
 	wantErr(t, e.post("/api/vod/update", map[string]any{"id": a, "vod_name": "b"}), http.StatusConflict, CodeNameTaken, "")
-	wantErr(t, e.post("/api/vod/update", map[string]any{"id": a, "vod_port": 8101}), http.StatusConflict, CodePortTaken, "")
+	wantErr(t, e.post("/api/vod/update", map[string]any{"id": a, "vod_port": 8101}), http.StatusConflict, CodePortTaken, "vod_port")
 	e.procs.busy[storage.PortKey{Port: 8000, Transport: "TCP"}] = true // bound by a itself
 	wantSuccess(t, e.post("/api/vod/update", map[string]any{"id": a, "live_sync_duration_count": 5}))
 }
