@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"regexp"
 	"slices"
@@ -260,7 +261,7 @@ func (f *fields) integer(key string, req bool, lo, hi int64) (int64, bool) {
 		switch {
 		case ferr == nil && x == math.Trunc(x) && math.Abs(x) < 1<<53:
 			n = int64(x)
-		case ferr == nil && x == math.Trunc(x), err.(*strconv.NumError).Err == strconv.ErrRange:
+		case ferr == nil && x == math.Trunc(x), errors.Is(err, strconv.ErrRange):
 			f.fail(key, "must be from %d to %d", lo, hi)
 			return 0, false
 		default:

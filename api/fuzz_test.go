@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"testing"
 
@@ -106,7 +107,7 @@ func checkValidator(t *testing.T, st Store, validate func(*fields) storage.Recor
 	f.skip(generatedKeys...)
 	rec := validate(f)
 	if f.err() != nil {
-		if ae, ok := f.err().(*apiError); !ok || ae.Status != http.StatusBadRequest {
+		if ae := (*apiError)(nil); !errors.As(f.err(), &ae) || ae.Status != http.StatusBadRequest {
 			t.Fatalf("validator error %v", f.err())
 		}
 		return

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -79,8 +80,8 @@ func TestValidateTranscoding(t *testing.T) {
 		_, err := runTranscoding(t, c.body)
 		var field string
 		if err != nil {
-			ae, ok := err.(*apiError)
-			if !ok || ae.Code != CodeValidation {
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.Code != CodeValidation {
 				t.Fatalf("%s: %v", c.body, err)
 			}
 			field = ae.Field

@@ -66,7 +66,7 @@ func TestServeAsANewcomer(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }()
 
 	var password, base string
 	lines := bufio.NewScanner(stdout)
@@ -80,7 +80,7 @@ func TestServeAsANewcomer(t *testing.T) {
 			base = m[1]
 		}
 	}
-	go io.Copy(io.Discard, stdout)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	if password == "" || base == "" {
 		t.Fatalf("did not print the admin password (%q) and the API address (%q)", password, base)
 	}
