@@ -48,6 +48,14 @@ func (s *server) routeTable() []route {
 		summary: "Server resource statistics", resp: jsRef("ServerStat"), handler: s.utilStat})
 	add(route{method: http.MethodPost, pattern: "/api/utils/speedtest", tag: "utils", auth: authToken, body: empty,
 		summary: "Network speed test against the configured target", resp: jsRef("SpeedTest"), handler: s.speedTest})
+	add(route{method: http.MethodGet, pattern: "/api/utils/speedtest/ping", tag: "utils", auth: authNone,
+		summary: "Speed-test peer: answers at once (latency probe)",
+		resp:    jsObject([]string{"pong"}, map[string]any{"pong": jsBool(true)}), handler: s.speedtestPing})
+	add(route{method: http.MethodGet, pattern: "/api/utils/speedtest/download", tag: "utils", auth: authNone,
+		summary: "Speed-test peer: streams ?bytes= bytes (default 10 MiB, at most 64 MiB)", handler: s.speedtestDownload})
+	add(route{method: http.MethodPost, pattern: "/api/utils/speedtest/upload", tag: "utils", auth: authNone,
+		summary: "Speed-test peer: reads and discards the body (at most 256 MiB), answers its size",
+		resp:    jsObject([]string{"bytes"}, map[string]any{"bytes": jsInt(0, speedtestMaxUpload)}), handler: s.speedtestUpload})
 	for _, p := range []string{"/api/utils/getListeningPorts", "/api/utils/getUsedPorts"} {
 		add(route{method: http.MethodPost, pattern: p, tag: "utils", auth: authToken, body: empty,
 			summary: "Ports the service has open now", resp: jsArray(jsRef("PortKey")), handler: s.listeningPorts})

@@ -33,6 +33,9 @@ type Config struct {
 	// SpeedtestURL is the base URL of the speed-test target (another sluice's /api/utils/speedtest).
 	// Default: none, and the speed test answers 503.
 	SpeedtestURL string
+	// SpeedtestCmd is an Ookla `speedtest` binary; when set, its JSON result is returned instead.
+	// Default: none.
+	SpeedtestCmd string
 	// AdminPassword is the admin's password on first start (SLUICE_ADMIN_PASSWORD only, no flag).
 	// Default: generated and printed once.
 	AdminPassword string
@@ -66,6 +69,7 @@ func settings() []setting {
 		{"token-ttl", "SLUICE_TOKEN_TTL", "720h", "lifetime of issued API tokens (duration)", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
 		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},
 		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{"speedtest-cmd", "SLUICE_SPEEDTEST_CMD", "", "Ookla speedtest binary to run instead of the built-in test (empty: built-in)", str(func(c *Config) *string { return &c.SpeedtestCmd })},
 		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
 	}
 }

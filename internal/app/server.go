@@ -72,7 +72,8 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		runners = mediaRunners(cfg, log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
-	utils := &Utilities{DataDir: cfg.Data, SpeedtestURL: cfg.SpeedtestURL, APIPort: apiPort, Manager: mgr, Store: st}
+	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
+		Speed: &SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
 
 	var ready atomic.Bool
 	publicHost := ""

@@ -51,7 +51,13 @@ type testServer struct {
 
 func startServer(t *testing.T, data string, runners RunnerFactory) *testServer {
 	t.Helper()
-	cfg, err := ParseConfig("sluice", []string{"--addr", "127.0.0.1:0", "--data", data}, func(string) string { return "" }, io.Discard)
+	return startServerEnv(t, data, runners, func(string) string { return "" })
+}
+
+// startServerEnv starts a server with the given environment (flags fix the address and data).
+func startServerEnv(t *testing.T, data string, runners RunnerFactory, getenv func(string) string) *testServer {
+	t.Helper()
+	cfg, err := ParseConfig("sluice", []string{"--addr", "127.0.0.1:0", "--data", data}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 
 // Utilities serves the system utilities of spec 4.4.
 type Utilities struct {
-	DataDir      string
-	SpeedtestURL string
-	APIPort      int
-	Manager      *Manager
-	Store        *storage.Store
+	DataDir string
+	Speed   *SpeedTester
+	APIPort int
+	Manager *Manager
+	Store   *storage.Store
 }
 
 var _ api.Utils = (*Utilities)(nil)
@@ -93,17 +93,19 @@ func (u *Utilities) ServerStat(ctx context.Context) (any, error) {
 }
 
 // SpeedTest implements api.Utils.
-func (u *Utilities) SpeedTest(_ context.Context) (any, error) {
-	if u.SpeedtestURL == "" {
-		return nil, fmt.Errorf("%w: no speed-test target is configured; start sluice with --speedtest-url (or SLUICE_SPEEDTEST_URL) set to another sluice's http://host:port/api/utils/speedtest", api.ErrNotAvailable)
-	}
-	return nil, fmt.Errorf("%w: the speed-test client is not built in this version", api.ErrNotAvailable)
-}
+func (u *Utilities) SpeedTest(ctx context.Context) (any, error) { return u.Speed.Run(ctx) }
 
-// ListeningPorts implements api.Utils: the API port and the claimed ports of running processes
-// that are bound right now.
+// ListeningPorts implements api.Utils: the service's own listeners (the API port and the ports
+// claimed by running entities) that the kernel's socket tables show this process holding now.
 func (u *Utilities) ListeningPorts(ctx context.Context) ([]storage.PortKey, error) {
-	out := []storage.PortKey{{Port: u.APIPort, Transport: storage.TCP}}
+	open, err := ownSockets()
+	if err != nil {
+		return nil, err
+	}
+	var out []storage.PortKey
+	if k := (storage.PortKey{Port: u.APIPort, Transport: storage.TCP}); open[k] {
+		out = append(out, k)
+	}
 	running := map[string]bool{}
 	for _, k := range u.Manager.Running() {
 		running[k.id] = true
@@ -113,7 +115,7 @@ func (u *Utilities) ListeningPorts(ctx context.Context) ([]storage.PortKey, erro
 		return nil, err
 	}
 	for _, c := range claims {
-		if running[c.EntityID] && u.Manager.PortBusy(c.Key()) {
+		if running[c.EntityID] && open[c.Key()] {
 			out = append(out, c.Key())
 		}
 	}

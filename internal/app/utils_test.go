@@ -1,0 +1,186 @@
+package app
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// meminfo reads /proc/meminfo in kB.
+func meminfo(t *testing.T) map[string]float64 {
+	t.Helper()
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		n, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+		out[k] = n
+	}
+	return out
+}
+
+func TestServerStatMatchesTheKernel(t *testing.T) {
+	runs := &fakeRunners{started: map[string]int{}}
+	data := t.TempDir()
+	ts := startServer(t, data, runs.factory)
+	defer ts.stop()
+
+	var raw map[string]json.RawMessage
+	ts.call("/api/utils/getStat", nil, http.StatusOK, &raw)
+	var st struct {
+		CPUUsage float64 `json:"cpuUsage"`
+		RAM      map[string]any
+		Drive    map[string]any `json:"drive"`
+	}
+	b, _ := json.Marshal(raw)
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("getStat shape: %v: %s", err, b)
+	}
+	if st.CPUUsage < 0 || st.CPUUsage > 100 {
+		t.Errorf("cpuUsage %v", st.CPUUsage)
+	}
+	// Types as the spec gives them: numbers for RAM, strings with two decimals for the drive.
+	ram := map[string]float64{}
+	for _, k := range []string{"totalMemMb", "usedMemMb", "freeMemMb", "usedMemPercentage", "freeMemPercentage"} {
+		v, ok := st.RAM[k].(float64)
+		if !ok {
+			t.Fatalf("RAM.%s = %#v, want a number", k, st.RAM[k])
+		}
+		ram[k] = v
+	}
+	drive := map[string]float64{}
+	for _, k := range []string{"totalGb", "usedGb", "freeGb", "usedPercentage", "freePercentage"} {
+		s, ok := st.Drive[k].(string)
+		if !ok || len(s) < 4 || s[len(s)-3] != '.' {
+			t.Fatalf("drive.%s = %#v, want a string with two decimals", k, st.Drive[k])
+		}
+		drive[k], _ = strconv.ParseFloat(s, 64)
+	}
+
+	mi := meminfo(t)
+	total := mi["MemTotal"] / 1024
+	avail := mi["MemAvailable"] / 1024
+	if math.Abs(ram["totalMemMb"]-total) > 1 {
+		t.Errorf("totalMemMb %v, /proc/meminfo says %v", ram["totalMemMb"], total)
+	}
+	// Memory moves between the two reads; allow 2 % of the total.
+	if math.Abs(ram["freeMemMb"]-avail) > 0.02*total {
+		t.Errorf("freeMemMb %v, MemAvailable %v", ram["freeMemMb"], avail)
+	}
+	if math.Abs(ram["usedMemMb"]-(total-avail)) > 0.02*total {
+		t.Errorf("usedMemMb %v, MemTotal-MemAvailable %v", ram["usedMemMb"], total-avail)
+	}
+	if math.Abs(ram["usedMemPercentage"]+ram["freeMemPercentage"]-100) > 0.02 {
+		t.Errorf("percentages %v + %v", ram["usedMemPercentage"], ram["freeMemPercentage"])
+	}
+
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(data, &fs); err != nil {
+		t.Fatal(err)
+	}
+	const gb = 1 << 30
+	used := float64(fs.Blocks-fs.Bfree) * float64(fs.Bsize) / gb
+	free := float64(fs.Bavail) * float64(fs.Bsize) / gb
+	if math.Abs(drive["usedGb"]-used) > 0.5 || math.Abs(drive["freeGb"]-free) > 0.5 {
+		t.Errorf("drive used %v free %v GB, statfs says %.2f and %.2f", drive["usedGb"], drive["freeGb"], used, free)
+	}
+	if math.Abs(drive["totalGb"]-(used+free)) > 0.5 {
+		t.Errorf("drive total %v GB, statfs used+avail %.2f", drive["totalGb"], used+free)
+	}
+	if math.Abs(drive["usedPercentage"]+drive["freePercentage"]-100) > 0.02 {
+		t.Errorf("drive percentages %v + %v", drive["usedPercentage"], drive["freePercentage"])
+	}
+}
+
+func TestSpeedTestBetweenTwoServers(t *testing.T) {
+	runs := &fakeRunners{started: map[string]int{}}
+	peer := startServer(t, t.TempDir(), runs.factory)
+	defer peer.stop()
+
+	// Without a target: 503 that says how to set one.
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	peer.call("/api/utils/speedtest", nil, http.StatusServiceUnavailable, &e)
+	if e.Error.Code != "UNAVAILABLE" || !strings.Contains(e.Error.Message, "SLUICE_SPEEDTEST_URL") {
+		t.Fatalf("no target: %+v", e)
+	}
+
+	t.Setenv("SLUICE_SPEEDTEST_URL", peer.base+"/api/utils/speedtest")
+	ts := startServerEnv(t, t.TempDir(), runs.factory, Getenv)
+	defer ts.stop()
+	var res SpeedResult
+	ts.call("/api/utils/speedtest", nil, http.StatusOK, &res)
+	t.Logf("latency %.2f ms jitter %.2f ms; down %.0f B/s (%d B in %.0f ms); up %.0f B/s (%d B in %.0f ms); iface %+v",
+		res.Ping.Latency, res.Ping.Jitter, res.Download.Bandwidth, res.Download.Bytes, res.Download.Elapsed,
+		res.Upload.Bandwidth, res.Upload.Bytes, res.Upload.Elapsed, res.Interface)
+	if res.Ping.Latency <= 0 || res.Ping.Latency >= 50 || res.Ping.Jitter < 0 {
+		t.Errorf("latency %v ms jitter %v ms", res.Ping.Latency, res.Ping.Jitter)
+	}
+	for name, d := range map[string]SpeedTransfer{"download": res.Download, "upload": res.Upload} {
+		if d.Bandwidth <= 0 || d.Bytes <= 0 || d.Elapsed <= 0 {
+			t.Errorf("%s: %+v", name, d)
+		}
+		if got := float64(d.Bytes) / (d.Elapsed / 1000); math.Abs(got-d.Bandwidth) > 0.01*d.Bandwidth {
+			t.Errorf("%s: bandwidth %v is not bytes/elapsed (%v)", name, d.Bandwidth, got)
+		}
+	}
+	if res.Interface.InternalIP != "127.0.0.1" || res.Interface.Name == "" || res.ISP != "local network" {
+		t.Errorf("interface %+v isp %q", res.Interface, res.ISP)
+	}
+	if res.Timestamp.IsZero() {
+		t.Error("no timestamp")
+	}
+}
+
+func TestOwnSocketsSeesListenersOnly(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+	// A connected client socket is not a listener.
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	clientPort := conn.LocalAddr().(*net.TCPAddr).Port
+
+	got, err := ownSockets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp := storage.PortKey{Port: l.Addr().(*net.TCPAddr).Port, Transport: storage.TCP}
+	udp := storage.PortKey{Port: pc.LocalAddr().(*net.UDPAddr).Port, Transport: storage.UDP}
+	if !got[tcp] || !got[udp] {
+		t.Fatalf("own sockets %v lack %v or %v", got, tcp, udp)
+	}
+	for _, k := range []storage.PortKey{{Port: closedPort, Transport: storage.TCP}, {Port: clientPort, Transport: storage.TCP}} {
+		if got[k] {
+			t.Errorf("%v listed, but it is not listening", k)
+		}
+	}
+}
