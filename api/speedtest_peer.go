@@ -1,9 +1,9 @@
 package api
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"crypto/rand"
 	"io"
 	"net/http"
 	"strconv"
