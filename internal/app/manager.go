@@ -18,10 +18,6 @@ import (
 	"github.com/sluicemedia/sluice/storage"
 )
 
-// RunnerFactory builds the run function of a stored record (player, restream, recording or
-// server module).
-type RunnerFactory func(rec storage.Record) (supervisor.RunFunc, error)
-
 type procKey struct {
 	m  storage.Module
 	id string
@@ -36,7 +32,7 @@ type Manager struct {
 	booted  time.Time
 
 	mu        sync.Mutex
-	procs     map[procKey]*supervisor.Supervisor
+	procs     map[procKey]*running
 	stoppedAt map[procKey]time.Time
 }
 
@@ -46,7 +42,7 @@ var _ api.Processes = (*Manager)(nil)
 func NewManager(st *storage.Store, runners RunnerFactory, recDir string, log *slog.Logger) *Manager {
 	return &Manager{
 		store: st, runners: runners, recDir: recDir, log: log, booted: time.Now(),
-		procs: map[procKey]*supervisor.Supervisor{}, stoppedAt: map[procKey]time.Time{},
+		procs: map[procKey]*running{}, stoppedAt: map[procKey]time.Time{},
 	}
 }
 
@@ -108,9 +104,9 @@ func (m *Manager) PortBusy(k storage.PortKey) bool {
 func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) error {
 	key := procKey{mod, id}
 	m.mu.Lock()
-	_, running := m.procs[key]
+	_, started := m.procs[key]
 	m.mu.Unlock()
-	if running {
+	if started {
 		return nil
 	}
 	rec, err := newRecord(mod)
@@ -120,21 +116,26 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 	if err := m.store.Get(ctx, mod, id, rec); err != nil {
 		return err
 	}
-	run, err := m.runners(rec)
+	p, err := m.runners(rec)
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", mod, rec.UniqueName(), err)
 	}
 	log := m.log.With("module", string(mod), "id", id, "name", rec.UniqueName())
-	sup := supervisor.New(rec.UniqueName(), run, supervisor.Options{Logger: log})
+	run := &running{p: p}
 	m.mu.Lock()
 	if _, dup := m.procs[key]; dup {
 		m.mu.Unlock()
+		if p.Close != nil {
+			p.Close()
+		}
 		return nil
 	}
-	m.procs[key] = sup
+	m.procs[key] = run
 	delete(m.stoppedAt, key)
 	m.mu.Unlock()
-	sup.Start()
+	run.start(rec.UniqueName(), func(part string) supervisor.Options {
+		return supervisor.Options{Logger: log.With("part", part)}
+	})
 	return nil
 }
 
@@ -142,22 +143,19 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 func (m *Manager) Stop(_ context.Context, mod storage.Module, id string) error {
 	key := procKey{mod, id}
 	m.mu.Lock()
-	sup := m.procs[key]
+	run := m.procs[key]
 	delete(m.procs, key)
 	m.stoppedAt[key] = time.Now()
 	m.mu.Unlock()
-	if sup != nil {
-		sup.Stop()
+	if run != nil {
+		run.stop()
 	}
 	return nil
 }
 
 // Restart implements api.Processes: a running process restarts with its stored settings.
 func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) error {
-	m.mu.Lock()
-	_, running := m.procs[procKey{mod, id}]
-	m.mu.Unlock()
-	if !running {
+	if m.get(mod, id) == nil {
 		return nil
 	}
 	if err := m.Stop(ctx, mod, id); err != nil {
@@ -179,24 +177,37 @@ func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) err
 func (m *Manager) Status(mod storage.Module, id string) api.Status {
 	key := procKey{mod, id}
 	m.mu.Lock()
-	sup := m.procs[key]
+	run := m.procs[key]
 	since, ok := m.stoppedAt[key]
 	m.mu.Unlock()
-	if sup == nil {
+	if run == nil {
 		if !ok {
 			since = m.booted
 		}
 		return api.Status{State: string(supervisor.Stopped), Since: since}
 	}
-	s := sup.Status()
-	return api.Status{State: string(s.State), Since: s.Since, LastError: s.LastError, Restarts: s.Restarts}
+	return run.status()
 }
 
-// Stat implements api.Processes. Live figures arrive with the media path.
-func (m *Manager) Stat(_ storage.Module, _ string) api.Stat { return api.Stat{} }
+func (m *Manager) get(mod storage.Module, id string) *running {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.procs[procKey{mod, id}]
+}
 
-// ActiveStreams implements api.Processes.
-func (m *Manager) ActiveStreams(_ context.Context, _ storage.Module, _ string) ([]api.ActiveStream, error) {
+// Stat implements api.Processes: the live figures of the process's input.
+func (m *Manager) Stat(mod storage.Module, id string) api.Stat {
+	if run := m.get(mod, id); run != nil {
+		return run.stat()
+	}
+	return api.Stat{}
+}
+
+// ActiveStreams implements api.Processes: the streams published to a running server module.
+func (m *Manager) ActiveStreams(ctx context.Context, mod storage.Module, id string) ([]api.ActiveStream, error) {
+	if run := m.get(mod, id); run != nil {
+		return run.streams(ctx), nil
+	}
 	return []api.ActiveStream{}, nil
 }
 
@@ -214,23 +225,23 @@ func (m *Manager) Running() []procKey {
 // StopAll stops every process in parallel and waits, at most until ctx ends.
 func (m *Manager) StopAll(ctx context.Context) {
 	m.mu.Lock()
-	sups := make([]*supervisor.Supervisor, 0, len(m.procs))
-	for k, s := range m.procs {
-		sups = append(sups, s)
+	runs := make([]*running, 0, len(m.procs))
+	for k, r := range m.procs {
+		runs = append(runs, r)
 		delete(m.procs, k)
 	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, s := range sups {
+	for _, r := range runs {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.Stop() }()
+		go func() { defer wg.Done(); r.stop() }()
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
-		m.log.Warn("processes still stopping at the shutdown deadline", "count", len(sups))
+		m.log.Warn("processes still stopping at the shutdown deadline", "count", len(runs))
 	}
 }
 

@@ -16,12 +16,12 @@ func (e errNoMediaPath) Error() string {
 	return fmt.Sprintf("the media path of %s is not built in this version", e.module)
 }
 
-// mediaRunners builds the run function of every record kind.
+// mediaRunners builds the pipeline of every record kind.
 func mediaRunners(_ Config, _ *slog.Logger) RunnerFactory {
-	return func(rec storage.Record) (supervisor.RunFunc, error) {
+	return func(rec storage.Record) (*Pipeline, error) {
 		mod := rec.Module()
-		return func(ctx context.Context, _ supervisor.Reporter) error {
+		return &Pipeline{Input: &Part{Name: "input", Run: func(ctx context.Context, _ supervisor.Reporter) error {
 			return supervisor.Permanent(errNoMediaPath{mod})
-		}, nil
+		}}}, nil
 	}
 }

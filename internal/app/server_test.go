@@ -22,16 +22,16 @@ type fakeRunners struct {
 	started map[string]int
 }
 
-func (f *fakeRunners) factory(rec storage.Record) (supervisor.RunFunc, error) {
+func (f *fakeRunners) factory(rec storage.Record) (*Pipeline, error) {
 	id := rec.Meta().ID
-	return func(ctx context.Context, rep supervisor.Reporter) error {
+	return &Pipeline{Input: &Part{Name: "fake", Run: func(ctx context.Context, rep supervisor.Reporter) error {
 		f.mu.Lock()
 		f.started[id]++
 		f.mu.Unlock()
 		rep.SetState(supervisor.Running)
 		<-ctx.Done()
 		return nil
-	}, nil
+	}}}, nil
 }
 
 func (f *fakeRunners) count(id string) int {

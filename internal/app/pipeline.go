@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Pipeline is what a running record is made of: the Stream its input publishes into, and the
+// parts that run, each under its own supervisor (the input first, then the sinks).
+type Pipeline struct {
+	// Stream is the process's stream; nil for server modules.
+	Stream *stream.Stream
+	// Input is the part that publishes into Stream; nil when a server module publishes it.
+	Input *Part
+	// Sinks read from Stream: packagers, outputs, recorders.
+	Sinks []Part
+	// Streams lists a server module's published streams for getActiveStreams.
+	Streams func() []api.ActiveStream
+	// Close releases what the pipeline owns once every part stopped.
+	Close func()
+}
+
+// Part is one supervised piece of a pipeline.
+type Part struct {
+	Name string
+	Run  supervisor.RunFunc
+}
+
+// RunnerFactory builds the pipeline of a stored record.
+type RunnerFactory func(rec storage.Record) (*Pipeline, error)
+
+// running is a started pipeline.
+type running struct {
+	p       *Pipeline
+	sups    []*supervisor.Supervisor // input (if any) first
+	started time.Time
+}
+
+func (r *running) start(name string, opts func(part string) supervisor.Options) {
+	parts := r.p.Sinks
+	if r.p.Input != nil {
+		parts = append([]Part{*r.p.Input}, parts...)
+	}
+	for _, part := range parts {
+		r.sups = append(r.sups, supervisor.New(name+"/"+part.Name, part.Run, opts(part.Name)))
+	}
+	r.started = time.Now()
+	for _, s := range r.sups {
+		s.Start()
+	}
+}
+
+// stop stops the parts, sinks first, then releases the pipeline.
+func (r *running) stop() {
+	for i := len(r.sups) - 1; i >= 0; i-- {
+		r.sups[i].Stop()
+	}
+	if r.p.Close != nil {
+		r.p.Close()
+	}
+}
+
+// status combines the parts: failed if any failed, reconnecting if any waits for a retry,
+// then what the input says; a running input is "waiting" until media flows into the Stream.
+func (r *running) status() api.Status {
+	var st api.Status
+	var lastErrAt time.Time
+	worst := supervisor.Running
+	for i, s := range r.sups {
+		ps := s.Status()
+		st.Restarts += ps.Restarts
+		if ps.LastError != "" && !ps.Since.Before(lastErrAt) {
+			st.LastError, lastErrAt = ps.LastError, ps.Since
+		}
+		switch {
+		case ps.State == supervisor.Failed:
+			worst = supervisor.Failed
+		case ps.State == supervisor.Reconnecting && worst != supervisor.Failed:
+			worst = supervisor.Reconnecting
+		case ps.State != supervisor.Running && worst == supervisor.Running:
+			worst = ps.State
+		}
+		if i == 0 && st.Since.IsZero() {
+			st.Since = ps.Since
+		}
+	}
+	if len(r.sups) == 0 {
+		st.Since = r.started
+	}
+	if worst == supervisor.Running && r.p.Stream != nil && !r.p.Stream.Publishing() {
+		worst = supervisor.Waiting
+	}
+	st.State = string(worst)
+	if st.Since.IsZero() {
+		st.Since = r.started
+	}
+	return st
+}
+
+// stat reports the input's live figures.
+func (r *running) stat() api.Stat {
+	if r.p.Stream == nil {
+		return api.Stat{}
+	}
+	s := r.p.Stream.Stats()
+	out := api.Stat{Bitrate: s.Bitrate, FPS: s.FPS, BytesIn: s.BytesIn}
+	if s.Publishing && !s.Since.IsZero() {
+		out.UptimeSec = time.Since(s.Since).Seconds()
+	}
+	return out
+}
+
+// streams lists a server module's published streams.
+func (r *running) streams(context.Context) []api.ActiveStream {
+	if r.p.Streams == nil {
+		return []api.ActiveStream{}
+	}
+	return r.p.Streams()
+}
