@@ -144,7 +144,7 @@ func TestPasswordHashing(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := strings.Split(h, "$")
-	if len(parts) != 4 || parts[0] != "pbkdf2-sha256" || parts[1] != strconv.Itoa(hashIterations) {
+	if len(parts) != 4 || parts[0] != "pbkdf2-sha256" || parts[1] != strconv.Itoa(PasswordIterations) {
 		t.Fatalf("hash %q", h)
 	}
 	h2, _ := HashPassword("pässword")

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	// Keep the test suite fast; production hashes use the full work factor.
-	hashIterations = 1000
+	PasswordIterations = 1000
 }
 
 const adminPassword = "correct horse battery"

@@ -12,9 +12,10 @@ import (
 	"strings"
 )
 
-// hashIterations is the PBKDF2 work factor of new hashes (OWASP 2023 for PBKDF2-HMAC-SHA256).
-// Hashes carry their own count, so raising it later keeps old hashes valid.
-var hashIterations = 600_000
+// PasswordIterations is the PBKDF2 work factor of new hashes (OWASP 2023 for PBKDF2-HMAC-SHA256).
+// Hashes carry their own count, so raising it later keeps old hashes valid; tests lower it to
+// run fast.
+var PasswordIterations = 600_000
 
 const (
 	hashPrefix    = "pbkdf2-sha256"
@@ -38,12 +39,12 @@ func HashPassword(password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key, err := pbkdf2.Key(sha256.New, password, salt, hashIterations, keyBytes)
+	key, err := pbkdf2.Key(sha256.New, password, salt, PasswordIterations, keyBytes)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
 	enc := base64.RawStdEncoding
-	return fmt.Sprintf("%s$%d$%s$%s", hashPrefix, hashIterations, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+	return fmt.Sprintf("%s$%d$%s$%s", hashPrefix, PasswordIterations, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
 // CheckPassword reports whether password matches a hash made by HashPassword, comparing in

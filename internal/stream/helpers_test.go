@@ -121,9 +121,12 @@ func readNow(t testing.TB, r *Reader) *media.AccessUnit {
 // mustRead returns the next unit, failing the test if none comes.
 func mustRead(t testing.TB, r *Reader) *media.AccessUnit {
 	t.Helper()
-	au := readNow(t, r)
-	if au == nil {
-		t.Fatalf("reader %q: no unit", r.Name())
+	// Generous: on a loaded machine the reading goroutine may be descheduled for a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	au, err := r.Read(ctx)
+	if err != nil {
+		t.Fatalf("reader %q: no unit: %v", r.Name(), err)
 	}
 	return au
 }
