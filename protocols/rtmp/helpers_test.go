@@ -1,0 +1,244 @@
+package rtmp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// requireFFmpeg returns the path of ffmpeg, skipping the test when it is not installed.
+func requireFFmpeg(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
+	}
+	if _, err := exec.LookPath("ffprobe"); err != nil {
+		t.Skip("ffprobe not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
+	}
+	return p
+}
+
+// testLog logs to the test at warning level and above; -v shows info too.
+func testLog(t testing.TB) *slog.Logger {
+	level := slog.LevelWarn
+	if testing.Verbose() {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: level}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+// freePort returns a TCP port that was free a moment ago, for peers that must listen.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startServer runs srv until the test ends, or until stop, and returns its address.
+func startServer(t testing.TB, srv *Server) string {
+	addr, _ := startServerStop(t, srv)
+	return addr
+}
+
+// startServerStop is startServer with a stop function that waits for Run to return.
+func startServerStop(t testing.TB, srv *Server) (string, func()) {
+	t.Helper()
+	if srv.ListenAddr == "" {
+		srv.ListenAddr = "127.0.0.1:0"
+	}
+	if srv.Logger == nil {
+		srv.Logger = testLog(t)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server not listening after 10 s")
+	}
+	return srv.Addr().String(), stop
+}
+
+// encodeArgs are the constant-bitrate test source of the end-to-end tests: 640x360 H.264 at
+// 1000 kbit/s and AAC at 64 kbit/s, at real time.
+func encodeArgs(seconds float64, vbitrate string) []string {
+	return []string{"-hide_banner", "-loglevel", "error", "-re",
+		"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
+		"-t", strconv.FormatFloat(seconds, 'f', -1, 64),
+		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", vbitrate, "-minrate", vbitrate,
+		"-maxrate", vbitrate, "-bufsize", "500k", "-x264-params", "nal-hrd=cbr", "-g", "25",
+		"-c:a", "aac", "-b:a", "64k"}
+}
+
+// ffmpegProc is a running ffmpeg with its stderr kept.
+type ffmpegProc struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan error
+}
+
+// startFFmpeg starts ffmpeg with args; it is killed when the test ends.
+func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
+	t.Helper()
+	p := &ffmpegProc{cmd: exec.Command(requireFFmpeg(t), args...), done: make(chan error, 1)}
+	p.cmd.Stderr = &syncWriter{w: &p.stderr}
+	p.cmd.Stdin = nil
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// wait waits for ffmpeg to exit and returns its error with its stderr.
+func (p *ffmpegProc) wait(timeout time.Duration) error {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, p.stderrText())
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("ffmpeg still running after %s: %s", timeout, p.stderrText())
+	}
+}
+
+func (p *ffmpegProc) stderrText() string {
+	w := p.cmd.Stderr.(*syncWriter)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return p.stderr.String()
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+// waitFor polls cond until it holds, failing the test after timeout.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// readUnits reads units until n arrived or timeout, checking that DTS increases per track.
+func readUnits(t testing.TB, r *stream.Reader, n int, timeout time.Duration) []*media.AccessUnit {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var units []*media.AccessUnit
+	last := map[int]int64{}
+	for len(units) < n {
+		au, err := r.Read(ctx)
+		if err != nil {
+			t.Fatalf("read after %d units: %v", len(units), err)
+		}
+		if prev, ok := last[au.Track]; ok && au.DTS <= prev && !au.Discontinuity {
+			t.Fatalf("track %d: DTS %d after %d", au.Track, au.DTS, prev)
+		}
+		last[au.Track] = au.DTS
+		units = append(units, au)
+	}
+	return units
+}
+
+// probe runs ffprobe on a file and returns codec_name,width,height per stream.
+func probe(t testing.TB, path string) string {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "stream=codec_name,width,height",
+		"-of", "csv=p=0", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v: %s", path, err, out)
+	}
+	return string(out)
+}
+
+// baseline counts goroutines and open file descriptors.
+type baseline struct{ goroutines, fds int }
+
+func takeBaseline() baseline {
+	return baseline{runtime.NumGoroutine(), countFDs()}
+}
+
+func countFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+// checkBaseline waits for goroutines and descriptors to come back to b.
+func checkBaseline(t testing.TB, b baseline) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		g, f := runtime.NumGoroutine(), countFDs()
+		if g <= b.goroutines && f <= b.fds {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("goroutines %d (baseline %d), fds %d (baseline %d)\n%s", g, b.goroutines, f, b.fds, buf)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+var discardLog = slog.New(slog.DiscardHandler)
