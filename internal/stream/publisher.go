@@ -28,6 +28,7 @@ func (s *Stream) Publish() (*Publisher, error) {
 		return nil, fmt.Errorf("stream %q: %w", s.name, ErrBusy)
 	}
 	p := &Publisher{s: s}
+	p.norm.hardware = s.hardware
 	s.pub = p
 	s.since = s.opts.Now()
 	if s.sessions > 0 {
@@ -95,6 +96,14 @@ func (p *Publisher) Write(au *media.AccessUnit) error {
 		r.log.Warn("reader closed: too slow", "dropped", r.Dropped(), "lag_limit", s.opts.LagLimit)
 	}
 	return nil
+}
+
+// SetHardware makes every later publisher of s use the tighter timestamp repair for hardware
+// encoders (*_HARDWARE inputs read from a server module).
+func (s *Stream) SetHardware(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hardware = on
 }
 
 // SetHardware selects the tighter timestamp repair for hardware encoders (*_HARDWARE inputs).

@@ -30,6 +30,7 @@ type Stream struct {
 	meter    meter
 	bytesIn  int64
 	unitsIn  int64
+	hardware bool // publishers get the hardware-encoder timestamp repair
 }
 
 // New returns an empty Stream without a publisher.

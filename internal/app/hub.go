@@ -1,0 +1,31 @@
+package app
+
+import (
+	"sync"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// hub keeps the stream registry of each server module, for as long as the server runs: a
+// module's restart keeps its registry, so processes reading from it keep their Streams.
+type hub struct {
+	opts stream.Options
+	mu   sync.Mutex
+	regs map[string]*stream.Registry // by server module id
+}
+
+func newHub(opts stream.Options) *hub {
+	return &hub{opts: opts, regs: map[string]*stream.Registry{}}
+}
+
+// registry returns the registry of the server module with this id.
+func (h *hub) registry(serverID string) *stream.Registry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.regs[serverID]
+	if r == nil {
+		r = stream.NewRegistry(h.opts)
+		h.regs[serverID] = r
+	}
+	return r
+}

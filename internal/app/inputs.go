@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/protocols/rtmp"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Input types (spec 2.1).
+const (
+	inSRTSoftware  = "INPUT_TYPE_SRT_SOFTWARE"
+	inSRTHardware  = "INPUT_TYPE_SRT_HARDWARE"
+	inRTMPSoftware = "INPUT_TYPE_RTMP_SOFTWARE"
+	inRTMPHardware = "INPUT_TYPE_RTMP_HARDWARE"
+	inSRTListen    = "INPUT_TYPE_SRT_LISTEN"
+	inRTMPListen   = "INPUT_TYPE_RTMP_LISTEN"
+	inRTSPListen   = "INPUT_TYPE_RTSP_LISTEN"
+	inUDPListen    = "INPUT_TYPE_UDP_LISTEN"
+	inHTTPListen   = "INPUT_TYPE_HTTP_LISTEN"
+	inSRTURL       = "INPUT_TYPE_SRT_URL"
+	inRTMPURL      = "INPUT_TYPE_RTMP_URL"
+	inRTSPURL      = "INPUT_TYPE_RTSP_URL"
+	inUDPURL       = "INPUT_TYPE_UDP_URL"
+	inHTTPURL      = "INPUT_TYPE_HTTP_URL"
+	inHLSURL       = "INPUT_TYPE_HLS_URL"
+	inDASHURL      = "INPUT_TYPE_MPEG_DASH_URL"
+	inOther        = "INPUT_TYPE_OTHER"
+	inTest         = "INPUT_TYPE_GENERATE_TEST_VIDEO"
+)
+
+// inputs builds the input side of process pipelines.
+type inputs struct {
+	cfg Config
+	hub *hub
+	log *slog.Logger
+}
+
+// sourceFunc is a protocol input: it publishes into s until ctx ends, or until the remote
+// ends (nil) or fails (an error).
+type sourceFunc func(ctx context.Context, s *stream.Stream) error
+
+// build returns the Stream a process reads and the part that feeds it (nil when a server
+// module feeds it).
+func (in *inputs) build(id string, input storage.Input, log *slog.Logger) (*stream.Stream, *Part, error) {
+	switch input.InputType {
+	case inRTMPSoftware, inRTMPHardware:
+		s := in.hub.registry(input.InputServerID).GetOrCreate(input.InputStreamID)
+		s.SetHardware(input.InputType == inRTMPHardware)
+		return s, nil, nil
+	}
+	src, err := in.source(input, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := stream.New(id, in.streamOptions(log))
+	return s, &Part{Name: "input", Run: runSource(src, s)}, nil
+}
+
+func (in *inputs) streamOptions(log *slog.Logger) stream.Options {
+	o := in.hub.opts
+	o.Log = log
+	return o
+}
+
+// listenAddr is the address a listen input binds: every interface, on its port.
+func listenAddr(input storage.Input) string {
+	return fmt.Sprintf(":%d", input.InputStreamListenPort.Port)
+}
+
+// source maps an input type to its protocol.
+func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, error) {
+	switch input.InputType {
+	case inRTMPListen:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return rtmp.Listen(ctx, listenAddr(input), s, log)
+		}, nil
+	case inRTMPURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return rtmp.Pull(ctx, input.InputStreamURL, s, log)
+		}, nil
+	}
+	return nil, fmt.Errorf("input type %s is not built in this version", input.InputType)
+}
+
+// runSource adapts a source to a supervised part: a remote that ended the stream is an input
+// drop (retried at once), anything else a failure (retried with backoff).
+func runSource(src sourceFunc, s *stream.Stream) supervisor.RunFunc {
+	return func(ctx context.Context, rep supervisor.Reporter) error {
+		rep.SetState(supervisor.Running)
+		err := src(ctx, s)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil:
+			return fmt.Errorf("input ended: %w", supervisor.ErrInputGone)
+		case errors.Is(err, context.Canceled):
+			return nil
+		}
+		return err
+	}
+}

@@ -1,0 +1,166 @@
+// Package testutil holds helpers for tests that drive sluice with real peers: ffmpeg as
+// publisher and receiver, ffprobe to check outputs, loopback ports.
+package testutil
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// RequireFFmpeg skips the test when ffmpeg or ffprobe is missing, with a message that says so;
+// under CI (CI=true), where `make test` installs them, a missing binary fails the test instead.
+func RequireFFmpeg(t testing.TB) {
+	t.Helper()
+	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed; CI must install it (make deps)", bin)
+			}
+			t.Skipf("%s is not installed: install it (make deps) to run this test", bin)
+		}
+	}
+}
+
+// Source returns ffmpeg input and encoding arguments for a paced, constant-bitrate test
+// source: 640x360 at 25 fps H.264 (kbps kbit/s, a key frame a second) and 64 kbit/s AAC.
+func Source(kbps int) []string {
+	b := strconv.Itoa(kbps) + "k"
+	return []string{
+		"-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
+		"-b:v", b, "-minrate", b, "-maxrate", b, "-bufsize", strconv.Itoa(kbps/2) + "k",
+		"-x264-params", "nal-hrd=cbr", "-g", "25", "-keyint_min", "25", "-sc_threshold", "0",
+		"-c:a", "aac", "-b:a", "64k",
+	}
+}
+
+// FFmpeg starts ffmpeg with args (after -hide_banner -loglevel error -nostdin) and stops it
+// when the test ends. Its stderr is kept for the test log.
+func FFmpeg(t testing.TB, args ...string) *Process {
+	t.Helper()
+	full := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin", "-y"}, args...)
+	cmd := exec.Command("ffmpeg", full...)
+	p := &Process{Cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = &p.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start ffmpeg: %v", err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() && p.stderr.Len() > 0 {
+			t.Logf("ffmpeg %v:\n%s", args, p.stderr.String())
+		}
+	})
+	return p
+}
+
+// Process is a running ffmpeg.
+type Process struct {
+	Cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan struct{}
+	err    error
+}
+
+// Stop interrupts ffmpeg (it finishes its output), then kills it after 5 s.
+func (p *Process) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Wait waits for ffmpeg to exit by itself, at most d.
+func (p *Process) Wait(d time.Duration) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(d):
+		return fmt.Errorf("ffmpeg still running after %v", d)
+	}
+}
+
+// Probe is what ffprobe reports of a file or URL.
+type Probe struct {
+	Streams []struct {
+		CodecName string `json:"codec_name"`
+		CodecType string `json:"codec_type"`
+		Width     int    `json:"width"`
+		Height    int    `json:"height"`
+		NbFrames  string `json:"nb_read_frames"`
+	} `json:"streams"`
+	Format struct {
+		Duration string `json:"duration"`
+	} `json:"format"`
+}
+
+// FFprobe probes target (counting frames when count is set).
+func FFprobe(t testing.TB, target string, count bool) Probe {
+	t.Helper()
+	args := []string{"-v", "error", "-print_format", "json", "-show_streams", "-show_format"}
+	if count {
+		args = append(args, "-count_frames")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ffprobe", append(args, target)...).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", target, err)
+	}
+	var p Probe
+	if err := json.Unmarshal(out, &p); err != nil {
+		t.Fatalf("ffprobe %s: %v", target, err)
+	}
+	return p
+}
+
+// FreePort returns a port that is free on both TCP and UDP right now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p)); err == nil {
+			pc.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+// Eventually polls cond every 50 ms until it holds or d passes.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
