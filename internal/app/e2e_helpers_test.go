@@ -96,7 +96,9 @@ func urlInput(kind, url string) map[string]any {
 	return map[string]any{"input_type": kind, "input_stream_url": url}
 }
 
-func rtmpURL(port int, key string) string { return fmt.Sprintf("rtmp://127.0.0.1:%d/live/%s", port, key) }
+func rtmpURL(port int, key string) string {
+	return fmt.Sprintf("rtmp://127.0.0.1:%d/live/%s", port, key)
+}
 
 func storageKey(port int, transport string) storage.PortKey {
 	return storage.PortKey{Port: port, Transport: transport}
