@@ -1,0 +1,249 @@
+package ffin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+func TestArgs(t *testing.T) {
+	cases := []struct {
+		address   string
+		re, rwTmo bool
+	}{
+		{"/data/in.mp4", true, false},
+		{"in.flv", true, false},
+		{"file:///data/in.ts", true, false},
+		{"FILE:///data/in.ts", true, false},
+		{"http://example.com/live.ts", false, true},
+		{"https://example.com/live.m3u8", false, true},
+		{"rtsp://cam.local/stream", false, true},
+		{"rtmp://host/app/key", false, true},
+		{"srt://host:9000?streamid=x", false, true},
+		{"hls+http://host/x.m3u8", false, true},
+		{"odd name://x", true, false},
+		{"://x", true, false},
+	}
+	for _, tc := range cases {
+		args := Args(tc.address)
+		i := slices.Index(args, "-i")
+		if i < 0 || args[i+1] != tc.address {
+			t.Errorf("%s: args %q", tc.address, args)
+			continue
+		}
+		pre := args[:i]
+		if got := slices.Contains(pre, "-re"); got != tc.re {
+			t.Errorf("%s: -re %v, want %v", tc.address, got, tc.re)
+		}
+		j := slices.Index(pre, "-rw_timeout")
+		if (j >= 0) != tc.rwTmo || (j >= 0 && pre[j+1] != "10000000") {
+			t.Errorf("%s: args %q, rw_timeout wanted: %v", tc.address, args, tc.rwTmo)
+		}
+		if !slices.Equal(args[i+2:], []string{"-c", "copy", "-f", "mpegts", "-flush_packets", "1", "pipe:1"}) {
+			t.Errorf("%s: output args %q", tc.address, args[i+2:])
+		}
+		if !slices.Contains(pre, "-nostdin") || !slices.Contains(pre, "-hide_banner") || !slices.Contains(pre, "error") {
+			t.Errorf("%s: args %q", tc.address, args)
+		}
+	}
+}
+
+func TestCheckAddress(t *testing.T) {
+	for _, a := range []string{"", "  ", "-i", "-f lavfi", "-", "a\nb", "x\x00"} {
+		err := Run(context.Background(), "ffmpeg", a, stream.New("x", stream.Options{}), nil)
+		if !errors.Is(err, ErrBadAddress) {
+			t.Errorf("%q: %v, want ErrBadAddress", a, err)
+		}
+	}
+	for _, a := range []string{"in.ts", "http://h/x", "x-y.ts", "./-x.ts"} {
+		if err := checkAddress(a); err != nil {
+			t.Errorf("%q refused: %v", a, err)
+		}
+	}
+}
+
+func requireFFmpeg(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
+	}
+	return p
+}
+
+// Source: constant-bitrate H.264 640x360 + AAC.
+const srcKbps = 1000 + 64
+
+var (
+	fileOnce sync.Once
+	filePath string
+	fileErr  error
+)
+
+// sourceFile makes a 6 s MP4 of the test source once.
+func sourceFile(t *testing.T) string {
+	ffmpeg := requireFFmpeg(t)
+	fileOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ffin-test-")
+		if err != nil {
+			fileErr = err
+			return
+		}
+		filePath = filepath.Join(dir, "src.mp4")
+		out, err := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error", "-nostdin",
+			"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+			"-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+			"-b:v", "1000k", "-minrate", "1000k", "-maxrate", "1000k", "-bufsize", "500k", "-x264-params", "nal-hrd=cbr",
+			"-g", "25", "-c:a", "aac", "-b:a", "64k", filePath).CombinedOutput()
+		if err != nil {
+			fileErr = fmt.Errorf("ffmpeg: %w\n%s", err, out)
+		}
+	})
+	if fileErr != nil {
+		t.Fatal(fileErr)
+	}
+	return filePath
+}
+
+// collect reads s in the background until the returned stop is called.
+func collect(t *testing.T, s *stream.Stream) func() []*media.AccessUnit {
+	r, err := s.NewReader("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var aus []*media.AccessUnit
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			au, err := r.Read(ctx)
+			if err != nil {
+				return
+			}
+			aus = append(aus, au)
+		}
+	}()
+	return func() []*media.AccessUnit { cancel(); <-done; r.Close(); return aus }
+}
+
+// checkMedia checks the tracks and that DTS increases per track.
+func checkMedia(t *testing.T, s *stream.Stream, aus []*media.AccessUnit, minUnits int) {
+	t.Helper()
+	tracks := s.Tracks()
+	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[1].Codec != media.CodecAAC ||
+		tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 {
+		t.Fatalf("tracks %+v", tracks)
+	}
+	if len(aus) < minUnits {
+		t.Fatalf("%d units, want at least %d", len(aus), minUnits)
+	}
+	if !aus[0].Key {
+		t.Error("first unit is not a key frame")
+	}
+	last := map[int]int64{}
+	for i, au := range aus {
+		if l, ok := last[au.Track]; ok && au.DTS <= l {
+			t.Fatalf("unit %d track %d: DTS %d after %d", i, au.Track, au.DTS, l)
+		}
+		last[au.Track] = au.DTS
+	}
+}
+
+// TestRunFile is not parallel: it measures rates.
+func TestRunFile(t *testing.T) {
+	ffmpeg := requireFFmpeg(t)
+	path := sourceFile(t)
+	s := stream.New("file", stream.Options{})
+	stop := collect(t, s)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- Run(context.Background(), ffmpeg, path, s, nil) }()
+	checkRates(t, s, srcKbps, 25)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 5*time.Second {
+		t.Errorf("6 s file done in %s: not read at its pace", took)
+	}
+	checkMedia(t, s, stop(), 6*25)
+	if s.Publishing() {
+		t.Error("still publishing after Run returned")
+	}
+}
+
+func TestRunHTTP(t *testing.T) {
+	ffmpeg := requireFFmpeg(t)
+	path := sourceFile(t)
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, path)
+	}))
+	defer srv.Close()
+	s := stream.New("http", stream.Options{})
+	stop := collect(t, s)
+	if err := Run(context.Background(), ffmpeg, srv.URL+"/src.mp4", s, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkMedia(t, s, stop(), 6*25)
+}
+
+func TestRunFailures(t *testing.T) {
+	ffmpeg := requireFFmpeg(t)
+	t.Parallel()
+	s := stream.New("fail", stream.Options{})
+	err := Run(context.Background(), ffmpeg, filepath.Join(t.TempDir(), "missing.ts"), s, nil)
+	if err == nil || !strings.Contains(err.Error(), "No such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	secret := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/x.ts"
+	err = Run(context.Background(), ffmpeg, secret, s, nil)
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("404 with credentials: %v", err)
+	}
+	t.Log(err)
+}
+
+func TestRunCancel(t *testing.T) {
+	ffmpeg := requireFFmpeg(t)
+	path := sourceFile(t)
+	t.Parallel()
+	s := stream.New("cancel", stream.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, ffmpeg, path, s, nil) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !s.Publishing() {
+		if time.Now().After(deadline) {
+			t.Fatal("not publishing within 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if s.Publishing() {
+		t.Error("still publishing")
+	}
+}

@@ -1,0 +1,89 @@
+package httpts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// Defaults of PullOptions.
+const (
+	DefaultPullIdleTimeout = 10 * time.Second
+	DefaultHeaderTimeout   = 10 * time.Second
+)
+
+// PullOptions tune Pull. The zero value uses the defaults.
+type PullOptions struct {
+	// IdleTimeout fails the pull when the server sends nothing for this long; default 10 s.
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds the wait for the response headers; default 10 s.
+	HeaderTimeout time.Duration
+	// Log receives the connection's start and end; default slog.Default().
+	Log *slog.Logger
+}
+
+// Pull GETs a continuous MPEG-TS or FLV stream (detected from its first bytes) from an
+// http:// or https:// URL and publishes it into s (INPUT_TYPE_HTTP_URL). It returns nil when
+// the server ended the stream after media flowed or ctx ended, and an error otherwise: a
+// status other than 200, nothing to publish, a stall longer than the idle timeout.
+func Pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions) error {
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultPullIdleTimeout
+	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	log := opts.Log.With("input", "http", "url", rawurl)
+	err := pull(ctx, rawurl, s, opts, log)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("http pull %s: %w", rawurl, err)
+	}
+	return nil
+}
+
+var errStalled = errors.New("stalled")
+
+func pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions, log *slog.Logger) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawurl, nil)
+	if err != nil {
+		return err
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("scheme %q, want http or https", req.URL.Scheme)
+	}
+	req.Header.Set("User-Agent", "sluice")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = opts.HeaderTimeout
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("server answered %s", resp.Status)
+	}
+	stall := time.AfterFunc(opts.IdleTimeout, func() { cancel(errStalled) })
+	defer stall.Stop()
+	body := idleReader{r: resp.Body, arm: func() { stall.Reset(opts.IdleTimeout) }}
+	log.Info("connected", "content_type", resp.Header.Get("Content-Type"))
+	units, err := ingestBody(body, s, log)
+	log.Info("stream ended", "units", units, "error", err)
+	if cause := context.Cause(ctx); errors.Is(cause, errStalled) {
+		return fmt.Errorf("nothing received for %s: %w", opts.IdleTimeout, cause)
+	}
+	return err
+}

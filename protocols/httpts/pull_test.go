@@ -1,0 +1,141 @@
+package httpts
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// pacedFile serves a file as a continuous stream at about its real-time rate.
+func pacedFile(t *testing.T, path string, seconds float64, contentType string) *httptest.Server {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		rc := http.NewResponseController(w)
+		chunk := int(float64(len(data)) / seconds / 10)
+		for off := 0; off < len(data); off += chunk {
+			if _, err := w.Write(data[off:min(off+chunk, len(data))]); err != nil {
+				return
+			}
+			_ = rc.Flush()
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestPullPaced(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	for _, tc := range []struct {
+		name, path, ctype string
+	}{
+		{"TS", makeTS(t, 3), "video/mp2t"},
+		{"FLV", makeFLV(t, 3), "video/x-flv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := pacedFile(t, tc.path, 3, tc.ctype)
+			s := stream.New("pull-"+tc.name, stream.Options{})
+			col := collect(t, s)
+			start := time.Now()
+			if err := Pull(context.Background(), srv.URL+"/live", s, PullOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took < 2*time.Second {
+				t.Errorf("pull took %s, want the file's pace", took)
+			}
+			checkSourceTracks(t, s.Tracks())
+			waitFor(t, 5*time.Second, "units", func() bool { return len(col.snapshot()) > 100 })
+			checkUnits(t, s.Tracks(), col.snapshot())
+			if s.Publishing() {
+				t.Error("still publishing after the pull returned")
+			}
+		})
+	}
+}
+
+// TestPullFFmpegServer pulls from ffmpeg serving MPEG-TS over HTTP (-listen 1).
+func TestPullFFmpegServer(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	port := freeTCPPort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	ffErr := make(chan error, 1)
+	go func() {
+		args := append(cbrArgs(4, true), "-f", "mpegts", "-listen", "1", url)
+		ffErr <- runFFmpeg(context.Background(), t, args...)
+	}()
+	s := stream.New("pull-ffmpeg", stream.Options{})
+	col := collect(t, s)
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err = Pull(context.Background(), url, s, PullOptions{})
+		if err == nil || !strings.Contains(err.Error(), "refused") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // ffmpeg is not listening yet
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ffErr; err != nil {
+		t.Log(err) // ffmpeg may complain that the client went away at the end
+	}
+	checkSourceTracks(t, s.Tracks())
+	aus := col.snapshot()
+	if len(aus) < 150 {
+		t.Fatalf("%d units, want about 4 s", len(aus))
+	}
+	checkUnits(t, s.Tracks(), aus)
+}
+
+func TestPullErrors(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/missing":
+			http.NotFound(w, r)
+		case "/empty":
+		case "/text":
+			fmt.Fprint(w, strings.Repeat("not a stream\n", 1000))
+		case "/stall":
+			_, _ = w.Write([]byte{0x47, 0x40, 0x00, 0x10})
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ path, want string }{
+		{"/missing", "404"},
+		{"/empty", "no MPEG-TS or FLV"},
+		{"/text", "no MPEG-TS or FLV"},
+		{"/stall", "nothing received for"},
+	} {
+		s := stream.New("pull-err", stream.Options{})
+		err := Pull(context.Background(), srv.URL+tc.path, s, PullOptions{IdleTimeout: 500 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.path, err, tc.want)
+		}
+	}
+	if err := Pull(context.Background(), "ftp://x/", stream.New("x", stream.Options{}), PullOptions{}); err == nil {
+		t.Error("ftp URL accepted")
+	}
+}

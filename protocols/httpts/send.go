@@ -1,0 +1,145 @@
+package httpts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// Send limits.
+const (
+	// sendStall fails a send whose server accepts no bytes for this long.
+	sendStall = 10 * time.Second
+	// answerWait is how long Send waits for the server's answer after ending the body.
+	answerWait = 5 * time.Second
+)
+
+// Send muxes the reader's units into MPEG-TS and sends them as the body of one chunked HTTP
+// request (OUTPUT_TYPE_HTTP_URL), POST or PUT (method; empty is POST). tracks are the stream's
+// tracks when the reader was opened; timestamps keep increasing across the stream's
+// discontinuities. Send ends the body and returns nil when ctx ends or the stream closes; it
+// fails when the server answers before that (a status other than 2xx quoted), refuses the
+// connection, or accepts no bytes for 10 s.
+func Send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks []media.Track) error {
+	if err := send(ctx, rawurl, method, r, tracks, slog.Default()); err != nil {
+		return fmt.Errorf("http send %s: %w", rawurl, err)
+	}
+	return nil
+}
+
+func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+	method = strings.ToUpper(method)
+	if method == "" {
+		method = http.MethodPost
+	}
+	if method != http.MethodPost && method != http.MethodPut {
+		return fmt.Errorf("method %q, want POST or PUT", method)
+	}
+	log = log.With("output", "http", "url", rawurl)
+	out, err := newTSOut(tracks, log)
+	if err != nil {
+		return err
+	}
+	reqCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	pr, pw := io.Pipe()
+	req, err := http.NewRequestWithContext(reqCtx, method, rawurl, pr)
+	if err != nil {
+		return err
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("scheme %q, want http or https", req.URL.Scheme)
+	}
+	req.ContentLength = -1 // chunked
+	req.Header.Set("Content-Type", "video/mp2t")
+	req.Header.Set("User-Agent", "sluice")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			if resp.StatusCode/100 != 2 {
+				err = fmt.Errorf("server answered %s", resp.Status)
+			}
+		}
+		// Unblocks a write the transport will never read.
+		pr.CloseWithError(errAnswered)
+		answered <- err
+	}()
+
+	var stalled atomic.Bool
+	stall := time.AfterFunc(sendStall, func() { stalled.Store(true); cancel() })
+	stall.Stop()
+	err = pump(ctx, r, out, pw, stall)
+	if err == nil {
+		// The stream ended or ctx ended: finish the body and take the answer.
+		_ = pw.Close()
+		t := time.AfterFunc(answerWait, cancel)
+		aerr := <-answered
+		t.Stop()
+		if aerr != nil && !errors.Is(aerr, context.Canceled) {
+			log.Warn("no clean answer after the end of the body", "error", aerr)
+		}
+		return nil
+	}
+	_ = pw.CloseWithError(err)
+	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, errAnswered) {
+		// The request ended first: its result says why.
+		aerr := <-answered
+		if stalled.Load() {
+			return fmt.Errorf("server accepted no bytes for %s", sendStall)
+		}
+		if aerr != nil {
+			return aerr
+		}
+		return errors.New("server answered before the end of the stream")
+	}
+	cancel()
+	<-answered
+	return err
+}
+
+// errAnswered closes the body pipe once the request is over.
+var errAnswered = errors.New("request over")
+
+// pump muxes units into the body until ctx ends or the stream closes (nil) or a write fails.
+func pump(ctx context.Context, r *stream.Reader, out *tsOut, w io.Writer, stall *time.Timer) error {
+	s := r.Stream()
+	var buf []byte
+	for {
+		au, err := r.Read(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		var ok bool
+		buf, _, ok, err = out.appendUnit(buf[:0], au, s)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		stall.Reset(sendStall)
+		_, err = w.Write(buf)
+		stall.Stop()
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package httpts
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// startServer serves a Server for s on a loopback port until the test ends.
+func startServer(t *testing.T, s *stream.Stream) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	srv := NewServer(s, ServerOptions{})
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// publishHTTP runs ffmpeg sending the test source to url.
+func publishHTTP(t *testing.T, url string, seconds float64, extra ...string) error {
+	args := append(cbrArgs(seconds, true), extra...)
+	args = append(args, url)
+	return runFFmpeg(context.Background(), t, args...)
+}
+
+// TestServerFFmpegPOST is not parallel: it measures rates.
+func TestServerFFmpegPOST(t *testing.T) {
+	requireFFmpeg(t)
+	s := stream.New("http-post", stream.Options{})
+	base := startServer(t, s)
+	col := collect(t, s)
+	var wg sync.WaitGroup
+	var pubErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pubErr = publishHTTP(t, base+"/live/stream", 10, "-f", "mpegts")
+	}()
+	checkRates(t, s, float64(srcVideoKbps+srcAudioKbps), 25)
+	wg.Wait()
+	if pubErr != nil {
+		t.Fatal(pubErr)
+	}
+	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+	checkSourceTracks(t, s.Tracks())
+	checkUnits(t, s.Tracks(), col.snapshot())
+}
+
+func TestServerFFmpegPUTAndFLV(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"PUT", []string{"-method", "PUT", "-f", "mpegts"}},
+		{"FLV", []string{"-f", "flv"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := stream.New("http-"+tc.name, stream.Options{})
+			base := startServer(t, s)
+			col := collect(t, s)
+			if err := publishHTTP(t, base+"/", 3, tc.extra...); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+			checkSourceTracks(t, s.Tracks())
+			aus := col.snapshot()
+			if len(aus) < 100 {
+				t.Fatalf("%d units, want about 3 s", len(aus))
+			}
+			checkUnits(t, s.Tracks(), aus)
+		})
+	}
+}
+
+// slowBody feeds a file through a pipe at about the given rate until closed.
+func slowBody(t *testing.T, path string, bytesPerSec int) (io.ReadCloser, func()) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		chunk := bytesPerSec / 10
+		for off := 0; off < len(data); off += chunk {
+			if _, err := pw.Write(data[off:min(off+chunk, len(data))]); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		pw.Close()
+	}()
+	return pr, func() { pw.CloseWithError(io.ErrClosedPipe); <-done }
+}
+
+func TestServerConflict(t *testing.T) {
+	t.Parallel()
+	s := stream.New("http-conflict", stream.Options{})
+	base := startServer(t, s)
+	body, stop := slowBody(t, makeTS(t, 4), 200_000)
+	first := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(base+"/a", "video/mp2t", body)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	waitFor(t, 10*time.Second, "the first publisher", s.Publishing)
+	resp, err := http.Post(base+"/b", "video/mp2t", bytes.NewReader(make([]byte, 1000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("second publisher: %s, want 409", resp.Status)
+	}
+	resp, err = http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %s, want 405", resp.Status)
+	}
+	stop()
+	<-first
+}
+
+// TestServerReconnect is not parallel: it counts the process's goroutines and descriptors.
+func TestServerReconnect(t *testing.T) {
+	requireFFmpeg(t)
+	g0, f0 := resources()
+	s := stream.New("http-reconnect", stream.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- NewServer(s, ServerOptions{}).Serve(ctx, ln) }()
+	col := collect(t, s)
+	resp, err := http.Get("http://" + ln.Addr().String() + "/") // the server is up
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(200 * time.Millisecond)
+	g1, f1 := resources()
+	for i := range 4 {
+		if err := publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+		if got := s.Discontinuities(); got != int64(i) {
+			t.Fatalf("after %d publishers: %d discontinuities", i+1, got)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	waitBaseline(t, g1, f1)
+	checkUnits(t, s.Tracks(), col.snapshot())
+	col.stop()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitBaseline(t, g0, f0)
+}
+
+func TestServerRandomBytes(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	s := stream.New("http-random", stream.Options{})
+	base := startServer(t, s)
+	junk := make([]byte, 2<<20)
+	_, _ = rand.Read(junk)
+	for i := 0; i < len(junk); i += 188 {
+		junk[i] = 0x47 // aligned sync bytes make the demuxer work harder
+	}
+	resp, err := http.Post(base+"/", "video/mp2t", bytes.NewReader(junk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("random body: %s %s, want 400", resp.Status, msg)
+	}
+	col := collect(t, s)
+	if err := publishHTTP(t, base+"/", 3, "-f", "mpegts"); err != nil {
+		t.Fatal(err)
+	}
+	checkSourceTracks(t, s.Tracks())
+	if aus := col.snapshot(); len(aus) < 50 {
+		t.Fatalf("%d units after the random body", len(aus))
+	}
+}

@@ -1,0 +1,92 @@
+package udp
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// Listen receives MPEG-TS datagrams on the UDP port, on every local address, and publishes
+// them into s (INPUT_TYPE_UDP_LISTEN). A publisher session starts with the first datagram of
+// whole sync-aligned TS packets (bare or in RTP) and ends after opts.IdleTimeout without
+// one; the next datagram starts a new session. Other datagrams are ignored. Listen returns nil
+// when ctx ends, or an error when the port cannot be bound or s is closed.
+func Listen(ctx context.Context, port int, s *stream.Stream, opts Options) error {
+	opts = opts.withDefaults()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{Port: port})
+	if err != nil {
+		return fmt.Errorf("udp listen :%d: %w", port, err)
+	}
+	defer conn.Close()
+	log := opts.Log.With("input", "udp", "addr", conn.LocalAddr().String())
+	granted := setReadBuffer(conn, opts.ReadBuffer)
+	log.Info("listening", "read_buffer", granted)
+	r := &receiver{conn: conn, s: s, log: log, idle: opts.IdleTimeout}
+	return r.run(ctx)
+}
+
+// Pull receives MPEG-TS from a udp:// URL and publishes it into s (INPUT_TYPE_UDP_URL):
+//
+//	udp://@:1234, udp://:1234, udp://0.0.0.0:1234   the port on every local address
+//	udp://239.1.2.3:1234                             joins the multicast group
+//
+// A unicast host is ignored, as ffmpeg does. Options honoured in the query:
+//
+//	localaddr=IP      join the group on the interface that has this address
+//	interface=NAME    join the group on this interface (e.g. eth1); default the kernel's choice
+//	buffer_size=N     socket receive buffer in bytes (default opts.ReadBuffer, 4 MiB)
+//	fifo_size=N       the same in 188-byte packets (ffmpeg's unit), when buffer_size is absent
+//	timeout=N         microseconds without a datagram after which Pull returns (none by default)
+//
+// Sessions run as in Listen. Pull returns nil when ctx ends or, with timeout set, when the
+// input went quiet after media flowed; an error when nothing came within the timeout or the
+// socket cannot be opened.
+func Pull(ctx context.Context, rawurl string, s *stream.Stream, opts Options) error {
+	opts = opts.withDefaults()
+	ep, err := parseURL(rawurl, "udp")
+	if err != nil {
+		return fmt.Errorf("udp pull: %w", err)
+	}
+	conn, err := listenEndpoint(ep)
+	if err != nil {
+		return fmt.Errorf("udp pull %s: %w", rawurl, err)
+	}
+	defer conn.Close()
+	readBuffer := opts.ReadBuffer
+	if ep.readBuffer > 0 {
+		readBuffer = ep.readBuffer
+	}
+	log := opts.Log.With("input", "udp", "url", rawurl)
+	granted := setReadBuffer(conn, readBuffer)
+	log.Info("receiving", "addr", conn.LocalAddr().String(), "read_buffer", granted)
+	r := &receiver{conn: conn, s: s, log: log, idle: opts.IdleTimeout, quiet: ep.timeout}
+	return r.run(ctx)
+}
+
+// listenEndpoint binds the port, joining the group of a multicast address.
+func listenEndpoint(ep endpoint) (*net.UDPConn, error) {
+	if !ep.multicast() {
+		laddr := &net.UDPAddr{Port: ep.port}
+		if ep.localAddr != nil {
+			laddr.IP = ep.localAddr
+		}
+		return net.ListenUDP("udp", laddr)
+	}
+	ifi, err := ep.interfaceOf()
+	if err != nil {
+		return nil, err
+	}
+	network := "udp4"
+	if ep.ip.To4() == nil {
+		network = "udp6"
+	}
+	// The socket binds the port on every address (SO_REUSEADDR), so that several inputs can
+	// join groups on one port, and joins the group on ifi (nil: the kernel's choice).
+	conn, err := net.ListenMulticastUDP(network, ifi, &net.UDPAddr{IP: ep.ip, Port: ep.port})
+	if err != nil {
+		return nil, fmt.Errorf("join %s: %w", ep.ip, err)
+	}
+	return conn, nil
+}

@@ -1,0 +1,139 @@
+package udp
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// startListen runs Listen on a free port until the test ends.
+func startListen(t *testing.T, s *stream.Stream, opts Options) int {
+	t.Helper()
+	port := freeUDPPort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Listen(ctx, port, s, opts) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Listen: %v", err)
+		}
+	})
+	return port
+}
+
+// publishUDP runs ffmpeg sending the test source to the port for the given seconds.
+func publishUDP(ctx context.Context, t *testing.T, port int, seconds float64) error {
+	args := append(cbrArgs(seconds, true), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))
+	return runFFmpeg(ctx, t, args...)
+}
+
+// TestListenFFmpeg is not parallel: it measures rates.
+func TestListenFFmpeg(t *testing.T) {
+	requireFFmpeg(t)
+	s := stream.New("udp-listen", stream.Options{})
+	port := startListen(t, s, Options{IdleTimeout: time.Second})
+	col := collect(t, s)
+
+	var wg sync.WaitGroup
+	var pubErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pubErr = publishUDP(context.Background(), t, port, 10)
+	}()
+	checkRates(t, s, float64(srcVideoKbps+srcAudioKbps), 25)
+	wg.Wait()
+	if pubErr != nil {
+		t.Fatal(pubErr)
+	}
+	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+	checkSourceTracks(t, s.Tracks())
+	aus := col.snapshot()
+	if len(aus) < 200 {
+		t.Fatalf("%d units, want at least 200", len(aus))
+	}
+	checkUnits(t, s.Tracks(), aus)
+}
+
+// TestListenReconnect is not parallel: it counts the process's goroutines and descriptors.
+func TestListenReconnect(t *testing.T) {
+	requireFFmpeg(t)
+	g0, f0 := resources()
+	s := stream.New("udp-reconnect", stream.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	port := freeUDPPort(t)
+	done := make(chan error, 1)
+	go func() { done <- Listen(ctx, port, s, Options{IdleTimeout: time.Second}) }()
+	col := collect(t, s)
+	var g1, f1 int
+	for i := range 4 {
+		if err := publishUDP(context.Background(), t, port, 2); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+		if got := s.Discontinuities(); got != int64(i) {
+			t.Fatalf("after %d publishers: %d discontinuities", i+1, got)
+		}
+		if i == 0 {
+			// The socket is open and the first session is over: what later sessions leave
+			// behind shows against this.
+			g1, f1 = resources()
+		}
+	}
+	waitBaseline(t, g1, f1)
+	checkUnits(t, s.Tracks(), col.snapshot())
+	col.stop()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitBaseline(t, g0, f0)
+}
+
+func TestListenRandomBytes(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	s := stream.New("udp-random", stream.Options{})
+	port := startListen(t, s, Options{IdleTimeout: 300 * time.Millisecond})
+	conn, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	junk := make([]byte, 2<<20)
+	_, _ = rand.Read(junk)
+	for off, i := 0, 0; off < len(junk); i++ {
+		n := []int{1316, 188, 7, 1500, 9000, 376}[i%6]
+		p := junk[off:min(off+n, len(junk))]
+		if i%3 == 0 && len(p) >= 188 {
+			for k := 0; k+188 <= len(p); k += 188 {
+				p[k] = 0x47 // sync-aligned garbage starts sessions
+			}
+		}
+		if _, err := conn.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		off += n
+		if i%64 == 0 {
+			time.Sleep(time.Millisecond) // let the receiver keep up on loopback
+		}
+	}
+	waitFor(t, 10*time.Second, "the garbage session to end", func() bool { return !s.Publishing() })
+	col := collect(t, s)
+	if err := publishUDP(context.Background(), t, port, 3); err != nil {
+		t.Fatal(err)
+	}
+	checkSourceTracks(t, s.Tracks())
+	aus := col.snapshot()
+	if len(aus) < 50 {
+		t.Fatalf("%d units after the garbage, want a working publisher", len(aus))
+	}
+	checkUnits(t, s.Tracks(), aus)
+}

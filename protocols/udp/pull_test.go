@@ -1,0 +1,100 @@
+package udp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// startPull runs Pull until the test ends, or until it returns; its result comes on the
+// channel.
+func startPull(t *testing.T, url string, s *stream.Stream) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Pull(ctx, url, s, Options{IdleTimeout: 500 * time.Millisecond}) }()
+	t.Cleanup(cancel)
+	return done
+}
+
+func TestPullUnicastTimeout(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	s := stream.New("udp-pull", stream.Options{})
+	port := freeUDPPort(t)
+	done := startPull(t, fmt.Sprintf("udp://@:%d?timeout=1000000&fifo_size=10000", port), s)
+	col := collect(t, s)
+	if err := publishUDP(context.Background(), t, port, 3); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Pull after the input went quiet: %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Pull did not return after its timeout")
+	}
+	checkSourceTracks(t, s.Tracks())
+	checkUnits(t, s.Tracks(), col.snapshot())
+}
+
+func TestPullNothingTimeout(t *testing.T) {
+	t.Parallel()
+	s := stream.New("udp-quiet", stream.Options{})
+	done := startPull(t, fmt.Sprintf("udp://:%d?timeout=300000", freeUDPPort(t)), s)
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no MPEG-TS") {
+			t.Fatalf("Pull without input: %v, want a no-MPEG-TS error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Pull did not return after its timeout")
+	}
+}
+
+// mcastGroup returns a group in the organisation-local scope 239.255.0.0/16.
+func mcastGroup() string {
+	return fmt.Sprintf("239.255.%d.%d", rand.IntN(250)+1, rand.IntN(250)+1)
+}
+
+// TestPullMulticastFFmpeg joins a group on the loopback interface, where ffmpeg sends with
+// TTL 0 from 127.0.0.1: the datagrams never leave the host.
+func TestPullMulticastFFmpeg(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	s := stream.New("udp-mcast", stream.Options{})
+	group, port := mcastGroup(), freeUDPPort(t)
+	startPull(t, fmt.Sprintf("udp://%s:%d?interface=lo", group, port), s)
+	col := collect(t, s)
+	args := append(cbrArgs(3, true), "-f", "mpegts",
+		fmt.Sprintf("udp://%s:%d?pkt_size=1316&ttl=0&localaddr=127.0.0.1", group, port))
+	if err := runFFmpeg(context.Background(), t, args...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "units", func() bool { return len(col.snapshot()) > 50 })
+	checkSourceTracks(t, s.Tracks())
+	checkUnits(t, s.Tracks(), col.snapshot())
+}
+
+// TestSendPullMulticast sends with Send to a group (TTL 0, out of lo) and receives with Pull
+// joined on lo by its address.
+func TestSendPullMulticast(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	src := stream.New("mcast-src", stream.Options{})
+	startPlay(t, src)
+	dst := stream.New("mcast-dst", stream.Options{})
+	group, port := mcastGroup(), freeUDPPort(t)
+	startPull(t, fmt.Sprintf("udp://@%s:%d?localaddr=127.0.0.1", group, port), dst)
+	col := collect(t, dst)
+	startSend(t, src, fmt.Sprintf("udp://%s:%d?ttl=0&localaddr=127.0.0.1", group, port), Send)
+	waitFor(t, 20*time.Second, "units", func() bool { return len(col.snapshot()) > 100 })
+	checkSourceTracks(t, dst.Tracks())
+	checkUnits(t, dst.Tracks(), col.snapshot())
+}

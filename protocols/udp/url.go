@@ -1,0 +1,160 @@
+package udp
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicemedia/sluice/packager/mpegts"
+)
+
+// Bounds of URL options.
+const (
+	maxReadBuffer = 256 << 20 // buffer_size, fifo_size × 188
+	maxPktSize    = 64 * 1024 / mpegts.PacketSize * mpegts.PacketSize
+	defaultTTL    = 16 // ffmpeg's default multicast TTL
+)
+
+// endpoint is a parsed udp:// or rtp:// URL: the input or output address and its options.
+type endpoint struct {
+	scheme string
+	host   string // as written: empty for "@:port" or ":port"
+	port   int
+	ip     net.IP // nil when host is empty
+	// Options from the query.
+	iface      string        // interface=NAME
+	localAddr  net.IP        // localaddr=IP
+	readBuffer int           // buffer_size (bytes) or fifo_size (188-byte packets); 0 unset
+	timeout    time.Duration // timeout (µs, as ffmpeg); 0 unset
+	ttl        int           // ttl; -1 unset
+	pktSize    int           // pkt_size; 0 unset
+}
+
+// multicast tells whether the address is a multicast group.
+func (e endpoint) multicast() bool { return e.ip != nil && e.ip.IsMulticast() }
+
+// parseURL parses a URL of one of the schemes: udp://[@][host]:port[?options]. The host is
+// a literal IP address or a name (resolved for outputs). Options this package does not use
+// are ignored; a bad value of one it uses is an error.
+func parseURL(raw string, schemes ...string) (endpoint, error) {
+	e := endpoint{ttl: -1}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return e, fmt.Errorf("url %q: %w", raw, err)
+	}
+	e.scheme = strings.ToLower(u.Scheme)
+	if !slices.Contains(schemes, e.scheme) {
+		return e, fmt.Errorf("url %q: scheme %q, want %s", raw, u.Scheme, strings.Join(schemes, " or "))
+	}
+	if u.User != nil && u.User.String() != "" {
+		return e, fmt.Errorf("url %q: unexpected user info", raw)
+	}
+	e.host = u.Hostname()
+	ps := u.Port()
+	if ps == "" {
+		return e, fmt.Errorf("url %q: no port", raw)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return e, fmt.Errorf("url %q: port %q out of 1-65535", raw, ps)
+	}
+	e.port = port
+	if e.host != "" {
+		e.ip = net.ParseIP(e.host)
+	}
+	if err := e.parseQuery(u.Query()); err != nil {
+		return e, fmt.Errorf("url %q: %w", raw, err)
+	}
+	return e, nil
+}
+
+func (e *endpoint) parseQuery(q url.Values) error {
+	var err error
+	num := func(key string, lo, hi int) int {
+		v := q.Get(key)
+		if v == "" || err != nil {
+			return 0
+		}
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < lo || n > hi {
+			err = fmt.Errorf("option %s=%q: want an integer in %d-%d", key, v, lo, hi)
+			return 0
+		}
+		return n
+	}
+	if n := num("fifo_size", 1, maxReadBuffer/mpegts.PacketSize); n > 0 {
+		e.readBuffer = n * mpegts.PacketSize
+	}
+	if n := num("buffer_size", 1, maxReadBuffer); n > 0 {
+		e.readBuffer = n
+	}
+	if n := num("timeout", 1, 1<<31-1); n > 0 {
+		e.timeout = time.Duration(n) * time.Microsecond
+	}
+	if q.Has("ttl") {
+		e.ttl = num("ttl", 0, 255)
+	}
+	e.pktSize = num("pkt_size", mpegts.PacketSize, maxPktSize)
+	if err != nil {
+		return err
+	}
+	if e.pktSize%mpegts.PacketSize != 0 {
+		return fmt.Errorf("option pkt_size=%d: want a multiple of %d", e.pktSize, mpegts.PacketSize)
+	}
+	e.iface = q.Get("interface")
+	if v := q.Get("localaddr"); v != "" {
+		if e.localAddr = net.ParseIP(v); e.localAddr == nil {
+			return fmt.Errorf("option localaddr=%q: want an IP address", v)
+		}
+	}
+	return nil
+}
+
+// interfaceOf finds the interface named by the interface= or localaddr= option; nil when
+// neither is set (the kernel's choice).
+func (e endpoint) interfaceOf() (*net.Interface, error) {
+	if e.iface != "" {
+		ifi, err := net.InterfaceByName(e.iface)
+		if err != nil {
+			return nil, fmt.Errorf("interface %q: %w", e.iface, err)
+		}
+		return ifi, nil
+	}
+	if e.localAddr == nil {
+		return nil, nil
+	}
+	ifis, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("list interfaces: %w", err)
+	}
+	for i := range ifis {
+		addrs, err := ifis[i].Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(e.localAddr) {
+				return &ifis[i], nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("localaddr %s: no interface has this address", e.localAddr)
+}
+
+// ifaceIPv4 returns the first IPv4 address of an interface.
+func ifaceIPv4(ifi *net.Interface) (net.IP, error) {
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: %w", ifi.Name, err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			return n.IP.To4(), nil
+		}
+	}
+	return nil, fmt.Errorf("interface %s has no IPv4 address", ifi.Name)
+}
