@@ -8,7 +8,11 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/protocols/ffin"
+	"github.com/sluicemedia/sluice/protocols/httpts"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
+	"github.com/sluicemedia/sluice/protocols/testsrc"
+	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -83,6 +87,35 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 	case inRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtmp.Pull(ctx, input.InputStreamURL, s, log)
+		}, nil
+	case inUDPListen:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Log: log})
+		}, nil
+	case inUDPURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return udp.Pull(ctx, input.InputStreamURL, s, udp.Options{Log: log})
+		}, nil
+	case inHTTPListen:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Log: log})
+		}, nil
+	case inHTTPURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return httpts.Pull(ctx, input.InputStreamURL, s, httpts.PullOptions{Log: log})
+		}, nil
+	case inOther:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return ffin.Run(ctx, in.cfg.FFmpeg, input.InputStreamURL, s, log)
+		}, nil
+	case inTest:
+		p := testsrc.Params{FPS: input.EncodingRate, SoundHz: input.SoundHz, Width: input.ResolutionWidth,
+			Height: input.ResolutionHeight, DurationSec: input.VideoDurationSec, BitrateKbps: input.TestVideoBitrate}
+		if _, err := testsrc.Args(p); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, s *stream.Stream) error {
+			return testsrc.Run(ctx, in.cfg.FFmpeg, p, s, log)
 		}, nil
 	}
 	return nil, fmt.Errorf("input type %s is not built in this version", input.InputType)

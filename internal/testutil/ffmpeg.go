@@ -33,10 +33,29 @@ func RequireFFmpeg(t testing.TB) {
 // Source returns ffmpeg input and encoding arguments for a paced, constant-bitrate test
 // source: 640x360 at 25 fps H.264 (kbps kbit/s, a key frame a second) and 64 kbit/s AAC.
 func Source(kbps int) []string {
-	b := strconv.Itoa(kbps) + "k"
-	return []string{
+	return append([]string{
 		"-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
 		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	}, Encode(kbps)...)
+}
+
+// MakeClip writes a file of the given length with Source's encoding, as fast as ffmpeg can.
+func MakeClip(t testing.TB, path string, seconds, kbps int) {
+	t.Helper()
+	args := append([]string{
+		"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-t", strconv.Itoa(seconds),
+	}, Encode(kbps)...)
+	if err := FFmpeg(t, append(args, path)...).Wait(5 * time.Minute); err != nil {
+		t.Fatalf("make %s: %v", path, err)
+	}
+}
+
+// Encode returns Source's encoding arguments.
+func Encode(kbps int) []string {
+	b := strconv.Itoa(kbps) + "k"
+	return []string{
 		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
 		"-b:v", b, "-minrate", b, "-maxrate", b, "-bufsize", strconv.Itoa(kbps/2) + "k",
 		"-x264-params", "nal-hrd=cbr", "-g", "25", "-keyint_min", "25", "-sc_threshold", "0",
