@@ -25,8 +25,9 @@ func notBuilt(what string) Part {
 }
 
 // mediaRunners builds the pipeline of every record kind.
-func mediaRunners(cfg Config, h *hub, log *slog.Logger) RunnerFactory {
+func mediaRunners(cfg Config, st *storage.Store, h *hub, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, hub: h, log: log}
+	outs := &outputs{store: st, hub: h}
 	return func(rec storage.Record) (*Pipeline, error) {
 		plog := log.With("module", string(rec.Module()), "id", rec.Meta().ID, "name", rec.UniqueName())
 		switch r := rec.(type) {
@@ -35,7 +36,7 @@ func mediaRunners(cfg Config, h *hub, log *slog.Logger) RunnerFactory {
 		case *storage.Player:
 			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the HLS/DASH packager"))
 		case *storage.Restream:
-			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the restream output"))
+			return restreamPipeline(in, outs, r, plog)
 		case *storage.Recording:
 			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the recorder"))
 		}
@@ -58,6 +59,41 @@ func processPipeline(in *inputs, id string, input storage.Input, log *slog.Logge
 	return p, nil
 }
 
+// restreamPipeline is an input and one output; without transcoding the output is a native
+// remux of the input.
+func restreamPipeline(in *inputs, outs *outputs, r *storage.Restream, log *slog.Logger) (*Pipeline, error) {
+	p, err := processPipeline(in, r.ID, r.Input, log)
+	if err != nil {
+		return nil, err
+	}
+	if transcodes(r.Transcoding) {
+		p.Sinks = append(p.Sinks, notBuilt("transcoding"))
+		return p, nil
+	}
+	out, err := outs.part(p.Stream, r.Output, log.With("output", r.Output.OutputType))
+	if err != nil {
+		if p.Close != nil {
+			p.Close()
+		}
+		return nil, err
+	}
+	p.Sinks = append(p.Sinks, out)
+	return p, nil
+}
+
+// transcodes tells whether a transcoding object asks for any change: nil, or every field empty
+// or Disabled, is passthrough.
+func transcodes(tc *storage.Transcoding) bool {
+	if tc == nil {
+		return false
+	}
+	set := func(s string) bool { return s != "" && s != "Disabled" && s != "Disable" }
+	return set(tc.VideoTranscoding) || set(tc.AudioTranscoding) || tc.OutputVideoBitrate != nil ||
+		tc.ForceKeyFrames != nil || tc.GOP != nil || tc.FrameWidth != nil || tc.FrameHeight != nil ||
+		set(tc.Preset) || set(tc.Tune) || tc.CRF != nil || set(tc.PixFmt) || tc.FilterFPS != nil ||
+		tc.OutputAudioBitrate != nil || tc.SampleRate != nil
+}
+
 // rtmpServerPipeline runs an RTMP server module publishing into its registry.
 func rtmpServerPipeline(r *storage.RTMPServer, h *hub, log *slog.Logger) *Pipeline {
 	var cur atomic.Pointer[rtmp.Server]
@@ -76,14 +112,21 @@ func rtmpServerPipeline(r *storage.RTMPServer, h *hub, log *slog.Logger) *Pipeli
 	return &Pipeline{
 		Input: &Part{Name: "rtmp-server", Run: run},
 		Streams: func() []api.ActiveStream {
-			srv := cur.Load()
-			if srv == nil {
-				return []api.ActiveStream{}
-			}
 			out := []api.ActiveStream{}
-			for _, si := range srv.ActiveStreams() {
-				out = append(out, api.ActiveStream{StreamID: si.Key, Publisher: si.RemoteAddr, Since: si.Since,
-					Bitrate: si.Bitrate, Readers: si.Readers})
+			seen := map[string]bool{}
+			if srv := cur.Load(); srv != nil {
+				for _, si := range srv.ActiveStreams() {
+					seen[si.Key] = true
+					out = append(out, api.ActiveStream{StreamID: si.Key, Publisher: si.RemoteAddr, Since: si.Since,
+						Bitrate: si.Bitrate, Readers: si.Readers})
+				}
+			}
+			// Streams published in process (OUTPUT_TYPE_LOCAL_RTMP_URL restreams).
+			for _, s := range h.registry(r.ID).List() {
+				if st := s.Stats(); st.Publishing && !seen[s.Name()] {
+					out = append(out, api.ActiveStream{StreamID: s.Name(), Publisher: "local", Since: st.Since,
+						Bitrate: st.Bitrate, Readers: st.Readers})
+				}
 			}
 			return out
 		},

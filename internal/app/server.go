@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 
 	runners := opts.Runners
 	if runners == nil {
-		runners = mediaRunners(cfg, newHub(stream.Options{Log: log}), log)
+		runners = mediaRunners(cfg, st, newHub(stream.Options{Log: log}), log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,

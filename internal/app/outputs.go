@@ -1,0 +1,203 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/protocols/httpts"
+	"github.com/sluicemedia/sluice/protocols/rtmp"
+	"github.com/sluicemedia/sluice/protocols/udp"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Output types (spec 2.3).
+const (
+	outLocalRTMP = "OUTPUT_TYPE_LOCAL_RTMP_URL"
+	outOtherRTMP = "OUTPUT_TYPE_OTHER_RTMP_URL"
+	outRTSP      = "OUTPUT_TYPE_RTSP_URL"
+	outSRT       = "OUTPUT_TYPE_SRT_URL"
+	outUDP       = "OUTPUT_TYPE_UDP_URL"
+	outHTTP      = "OUTPUT_TYPE_HTTP_URL"
+	outRTP       = "OUTPUT_TYPE_RTP_URL"
+)
+
+// sendFunc delivers a reader's units to one destination until ctx ends or it fails.
+type sendFunc func(ctx context.Context, r *stream.Reader, tracks []media.Track) error
+
+// outputs builds the output side of restreams.
+type outputs struct {
+	store *storage.Store
+	hub   *hub
+}
+
+// part returns the supervised part that reads s and delivers it to out.
+func (o *outputs) part(s *stream.Stream, out storage.Output, log *slog.Logger) (Part, error) {
+	send, err := o.sender(out, log)
+	if err != nil {
+		return Part{}, err
+	}
+	return Part{Name: "output", Run: func(ctx context.Context, rep supervisor.Reporter) error {
+		r, err := s.NewReader("restream output")
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		tracks, err := waitTracks(ctx, s)
+		if err != nil || ctx.Err() != nil {
+			return nil
+		}
+		rep.SetState(supervisor.Running)
+		err = send(ctx, r, tracks)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			return errors.New("output ended")
+		}
+		return err
+	}}, nil
+}
+
+// waitTracks returns the stream's tracks once a publisher has set them.
+func waitTracks(ctx context.Context, s *stream.Stream) ([]media.Track, error) {
+	for {
+		tracks, changed := s.WatchTracks()
+		if len(tracks) > 0 {
+			return tracks, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// sender maps an output type to its protocol.
+func (o *outputs) sender(out storage.Output, log *slog.Logger) (sendFunc, error) {
+	target := out.OutputStreamURL
+	switch out.OutputType {
+	case outOtherRTMP:
+		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+			return rtmp.Push(ctx, target, out.OutputStreamKey, r, tracks)
+		}, nil
+	case outLocalRTMP:
+		return o.localRTMP(out)
+	case outUDP:
+		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+			return udp.Send(ctx, target, r, tracks, udp.SendOptions{Log: log})
+		}, nil
+	case outRTP:
+		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+			return udp.SendRTP(ctx, target, r, tracks, udp.SendOptions{Log: log})
+		}, nil
+	case outHTTP:
+		u, method, err := httpMethod(target)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+			return httpts.Send(ctx, u, method, r, tracks)
+		}, nil
+	}
+	return nil, fmt.Errorf("output type %s is not built in this version", out.OutputType)
+}
+
+// httpMethod takes the method=PUT option out of an HTTP output URL.
+func httpMethod(raw string) (string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("output_stream_url: %w", err)
+	}
+	q := u.Query()
+	method := strings.ToUpper(q.Get("method"))
+	switch method {
+	case "", "POST":
+		method = "POST"
+	case "PUT":
+	default:
+		return "", "", fmt.Errorf("output_stream_url: method=%s: only POST and PUT are supported", method)
+	}
+	q.Del("method")
+	u.RawQuery = q.Encode()
+	return u.String(), method, nil
+}
+
+// localRTMP publishes into one of the server's own RTMP modules, in process: the module is the
+// one whose port the URL names; the stream key is output_stream_key or the URL's last element.
+func (o *outputs) localRTMP(out storage.Output) (sendFunc, error) {
+	u, err := url.Parse(out.OutputStreamURL)
+	if err != nil {
+		return nil, fmt.Errorf("output_stream_url: %w", err)
+	}
+	port := 1935
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil {
+			return nil, fmt.Errorf("output_stream_url: port %q", p)
+		}
+	}
+	key := out.OutputStreamKey
+	if key == "" {
+		parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+		if len(parts) < 2 {
+			return nil, fmt.Errorf("output_stream_url %q names no stream key (rtmp://host:port/live/<key>, or set output_stream_key)", out.OutputStreamURL)
+		}
+		key = parts[len(parts)-1]
+	}
+	return func(ctx context.Context, r *stream.Reader, _ []media.Track) error {
+		servers, err := storage.List[storage.RTMPServer](ctx, o.store, storage.ModuleRTMPServers)
+		if err != nil {
+			return err
+		}
+		var id string
+		for _, s := range servers {
+			if s.ServerPort == port {
+				id = s.ID
+			}
+		}
+		if id == "" {
+			return fmt.Errorf("no RTMP server module of this server listens on port %d", port)
+		}
+		pub, err := o.hub.registry(id).Publish(key)
+		if err != nil {
+			return fmt.Errorf("publish %q to the local RTMP module on port %d: %w", key, port, err)
+		}
+		defer pub.Close()
+		return relay(ctx, r, pub)
+	}, nil
+}
+
+// relay copies units from a reader to a publisher of another stream. The publisher normalises
+// what it writes, so each unit is a shallow copy: the payload stays shared.
+func relay(ctx context.Context, r *stream.Reader, pub *stream.Publisher) error {
+	src := r.Stream()
+	var tracks []media.Track
+	for {
+		au, err := r.Read(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if cur := src.Tracks(); len(tracks) == 0 || au.Discontinuity {
+			tracks = cur
+			if err := pub.SetTracks(tracks); err != nil {
+				return err
+			}
+		}
+		cp := *au
+		cp.Discontinuity = false
+		if err := pub.Write(&cp); err != nil {
+			return err
+		}
+	}
+}
