@@ -61,7 +61,9 @@ func TestRestreamOutputs(t *testing.T) {
 			func(p int) map[string]any {
 				return map[string]any{"output_type": "OUTPUT_TYPE_RTP_URL", "output_stream_url": fmt.Sprintf("rtp://127.0.0.1:%d", p)}
 			}, "ts"},
-		{"http", func(p int) []string { return []string{"-listen", "1", "-i", fmt.Sprintf("http://127.0.0.1:%d/in.ts", p)} },
+		{"http", func(p int) []string {
+			return []string{"-listen", "1", "-i", fmt.Sprintf("http://127.0.0.1:%d/in.ts", p)}
+		},
 			func(p int) map[string]any {
 				return map[string]any{"output_type": "OUTPUT_TYPE_HTTP_URL", "output_stream_url": fmt.Sprintf("http://127.0.0.1:%d/in.ts", p)}
 			}, "ts"},

@@ -1,0 +1,269 @@
+// Package browser plays HLS and DASH in headless Chromium with hls.js and dash.js, through the
+// node harness in testdata/player, so end-to-end tests can check what a viewer would see.
+package browser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// DefaultChromium is the browser the harness launches; SLUICE_CHROMIUM overrides it.
+const DefaultChromium = "/usr/bin/chromium"
+
+// startTimeout bounds how long a player may take to start playing (play.mjs --start-timeout).
+const startTimeout = 20 * time.Second
+
+// Result is what the harness reports of one playback.
+type Result struct {
+	// OK is true when playback advanced and no fatal error was reported.
+	OK bool `json:"ok"`
+	// Kind is "hls" or "dash".
+	Kind string `json:"kind"`
+	// Src is the played URL.
+	Src string `json:"src"`
+	// PlayedSeconds sums currentTime's playback-like steps over the window; seeks do not count.
+	PlayedSeconds float64 `json:"playedSeconds"`
+	// Advance is currentTime at the window's end minus at its start.
+	Advance float64 `json:"advance"`
+	// StartupSeconds is how long the player took from page load to playing; -1 if it never did.
+	StartupSeconds float64 `json:"startupSeconds"`
+	// Seeks counts currentTime jumps between samples that were not playback.
+	Seeks int `json:"seeks"`
+	// Samples are the player states read every 500 ms during the window.
+	Samples []Sample `json:"samples"`
+	// Errors are the fatal player, video element and page errors.
+	Errors []string `json:"errors"`
+	// Warnings are the player's last non-fatal errors.
+	Warnings []string `json:"warnings"`
+	// Console holds the page's console errors and warnings (failed requests show here).
+	Console []string `json:"console"`
+	// Support maps codec strings to MediaSource.isTypeSupported in this browser.
+	Support map[string]bool `json:"support"`
+	// Decoded is what Chromium decoded by the window's end.
+	Decoded Decoded `json:"decoded"`
+	// Player is the player library and version, e.g. "hls.js 1.7.4".
+	Player string `json:"player"`
+	// Browser is Chromium's version.
+	Browser string `json:"browser"`
+	// Reason says why OK is false.
+	Reason string `json:"reason"`
+	// ElapsedSeconds is the harness's whole run time.
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+}
+
+// Sample is one reading of the page's video element.
+type Sample struct {
+	// T is seconds since the window began.
+	T           float64      `json:"t"`
+	CurrentTime float64      `json:"currentTime"`
+	Paused      bool         `json:"paused"`
+	ReadyState  int          `json:"readyState"`
+	Rate        float64      `json:"rate"`
+	Buffered    [][2]float64 `json:"buffered"`
+	VideoFrames int          `json:"videoFrames"`
+	// AudioDecodedBytes is Chromium's webkitAudioDecodedByteCount.
+	AudioDecodedBytes int64 `json:"audioDecodedBytes"`
+}
+
+// Decoded counts what reached Chromium's decoders.
+type Decoded struct {
+	VideoFrames   int   `json:"videoFrames"`
+	DroppedFrames int   `json:"droppedFrames"`
+	AudioBytes    int64 `json:"audioBytes"`
+	VideoBytes    int64 `json:"videoBytes"`
+	Width         int   `json:"width"`
+	Height        int   `json:"height"`
+}
+
+// String sums the result up in one line for test logs.
+func (r Result) String() string {
+	s := fmt.Sprintf("%s in Chromium %s: %s played %.1f s (advance %.1f s, startup %.1f s, %d seeks), "+
+		"%d video frames (%dx%d), %d audio bytes decoded",
+		r.Player, r.Browser, r.Kind, r.PlayedSeconds, r.Advance, r.StartupSeconds, r.Seeks,
+		r.Decoded.VideoFrames, r.Decoded.Width, r.Decoded.Height, r.Decoded.AudioBytes)
+	if len(r.Errors) > 0 {
+		s += fmt.Sprintf("; errors: %q", r.Errors)
+	}
+	if r.Reason != "" {
+		s += "; " + r.Reason
+	}
+	return s
+}
+
+// Option changes how Play plays.
+type Option func(*config)
+
+type config struct {
+	liveDelay  time.Duration
+	screenshot string
+}
+
+// LiveDelay keeps the player d behind a live edge (hls.js liveSyncDuration, dash.js liveDelay)
+// instead of its default: 3 target durations for hls.js, @suggestedPresentationDelay for dash.js.
+func LiveDelay(d time.Duration) Option { return func(c *config) { c.liveDelay = d } }
+
+// Screenshot saves a PNG of the page at the end of the window to path.
+func Screenshot(path string) Option { return func(c *config) { c.screenshot = path } }
+
+// Play plays url ("hls" or "dash" kind) muted in headless Chromium, waits up to 20 s for
+// playback to start, then watches it for d. It fails the test only when the harness itself
+// fails; the caller judges the returned Result.
+func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Result {
+	t.Helper()
+	dir := Require(t)
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	args := []string{
+		filepath.Join(dir, "play.mjs"),
+		"--kind", kind, "--src", url,
+		"--duration", seconds(d),
+		"--start-timeout", seconds(startTimeout),
+		"--chromium", chromium(),
+	}
+	if c.liveDelay > 0 {
+		args = append(args, "--live-delay", seconds(c.liveDelay))
+	}
+	if c.screenshot != "" {
+		args = append(args, "--screenshot", c.screenshot)
+	}
+
+	// play.mjs bounds itself; this is the backstop should node hang.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout+d+90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Chromium runs in node's process group, so one signal reaches the whole tree.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+
+	start := time.Now()
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	r, perr := parse(stdout.Bytes())
+	if perr != nil {
+		t.Fatalf("browser: play %s %s: %v (exit: %v, after %v)\nstderr:\n%s", kind, url, perr, err,
+			time.Since(start).Round(time.Millisecond), tail(stderr.String(), 4000))
+	}
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("browser: play %s %s: harness failed (%v): %s\nstderr:\n%s", kind, url, err, r.Reason,
+			tail(stderr.String(), 4000))
+	}
+	t.Logf("browser: %s", r)
+	if !r.OK {
+		t.Logf("browser: samples %+v; warnings %q; console %q", r.Samples, r.Warnings, r.Console)
+	}
+	return r
+}
+
+// Require returns the harness folder (testdata/player) when node, Chromium and the npm packages
+// are there. Otherwise it skips the test, saying what is missing; under CI (CI set, as CI=true),
+// where `make deps` installs them, it fails the test instead.
+func Require(t testing.TB) string {
+	t.Helper()
+	dir, missing := locate()
+	if missing == "" {
+		return dir
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("browser playback test: %s; CI must install it (make deps)", missing)
+	}
+	t.Skipf("browser playback test skipped: %s; run make deps", missing)
+	return ""
+}
+
+// locate finds testdata/player and says what is missing, if anything.
+func locate() (dir, missing string) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", "node is not installed"
+	}
+	if err := executable(chromium()); err != nil {
+		return "", fmt.Sprintf("chromium %s: %v", chromium(), err)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err.Error()
+	}
+	dir = filepath.Join(root, "testdata", "player")
+	for _, pkg := range []string{"hls.js", "dashjs", "playwright-core"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+			return "", fmt.Sprintf("npm package %s is not installed in %s (npm ci there)", pkg, dir)
+		}
+	}
+	return dir, ""
+}
+
+// moduleRoot walks up from the working directory (a test's package folder) to go.mod.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find module root: %w", err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("find module root: no go.mod above %s", wd)
+		}
+	}
+}
+
+func chromium() string {
+	if p := os.Getenv("SLUICE_CHROMIUM"); p != "" {
+		return p
+	}
+	return DefaultChromium
+}
+
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return errors.New("not installed")
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return errors.New("not an executable file")
+	}
+	return nil
+}
+
+// parse reads the JSON line play.mjs prints last.
+func parse(out []byte) (Result, error) {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return Result{}, errors.New("harness printed no result")
+	}
+	var r Result
+	if err := json.Unmarshal([]byte(last), &r); err != nil {
+		return Result{}, fmt.Errorf("harness result %q: %w", tail(last, 200), err)
+	}
+	return r, nil
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

@@ -1,0 +1,194 @@
+package rtsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bluenviron/gortsplib/v4"
+	"github.com/bluenviron/gortsplib/v4/pkg/description"
+	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
+	"github.com/pion/rtp"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// ErrTracksChanged is returned by Push when the stream's publisher came back with tracks the
+// RTSP session cannot carry on: the caller starts a new Push with the new tracks.
+var ErrTracksChanged = errors.New("tracks changed")
+
+// discGap is the time, at 90 kHz, left between the last unit before a discontinuity and the
+// first after it.
+const discGap = 3600
+
+// Push publishes what r reads to the RTSP server at rawurl, with ANNOUNCE and RECORD and RTP
+// interleaved over TCP; credentials go in the URL. tracks describe r's units (usually
+// r.Stream().Tracks()); tracks of codecs RTSP does not carry here are left out. Timestamps
+// keep increasing across the stream's discontinuities. Push returns nil when ctx ends or the
+// stream closes, ErrTracksChanged (wrapped) when a new publisher brought other tracks, and an
+// error when the server refuses or drops the session.
+func Push(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	u, _, err := parseURL(rawurl)
+	if err != nil {
+		return fmt.Errorf("rtsp push %s: %w", redactRaw(rawurl), err)
+	}
+	where := redact(u)
+	log = log.With("url", where)
+
+	outs := make([]*outTrack, len(tracks))
+	desc := &description.Session{}
+	for i, t := range tracks {
+		o, err := newOutTrack(t, uint8(96+len(desc.Medias)))
+		if err != nil {
+			log.Info("rtsp: track left out", "track", i, "error", err)
+			continue
+		}
+		outs[i] = o
+		desc.Medias = append(desc.Medias, o.media)
+	}
+	if len(desc.Medias) == 0 {
+		return fmt.Errorf("rtsp push %s: no track that RTSP carries", where)
+	}
+
+	tcp := gortsplib.TransportTCP
+	var lossLog atomic.Int64
+	c := &gortsplib.Client{
+		Scheme:         u.Scheme,
+		Host:           u.Host,
+		Transport:      &tcp,
+		WriteQueueSize: writeQueueSize,
+		OnTransportSwitch: func(err error) {
+			log.Info("rtsp: transport switched", "reason", err)
+		},
+		OnPacketsLost: func(uint64) {},
+		OnDecodeError: func(err error) {
+			if allowAt(&lossLog) {
+				log.Warn("rtsp: undecodable packet from the server", "error", err)
+			}
+		},
+	}
+	if err := c.Start2(); err != nil {
+		return fmt.Errorf("rtsp push %s: %w", where, err)
+	}
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	waitErr := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waitErr <- c.Wait()
+		cancel() // the session ended: stop reading
+	}()
+	stop := closeOnDone(ctx, c.Close)
+	defer wg.Wait()
+	defer stop()
+
+	fail := func(step string, err error) error {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("rtsp push %s: %s: %w", where, step, err)
+	}
+	if _, err := c.Announce(u, desc); err != nil {
+		return fail("announce", err)
+	}
+	if err := c.SetupAll(u, desc.Medias); err != nil {
+		return fail("setup", err)
+	}
+	if _, err := c.Record(); err != nil {
+		return fail("record", err)
+	}
+	log.Info("rtsp: pushing", "medias", len(desc.Medias))
+
+	p := pusher{c: c, outs: outs, tracks: tracks, log: log}
+	for {
+		au, err := r.Read(readCtx)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil, errors.Is(err, io.EOF):
+				return nil
+			case readCtx.Err() != nil:
+				return fail("session", <-waitErr)
+			}
+			return fail("read", err)
+		}
+		if err := p.write(r, au); err != nil {
+			if errors.Is(err, ErrTracksChanged) {
+				return fmt.Errorf("rtsp push %s: %w", where, err)
+			}
+			return fail("write", err)
+		}
+	}
+}
+
+// packetWriter sends RTP packets of a media: the RTSP client.
+type packetWriter interface {
+	WritePacketRTP(m *description.Media, pkt *rtp.Packet) error
+}
+
+// pusher is the write side of Push.
+type pusher struct {
+	c      packetWriter
+	outs   []*outTrack
+	tracks []media.Track
+	log    *slog.Logger
+
+	off90   int64 // added to every timestamp, at 90 kHz, to keep them increasing across discontinuities
+	end90   int64 // the latest DTS written, at 90 kHz, offset included
+	started bool
+	dropped int64
+	dropLog atomic.Int64
+}
+
+// write sends one unit.
+func (p *pusher) write(r *stream.Reader, au *media.AccessUnit) error {
+	if au.Track < 0 || au.Track >= len(p.outs) {
+		return nil
+	}
+	if au.Discontinuity {
+		if !sameTracks(p.tracks, r.Stream().Tracks()) {
+			return ErrTracksChanged
+		}
+		if p.started {
+			p.off90 = p.end90 + discGap - media.Rescale(au.DTS, p.tracks[au.Track].ClockRate, 90000)
+		}
+	}
+	o := p.outs[au.Track]
+	if o == nil {
+		return nil
+	}
+	dts90 := media.Rescale(au.DTS, o.clock, 90000) + p.off90
+	if !p.started || dts90 > p.end90 {
+		p.end90, p.started = dts90, true
+	}
+	pkts, err := o.packets(au, au.PTS+media.Rescale(p.off90, 90000, o.clock))
+	if err != nil {
+		p.dropped++
+		if allowAt(&p.dropLog) {
+			p.log.Warn("rtsp: unit not sent", "track", au.Track, "error", err, "dropped", p.dropped)
+		}
+		return nil
+	}
+	for _, pkt := range pkts {
+		if err := p.c.WritePacketRTP(o.media, pkt); err != nil {
+			var full liberrors.ErrClientWriteQueueFull
+			if !errors.As(err, &full) {
+				return err
+			}
+			p.dropped++
+			if allowAt(&p.dropLog) {
+				p.log.Warn("rtsp: server too slow: packets dropped", "dropped", p.dropped)
+			}
+		}
+	}
+	return nil
+}
