@@ -11,6 +11,7 @@ import (
 	"github.com/sluicemedia/sluice/protocols/ffin"
 	"github.com/sluicemedia/sluice/protocols/httpts"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
+	"github.com/sluicemedia/sluice/protocols/rtsp"
 	"github.com/sluicemedia/sluice/protocols/testsrc"
 	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
@@ -87,6 +88,14 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 	case inRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtmp.Pull(ctx, input.InputStreamURL, s, log)
+		}, nil
+	case inRTSPListen:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return rtsp.Listen(ctx, listenAddr(input), s, log)
+		}, nil
+	case inRTSPURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return rtsp.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
 	case inUDPListen:
 		return func(ctx context.Context, s *stream.Stream) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/protocols/httpts"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
+	"github.com/sluicemedia/sluice/protocols/rtsp"
 	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -91,6 +92,10 @@ func (o *outputs) sender(out storage.Output, log *slog.Logger) (sendFunc, error)
 		}, nil
 	case outLocalRTMP:
 		return o.localRTMP(out)
+	case outRTSP:
+		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+			return rtsp.Push(ctx, target, r, tracks, log)
+		}, nil
 	case outUDP:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return udp.Send(ctx, target, r, tracks, udp.SendOptions{Log: log})
