@@ -1,0 +1,343 @@
+package srt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	gosrt "github.com/datarhei/gosrt"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// The constant-bitrate source of the end-to-end tests: 1000 kbit/s H.264 and 64 kbit/s AAC.
+const sourceKbps = 1000 + 64
+
+var sourceArgs = []string{
+	"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+	"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency",
+	"-b:v", "1000k", "-minrate", "1000k", "-maxrate", "1000k", "-bufsize", "500k",
+	"-x264-params", "nal-hrd=cbr", "-g", "25", "-pix_fmt", "yuv420p",
+	"-c:a", "aac", "-b:a", "64k",
+}
+
+// requireFFmpeg skips the test when ffmpeg or ffprobe is not on PATH.
+func requireFFmpeg(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"ffmpeg", "ffprobe"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found in PATH: install ffmpeg (with libsrt) to run this test", tool)
+		}
+	}
+}
+
+// testLog returns a logger for the code under test: its lines go to the test output when the
+// test fails (at once when SRT_TEST_LOG is set).
+func testLog(t testing.TB) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug}
+	if os.Getenv("SRT_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(t.Output(), opts))
+	}
+	buf := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log of the code under test:\n%s", buf.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(buf, opts))
+}
+
+// freeUDPPort returns a UDP port that was free a moment ago, for a peer that must listen.
+func freeUDPPort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// portOf returns the port of a listening address.
+func portOf(a net.Addr) int { return a.(*net.UDPAddr).Port }
+
+// ffmpegProc is an ffmpeg child with its output kept for failure messages.
+type ffmpegProc struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startFFmpeg starts ffmpeg with args; it is killed when the test ends.
+func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
+	t.Helper()
+	full := append([]string{"-hide_banner", "-nostdin", "-loglevel", "warning", "-y"}, args...)
+	p := &ffmpegProc{cmd: exec.Command("ffmpeg", full...), out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start ffmpeg: %v", err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// publish starts an ffmpeg publisher of the CBR source to url for secs seconds.
+func publish(t testing.TB, url string, secs int) *ffmpegProc {
+	t.Helper()
+	args := append([]string{"-re"}, sourceArgs...)
+	args = append(args, "-t", strconv.Itoa(secs), "-f", "mpegts", url)
+	return startFFmpeg(t, args...)
+}
+
+// stop ends ffmpeg and waits for it.
+func (p *ffmpegProc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// wait waits up to d for ffmpeg to exit and returns its error.
+func (p *ffmpegProc) wait(t testing.TB, d time.Duration) error {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(d):
+		t.Fatalf("ffmpeg still running after %v; output:\n%s", d, p.out.String())
+		return nil
+	}
+}
+
+// exited tells whether ffmpeg has exited.
+func (p *ffmpegProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type probeStream struct {
+	CodecName string `json:"codec_name"`
+	CodecType string `json:"codec_type"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+}
+
+// ffprobe returns the streams ffprobe finds in path.
+func ffprobe(t testing.TB, path string) []probeStream {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_streams", "-of", "json", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	var res struct{ Streams []probeStream }
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("ffprobe output: %v", err)
+	}
+	return res.Streams
+}
+
+// requireH264AAC fails unless path holds 640x360 H.264 and AAC.
+func requireH264AAC(t testing.TB, path string) {
+	t.Helper()
+	var v, a bool
+	for _, s := range ffprobe(t, path) {
+		switch s.CodecName {
+		case "h264":
+			v = s.Width == 640 && s.Height == 360
+		case "aac":
+			a = true
+		}
+	}
+	if !v || !a {
+		t.Fatalf("%s: want 640x360 h264 and aac, ffprobe found %+v", path, ffprobe(t, path))
+	}
+}
+
+// requireTracks fails unless tracks are the source's: H.264 640x360 and AAC 48 kHz.
+func requireTracks(t testing.TB, tracks []media.Track) {
+	t.Helper()
+	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[1].Codec != media.CodecAAC ||
+		tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 || tracks[1].ClockRate != 48000 {
+		t.Fatalf("tracks %s, want H264 640x360 and AAC 48000Hz", describeTracks(tracks))
+	}
+	if tracks[0].Params.SPS == nil || tracks[0].Params.PPS == nil {
+		t.Fatal("video track without parameter sets")
+	}
+}
+
+// checkUnits reads s for d and fails unless DTS increases per track and the first video unit is
+// a key frame. It returns the number of units read.
+func checkUnits(t testing.TB, s *stream.Stream, d time.Duration) int {
+	t.Helper()
+	r, err := s.NewReader("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	last := map[int]int64{}
+	sawVideo := false
+	n := 0
+	for {
+		au, err := r.Read(ctx)
+		if err != nil {
+			return n
+		}
+		n++
+		if prev, ok := last[au.Track]; ok && au.DTS <= prev {
+			t.Fatalf("track %d: DTS %d after %d", au.Track, au.DTS, prev)
+		}
+		last[au.Track] = au.DTS
+		if au.PTS < au.DTS {
+			t.Fatalf("track %d: PTS %d before DTS %d", au.Track, au.PTS, au.DTS)
+		}
+		if au.Track == 0 && !sawVideo {
+			sawVideo = true
+			if !au.Key {
+				t.Fatal("first video unit is not a key frame")
+			}
+		}
+	}
+}
+
+// baseline records the goroutines and open files now; check waits for both to come back.
+type baseline struct{ goroutines, fds int }
+
+func takeBaseline() baseline { return baseline{runtime.NumGoroutine(), countFDs()} }
+
+func (b baseline) check(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		g, f := runtime.NumGoroutine(), countFDs()
+		if g <= b.goroutines && f <= b.fds {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("goroutines %d (baseline %d), open files %d (baseline %d)\n%s", g, b.goroutines, f, b.fds, buf)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func countFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+// withinPct reports whether got is within pct percent of want.
+func withinPct(got, want, pct float64) bool {
+	return got >= want*(1-pct/100) && got <= want*(1+pct/100)
+}
+
+// runBG runs fn on a goroutine and returns a function that cancels it and returns its error.
+func runBG(t testing.TB, fn func(ctx context.Context) error) func() error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- fn(ctx) }()
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-errc:
+			case <-time.After(30 * time.Second):
+				err = fmt.Errorf("did not return within 30 s of its context ending")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// netSplit splits "host:port".
+func netSplit(hp string) (string, string, error) { return net.SplitHostPort(hp) }
+
+// waitUDPBound waits until another process has bound the loopback UDP port.
+func waitUDPBound(t testing.TB, port int, p *ffmpegProc) {
+	t.Helper()
+	eventually(t, 20*time.Second, fmt.Sprintf("ffmpeg to listen on UDP port %d", port), func() bool {
+		if p != nil && p.exited() {
+			t.Fatalf("ffmpeg exited: %v\n%s", p.err, p.out.String())
+		}
+		c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	})
+}
+
+// gosrtConn is gosrt's connection, for tests that dial directly.
+type gosrtConn = gosrt.Conn

@@ -1,0 +1,85 @@
+package srt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	gosrt "github.com/datarhei/gosrt"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// Listener is the SRT listen input: it listens on a UDP port, takes one publisher at a time
+// with any stream id, and publishes its MPEG-TS into one Stream. After a publisher leaves it
+// takes the next one.
+type Listener struct {
+	strm *stream.Stream
+	log  *slog.Logger
+	peer *onePeer
+	addr string
+}
+
+// NewListener validates opts and binds addr (":port"); opts may come from ParseListenURL of
+// the input's URL. The Listener serves once Run is called; call Run, or Close when Run will not be
+// called, to release the socket.
+func NewListener(addr string, opts Options, s *stream.Stream, log *slog.Logger) (*Listener, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	conf, err := opts.config()
+	if err != nil {
+		return nil, fmt.Errorf("srt listen %s: %w", addr, err)
+	}
+	ln, err := gosrt.Listen("srt", addr, conf)
+	if err != nil {
+		return nil, fmt.Errorf("srt listen %s: %w", addr, err)
+	}
+	log = log.With("srt_listen", ln.Addr().String())
+	return &Listener{strm: s, log: log, peer: newOnePeer(ln, opts.Passphrase, log), addr: addr}, nil
+}
+
+// Addr returns the UDP address the Listener listens on.
+func (l *Listener) Addr() net.Addr { return l.peer.ln.Addr() }
+
+// Close closes the socket and any connection; Run returns soon after. Idempotent.
+func (l *Listener) Close() { l.peer.close() }
+
+// Run takes publishers until ctx ends, then closes everything and returns once every goroutine
+// it started has ended: nil after ctx ended or Close, an error when the socket fails.
+func (l *Listener) Run(ctx context.Context) error {
+	l.log.Info("srt listener waiting for a publisher")
+	if err := l.peer.serve(ctx, false, l.session); err != nil {
+		return fmt.Errorf("srt listen %s: %w", l.addr, err)
+	}
+	return nil
+}
+
+// session publishes one peer's media.
+func (l *Listener) session(_ context.Context, conn gosrt.Conn) error {
+	_, err := publishConn(conn, l.strm, l.log.With("peer", conn.RemoteAddr().String(), "stream_id", conn.StreamId()))
+	return err
+}
+
+// publishConn publishes what conn carries into s until the connection ends, logging the
+// session. It returns io.EOF (wrapped) when the peer ended it.
+func publishConn(conn gosrt.Conn, s *stream.Stream, log *slog.Logger) (ingestResult, error) {
+	pub, err := s.Publish()
+	if err != nil {
+		log.Warn("srt publisher refused", "error", err)
+		return ingestResult{}, err
+	}
+	log.Info("publisher connected")
+	start := time.Now()
+	res, err := ingest(conn, pub, log)
+	if errors.Is(err, io.EOF) && res.units == 0 {
+		err = fmt.Errorf("peer left: %w", ErrNoMedia)
+	}
+	log.Info("publisher left", "reason", err, "units", res.units, "bytes", res.bytes,
+		"duration", time.Since(start).Round(time.Millisecond))
+	return res, err
+}

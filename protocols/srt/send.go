@@ -1,0 +1,118 @@
+package srt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	gosrt "github.com/datarhei/gosrt"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// Send is the SRT restream output: it calls rawurl (see ParseURL; with mode=listener it waits
+// for one caller instead) and sends r's units as MPEG-TS in 7×188-byte SRT payloads, muxed for
+// tracks (the stream's tracks when nil; after a discontinuity, the stream's tracks again).
+// Timestamps keep increasing across the stream's discontinuities. It returns nil when ctx
+// ended, and an error when the connection or the reader fails; the caller owns r.
+func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	ep, err := ParseURL(rawurl)
+	if err != nil {
+		return fmt.Errorf("srt send: %w", err)
+	}
+	where := RedactURL(rawurl)
+	log = log.With("srt_send", where)
+	if ep.Listen {
+		err = sendListen(ctx, ep, r, tracks, log)
+	} else {
+		err = sendCall(ctx, ep, r, tracks, log)
+	}
+	if ctx.Err() != nil || err == nil {
+		return nil
+	}
+	return fmt.Errorf("srt send %s: %w", where, err)
+}
+
+// sendCall dials the peer and sends to it.
+func sendCall(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+	conf, err := ep.config()
+	if err != nil {
+		return err
+	}
+	conn, err := dial(ctx, ep.Addr, conf)
+	if err != nil {
+		return err
+	}
+	defer closeDialed(conn)
+	log.Info("srt output connected")
+	return sendConn(ctx, conn, r, tracks, ep.MaxBW)
+}
+
+// sendListen waits for one caller, keeping r drained meanwhile, and sends to it.
+func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+	conf, err := ep.config()
+	if err != nil {
+		return err
+	}
+	ln, err := gosrt.Listen("srt", ep.Addr, conf)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", ep.Addr, err)
+	}
+	peer := newOnePeer(ln, ep.Passphrase, log)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Until a caller comes, units are read and dropped so that r does not lag behind and get
+	// closed; the muxer then starts at a key frame.
+	waitCtx, connected := context.WithCancel(ctx)
+	defer connected()
+	var readErr error
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			if _, err := r.Read(waitCtx); err != nil {
+				if waitCtx.Err() == nil {
+					readErr = err
+					cancel()
+				}
+				return
+			}
+		}
+	}()
+	log.Info("srt output waiting for a caller", "addr", ln.Addr().String())
+	err = peer.serve(ctx, true, func(ctx context.Context, conn gosrt.Conn) error {
+		connected()
+		<-drained
+		if readErr != nil {
+			return readErr
+		}
+		log.Info("srt output peer connected", "peer", conn.RemoteAddr().String())
+		return sendConn(ctx, conn, r, tracks, ep.MaxBW)
+	})
+	connected()
+	<-drained
+	if readErr != nil {
+		return readErr
+	}
+	return err
+}
+
+// sendConn sends r to conn until either fails or ctx ends.
+func sendConn(ctx context.Context, conn gosrt.Conn, r *stream.Reader, tracks []media.Track, maxBW int64) error {
+	sctx, cancel := context.WithCancel(ctx)
+	watch := watchPeer(conn, cancel)
+	out := newTSOut(conn, tracks, maxBW)
+	err := out.pump(sctx, r)
+	cancel()
+	_ = conn.Close()
+	watch.Wait()
+	if ctx.Err() == nil && errors.Is(err, context.Canceled) {
+		return ErrPeerClosed
+	}
+	return err
+}

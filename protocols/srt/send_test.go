@@ -1,0 +1,115 @@
+package srt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// liveSource publishes the CBR source through a listen input into a new Stream.
+func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error) {
+	t.Helper()
+	opts.Log = testLog(t)
+	s := stream.New("source", opts)
+	l, err := NewListener("127.0.0.1:0", Options{}, s, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runBG(t, l.Run)
+	pub := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?latency=200000", portOf(l.Addr())), 60)
+	eventually(t, 20*time.Second, "the source to publish", func() bool {
+		if pub.exited() {
+			t.Fatalf("publisher exited: %v\n%s", pub.err, pub.out.String())
+		}
+		return s.Publishing() && s.Stats().UnitsIn > 0
+	})
+	return s, func() error { pub.stop(); return stop() }
+}
+
+// TestSendCaller sends to an ffmpeg that listens and records 5 s.
+func TestSendCaller(t *testing.T) {
+	requireFFmpeg(t)
+	base := takeBaseline()
+	s, stopSource := liveSource(t, stream.Options{})
+	port := freeUDPPort(t)
+	out := filepath.Join(t.TempDir(), "out.ts")
+	sink := startFFmpeg(t, "-i", fmt.Sprintf("srt://127.0.0.1:%d?mode=listener", port), "-c", "copy", "-t", "5", out)
+	waitUDPBound(t, port, sink)
+
+	r, err := s.NewReader("send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Send(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?conntimeo=10000", port), r, s.Tracks(), testLog(t))
+	}()
+	// Send returns once ffmpeg leaves; if it returns while ffmpeg still records, that is a failure.
+	var sendErr error
+	select {
+	case <-sink.done:
+		select {
+		case sendErr = <-errc:
+		case <-time.After(20 * time.Second):
+			t.Fatal("Send did not return after the peer left")
+		}
+	case sendErr = <-errc:
+		select {
+		case <-sink.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Send returned while ffmpeg was recording: %v", sendErr)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("ffmpeg still recording after 40 s:\n%s", sink.out.String())
+	}
+	if sink.err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", sink.err, sink.out.String())
+	}
+	requireH264AAC(t, out)
+	if !errors.Is(sendErr, ErrPeerClosed) {
+		t.Fatalf("Send after the peer left: %v, want ErrPeerClosed", sendErr)
+	}
+	if err := stopSource(); err != nil {
+		t.Fatal(err)
+	}
+	base.check(t)
+}
+
+// TestSendListener waits for ffmpeg to call (random datagrams come first) and records 3 s.
+func TestSendListener(t *testing.T) {
+	requireFFmpeg(t)
+	base := takeBaseline()
+	// A small queue and lag limit: a reader left unread while Send waits would be closed.
+	s, stopSource := liveSource(t, stream.Options{QueueSize: 32, LagLimit: 500 * time.Millisecond})
+	port := freeUDPPort(t)
+	r, err := s.NewReader("send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	url := fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&passphrase=correct-horse-battery", port)
+	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, url, r, nil, testLog(t)) })
+	waitUDPBound(t, port, nil)
+	sendRandomDatagrams(t, port, 2<<20)
+	// Waiting for a caller far longer than the queue lasts must not close the reader.
+	time.Sleep(1500 * time.Millisecond)
+	out := filepath.Join(t.TempDir(), "out.ts")
+	sink := startFFmpeg(t, "-i", fmt.Sprintf("srt://127.0.0.1:%d?passphrase=correct-horse-battery", port), "-c", "copy", "-t", "3", out)
+	if err := sink.wait(t, 40*time.Second); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, sink.out.String())
+	}
+	requireH264AAC(t, out)
+	if err := stopSend(); !errors.Is(err, ErrPeerClosed) {
+		t.Fatalf("Send after the caller left: %v, want ErrPeerClosed", err)
+	}
+	if err := stopSource(); err != nil {
+		t.Fatal(err)
+	}
+	base.check(t)
+}

@@ -1,0 +1,146 @@
+package srt
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Endpoint is a parsed SRT URL.
+type Endpoint struct {
+	// Addr is "host:port": the peer to call, or the address to listen on (host may be empty).
+	Addr string
+	// Listen is true for mode=listener: wait for the peer to call.
+	Listen bool
+	Options
+}
+
+// ParseURL parses "srt://host:port?key=value&..." with libsrt's query keys:
+//
+//   - streamid (or srt_streamid): the stream id a caller sends;
+//   - latency, or else rcvlatency: milliseconds (not ffmpeg's microseconds), at most 60000;
+//   - passphrase (10 to 79 characters), pbkeylen (16, 24, 32), maxbw (bytes/s, -1 unlimited);
+//   - peeridletimeo, conntimeo (or connect_timeout): milliseconds;
+//   - mode: caller (default; also client) or listener (also server); rendezvous is refused.
+//
+// Other keys (rcvbuf, sndbuf, payloadsize, ...) are accepted and ignored: gosrt sizes its
+// buffers itself. A caller needs a host and a port; a listener may leave the host empty.
+func ParseURL(raw string) (Endpoint, error) { return parseURL(raw, false) }
+
+// ParseListenURL parses the URL of a listen input, "srt://:port?latency=200&passphrase=...":
+// as ParseURL, but the endpoint always listens (mode=caller is refused).
+func ParseListenURL(raw string) (Endpoint, error) { return parseURL(raw, true) }
+
+func parseURL(raw string, listen bool) (Endpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("srt url: %w: %w", err, ErrInvalidURL)
+	}
+	if !strings.EqualFold(u.Scheme, "srt") {
+		return Endpoint{}, fmt.Errorf("srt url %q: scheme %q, want srt: %w", redact(u), u.Scheme, ErrInvalidURL)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: query: %w: %w", redact(u), err, ErrInvalidURL)
+	}
+	ep := Endpoint{Listen: listen}
+	switch m := strings.ToLower(q.Get("mode")); m {
+	case "":
+	case "caller", "client":
+		if listen {
+			return Endpoint{}, fmt.Errorf("srt url %q: a listen input cannot be mode=%s: %w", redact(u), m, ErrInvalidURL)
+		}
+	case "listener", "server":
+		ep.Listen = true
+	default:
+		return Endpoint{}, fmt.Errorf("srt url %q: mode %q, want caller or listener: %w", redact(u), m, ErrInvalidURL)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: address %q: want host:port: %w", redact(u), u.Host, ErrInvalidURL)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 || (p == 0 && !ep.Listen) {
+		return Endpoint{}, fmt.Errorf("srt url %q: port %q: want 1 to 65535: %w", redact(u), port, ErrInvalidURL)
+	}
+	if host == "" && !ep.Listen {
+		return Endpoint{}, fmt.Errorf("srt url %q: a caller needs a host: %w", redact(u), ErrInvalidURL)
+	}
+	ep.Addr = net.JoinHostPort(host, port)
+
+	ep.StreamID = first(q, "streamid", "srt_streamid")
+	ep.Passphrase = q.Get("passphrase")
+	if ep.Latency, err = millis(q, "latency", "rcvlatency"); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
+	if ep.PeerIdleTimeout, err = millis(q, "peeridletimeo"); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
+	if ep.ConnectTimeout, err = millis(q, "conntimeo", "connect_timeout"); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
+	if s := q.Get("pbkeylen"); s != "" {
+		if ep.PBKeyLen, err = strconv.Atoi(s); err != nil {
+			return Endpoint{}, fmt.Errorf("srt url %q: pbkeylen %q: %w", redact(u), s, ErrInvalidURL)
+		}
+	}
+	if s := q.Get("maxbw"); s != "" {
+		if ep.MaxBW, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return Endpoint{}, fmt.Errorf("srt url %q: maxbw %q: %w", redact(u), s, ErrInvalidURL)
+		}
+	}
+	if err := ep.Validate(); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
+	return ep, nil
+}
+
+// first returns the first of keys given in q.
+func first(q url.Values, keys ...string) string {
+	for _, k := range keys {
+		if v := q.Get(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// millis reads a whole number of milliseconds from the first of keys given.
+func millis(q url.Values, keys ...string) (time.Duration, error) {
+	for _, k := range keys {
+		s := q.Get(k)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n > int64(time.Hour/time.Millisecond) {
+			return 0, fmt.Errorf("%s %q: want whole milliseconds: %w", k, s, ErrInvalidURL)
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	return 0, nil
+}
+
+// redact returns the URL without its passphrase, for messages and logs.
+func redact(u *url.URL) string {
+	q := u.Query()
+	if q.Has("passphrase") {
+		q.Set("passphrase", "xxxxx")
+	}
+	c := *u
+	c.RawQuery = q.Encode()
+	return c.String()
+}
+
+// RedactURL returns raw with its passphrase hidden, for logs and error messages; a URL that
+// does not parse is returned as "<invalid url>".
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<invalid url>"
+	}
+	return redact(u)
+}

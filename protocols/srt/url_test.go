@@ -1,0 +1,106 @@
+package srt
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+var urlCases = []struct {
+	raw  string
+	want Endpoint
+	ok   bool
+}{
+	{"srt://example.com:9000", Endpoint{Addr: "example.com:9000"}, true},
+	{"srt://127.0.0.1:9000?streamid=publisher/studio/cam1&latency=500&passphrase=0123456789&pbkeylen=32&maxbw=1000000",
+		Endpoint{Addr: "127.0.0.1:9000", Options: Options{StreamID: "publisher/studio/cam1", Latency: 500 * time.Millisecond,
+			Passphrase: "0123456789", PBKeyLen: 32, MaxBW: 1000000}}, true},
+	{"srt://:9000?mode=listener&latency=200", Endpoint{Addr: ":9000", Listen: true, Options: Options{Latency: 200 * time.Millisecond}}, true},
+	{"srt://0.0.0.0:0?mode=server", Endpoint{Addr: "0.0.0.0:0", Listen: true}, true},
+	{"SRT://[::1]:9000?mode=caller&rcvlatency=120&peeridletimeo=3000&conntimeo=1000",
+		Endpoint{Addr: "[::1]:9000", Options: Options{Latency: 120 * time.Millisecond, PeerIdleTimeout: 3 * time.Second,
+			ConnectTimeout: time.Second}}, true},
+	{"srt://h:1?streamid=%23%21%3A%3Ar%3Dcam1%2Cm%3Dpublish&rcvbuf=1000000", Endpoint{Addr: "h:1", Options: Options{StreamID: "#!::r=cam1,m=publish"}}, true},
+	{"srt://h:1?maxbw=-1", Endpoint{Addr: "h:1", Options: Options{MaxBW: -1}}, true},
+	{"srt://h:1?latency=200000", Endpoint{}, false}, // ffmpeg's microseconds
+	{"srt://h:1?latency=abc", Endpoint{}, false},
+	{"srt://h:1?latency=-5", Endpoint{}, false},
+	{"srt://h:1?passphrase=short", Endpoint{}, false},
+	{"srt://h:1?passphrase=" + strings.Repeat("p", 80), Endpoint{}, false},
+	{"srt://h:1?pbkeylen=20", Endpoint{}, false},
+	{"srt://h:1?maxbw=-2", Endpoint{}, false},
+	{"srt://h:1?mode=rendezvous", Endpoint{}, false},
+	{"srt://:9000", Endpoint{}, false},
+	{"srt://h:0", Endpoint{}, false},
+	{"srt://h:70000", Endpoint{}, false},
+	{"srt://h", Endpoint{}, false},
+	{"udp://h:1", Endpoint{}, false},
+	{"srt://h:1?a=%zz", Endpoint{}, false},
+	{"::::", Endpoint{}, false},
+	{"srt://h:1?streamid=" + strings.Repeat("s", 513), Endpoint{}, false},
+}
+
+func TestParseURL(t *testing.T) {
+	for _, c := range urlCases {
+		got, err := ParseURL(c.raw)
+		if c.ok != (err == nil) {
+			t.Errorf("ParseURL(%q): error %v, want ok=%v", c.raw, err, c.ok)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidURL) {
+				t.Errorf("ParseURL(%q): error %v does not wrap ErrInvalidURL", c.raw, err)
+			}
+			if strings.Contains(err.Error(), "0123456789") {
+				t.Errorf("ParseURL(%q): error shows the passphrase", c.raw)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("ParseURL(%q) = %+v, want %+v", c.raw, got, c.want)
+		}
+	}
+}
+
+func TestParseListenURL(t *testing.T) {
+	ep, err := ParseListenURL("srt://:9000?latency=300&passphrase=0123456789")
+	want := Endpoint{Addr: ":9000", Listen: true, Options: Options{Latency: 300 * time.Millisecond, Passphrase: "0123456789"}}
+	if err != nil || ep != want {
+		t.Fatalf("ParseListenURL = %+v, %v; want %+v", ep, err, want)
+	}
+	if _, err := ParseListenURL("srt://:9000?mode=caller"); !errors.Is(err, ErrInvalidURL) {
+		t.Fatalf("mode=caller: %v", err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	got := RedactURL("srt://h:1?passphrase=secret-secret&latency=100")
+	if strings.Contains(got, "secret") || !strings.Contains(got, "latency=100") {
+		t.Fatalf("RedactURL = %q", got)
+	}
+}
+
+func FuzzParseURL(f *testing.F) {
+	for _, c := range urlCases {
+		f.Add(c.raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if ep, err := ParseListenURL(raw); err == nil && !ep.Listen {
+			t.Fatal("ParseListenURL made a caller")
+		}
+		ep, err := ParseURL(raw)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidURL) {
+				t.Fatalf("error %v does not wrap ErrInvalidURL", err)
+			}
+			return
+		}
+		if err := ep.Validate(); err != nil {
+			t.Fatalf("parsed options do not validate: %v", err)
+		}
+		if _, err := ep.config(); err != nil {
+			t.Fatalf("parsed options make no gosrt config: %v", err)
+		}
+	})
+}
