@@ -12,6 +12,7 @@ import (
 	"github.com/sluicemedia/sluice/protocols/httpts"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
 	"github.com/sluicemedia/sluice/protocols/rtsp"
+	"github.com/sluicemedia/sluice/protocols/srt"
 	"github.com/sluicemedia/sluice/protocols/testsrc"
 	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
@@ -41,9 +42,10 @@ const (
 
 // inputs builds the input side of process pipelines.
 type inputs struct {
-	cfg Config
-	hub *hub
-	log *slog.Logger
+	cfg   Config
+	store *storage.Store
+	hub   *hub
+	log   *slog.Logger
 }
 
 // sourceFunc is a protocol input: it publishes into s until ctx ends, or until the remote
@@ -57,6 +59,14 @@ func (in *inputs) build(id string, input storage.Input, log *slog.Logger) (*stre
 	case inRTMPSoftware, inRTMPHardware:
 		s := in.hub.registry(input.InputServerID).GetOrCreate(input.InputStreamID)
 		s.SetHardware(input.InputType == inRTMPHardware)
+		return s, nil, nil
+	case inSRTSoftware, inSRTHardware:
+		name, err := in.srtStreamName(input)
+		if err != nil {
+			return nil, nil, err
+		}
+		s := in.hub.registry(input.InputServerID).GetOrCreate(name)
+		s.SetHardware(input.InputType == inSRTHardware)
 		return s, nil, nil
 	}
 	src, err := in.source(input, log)
@@ -88,6 +98,26 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 	case inRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtmp.Pull(ctx, input.InputStreamURL, s, log)
+		}, nil
+	case inSRTListen:
+		opts := srt.Options{}
+		if input.InputStreamURL != "" {
+			ep, err := srt.ParseListenURL(input.InputStreamURL)
+			if err != nil {
+				return nil, err
+			}
+			opts = ep.Options
+		}
+		return func(ctx context.Context, s *stream.Stream) error {
+			l, err := srt.NewListener(listenAddr(input), opts, s, log)
+			if err != nil {
+				return err
+			}
+			return l.Run(ctx)
+		}, nil
+	case inSRTURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return srt.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
 	case inRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -128,6 +158,21 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 		}, nil
 	}
 	return nil, fmt.Errorf("input type %s is not built in this version", input.InputType)
+}
+
+// srtStreamName is the stream an SRT module input reads: the name in its input_stream_id
+// (publisher/<server-slug>/<name>, the Haivision form, or a bare name), checked against the
+// module's prefixes.
+func (in *inputs) srtStreamName(input storage.Input) (string, error) {
+	srv, err := storage.Load[storage.SRTServer](context.Background(), in.store, storage.ModuleSRTServers, input.InputServerID)
+	if err != nil {
+		return "", fmt.Errorf("SRT server %s: %w", input.InputServerID, err)
+	}
+	id, err := srt.ParseStreamID(input.InputStreamID, srv.PublisherPrefix, srv.ReceiverPrefix)
+	if err != nil {
+		return "", fmt.Errorf("input_stream_id %q: %w", input.InputStreamID, err)
+	}
+	return id.Name, nil
 }
 
 // runSource adapts a source to a supervised part: a remote that ended the stream is an input

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicemedia/sluice/protocols/httpts"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
 	"github.com/sluicemedia/sluice/protocols/rtsp"
+	"github.com/sluicemedia/sluice/protocols/srt"
 	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -95,6 +96,10 @@ func (o *outputs) sender(out storage.Output, log *slog.Logger) (sendFunc, error)
 	case outRTSP:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return rtsp.Push(ctx, target, r, tracks, log)
+		}, nil
+	case outSRT:
+		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+			return srt.Send(ctx, target, r, tracks, log)
 		}, nil
 	case outUDP:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {

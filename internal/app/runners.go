@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
+	"github.com/sluicemedia/sluice/protocols/srt"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -26,13 +28,15 @@ func notBuilt(what string) Part {
 
 // mediaRunners builds the pipeline of every record kind.
 func mediaRunners(cfg Config, st *storage.Store, h *hub, log *slog.Logger) RunnerFactory {
-	in := &inputs{cfg: cfg, hub: h, log: log}
+	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
 	outs := &outputs{store: st, hub: h}
 	return func(rec storage.Record) (*Pipeline, error) {
 		plog := log.With("module", string(rec.Module()), "id", rec.Meta().ID, "name", rec.UniqueName())
 		switch r := rec.(type) {
 		case *storage.RTMPServer:
 			return rtmpServerPipeline(r, h, plog), nil
+		case *storage.SRTServer:
+			return srtServerPipeline(r, h, plog), nil
 		case *storage.Player:
 			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the HLS/DASH packager"))
 		case *storage.Restream:
@@ -127,6 +131,44 @@ func rtmpServerPipeline(r *storage.RTMPServer, h *hub, log *slog.Logger) *Pipeli
 					out = append(out, api.ActiveStream{StreamID: s.Name(), Publisher: "local", Since: st.Since,
 						Bitrate: st.Bitrate, Readers: st.Readers})
 				}
+			}
+			return out
+		},
+	}
+}
+
+// srtServerPipeline runs an SRT server module publishing into its registry.
+func srtServerPipeline(r *storage.SRTServer, h *hub, log *slog.Logger) *Pipeline {
+	var cur atomic.Pointer[srt.Server]
+	run := func(ctx context.Context, rep supervisor.Reporter) error {
+		srv, err := srt.NewServer(srt.ServerConfig{
+			Name: r.ServerName, Addr: fmt.Sprintf(":%d", r.ServerPort),
+			Options: srt.Options{
+				Latency: time.Duration(r.ServerLatency) * time.Millisecond, Passphrase: r.ServerPassphrase,
+				PBKeyLen: r.ServerPbkeylen, MaxBW: r.ServerMaxbw, PeerIdleTimeout: time.Duration(r.ServerTimeout) * time.Second,
+			},
+			PublisherPrefix: r.PublisherPrefix, ReceiverPrefix: r.ReceiverPrefix, Log: log,
+		}, h.registry(r.ID))
+		if err != nil {
+			return err
+		}
+		cur.Store(srv)
+		rep.SetState(supervisor.Running)
+		return srv.Run(ctx)
+	}
+	return &Pipeline{
+		Input: &Part{Name: "srt-server", Run: run},
+		Streams: func() []api.ActiveStream {
+			out := []api.ActiveStream{}
+			srv := cur.Load()
+			if srv == nil {
+				return out
+			}
+			for _, si := range srv.ActiveStreams() {
+				rtt := si.Link.RTT
+				lost, retr := int64(si.Link.PacketsLost), int64(si.Link.PacketsRetransmitted)
+				out = append(out, api.ActiveStream{StreamID: si.StreamID, Publisher: si.PublisherAddr, Since: si.Since,
+					Bitrate: si.Bitrate, Readers: si.Readers + si.Receivers, RTTMs: &rtt, PacketsLost: &lost, Retransmitted: &retr})
 			}
 			return out
 		},

@@ -195,6 +195,11 @@ func locate() (dir, missing string) {
 	if _, err := exec.LookPath("node"); err != nil {
 		return "", "node is not installed"
 	}
+	if v, err := nodeMajor(); err != nil {
+		return "", err.Error()
+	} else if v < 20 {
+		return "", fmt.Sprintf("node %d is older than 20, which playwright-core needs", v)
+	}
 	if err := executable(chromium()); err != nil {
 		return "", fmt.Sprintf("chromium %s: %v", chromium(), err)
 	}
@@ -225,6 +230,18 @@ func moduleRoot() (string, error) {
 			return "", fmt.Errorf("find module root: no go.mod above %s", wd)
 		}
 	}
+}
+
+// nodeMajor returns node's major version.
+func nodeMajor() (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", "-p", "process.versions.node").Output()
+	if err != nil {
+		return 0, fmt.Errorf("node -p process.versions.node: %w", err)
+	}
+	major, _, _ := strings.Cut(strings.TrimSpace(string(out)), ".")
+	return strconv.Atoi(major)
 }
 
 func chromium() string {
