@@ -29,7 +29,7 @@ func TestSRTServerModule(t *testing.T) {
 	outFile := filepath.Join(dir, "out.ts")
 	recv := testutil.FFmpeg(t, "-i", fmt.Sprintf("srt://127.0.0.1:%d?mode=listener", outPort), "-c", "copy", "-t", "6", outFile)
 	rs := ts.create("restream", map[string]any{"restream_name": "srt-relay",
-		"input": map[string]any{"input_type": "INPUT_TYPE_SRT_SOFTWARE", "input_server_id": srv, "input_stream_id": "publisher/studio-a/cam1"},
+		"input":  map[string]any{"input_type": "INPUT_TYPE_SRT_SOFTWARE", "input_server_id": srv, "input_stream_id": "publisher/studio-a/cam1"},
 		"output": map[string]any{"output_type": "OUTPUT_TYPE_SRT_URL", "output_stream_url": fmt.Sprintf("srt://127.0.0.1:%d", outPort)}})
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", srtURL(port, "streamid=publisher/studio-a/cam1"))...)
 	ts.checkBitrate("restream", rs)
