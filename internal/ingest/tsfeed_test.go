@@ -1,0 +1,255 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
+)
+
+// feedChunks writes b to f in chunks of n bytes, failing on a short or failed write.
+func feedChunks(t *testing.T, f *TSFeed, b []byte, n int) {
+	t.Helper()
+	for i := 0; i < len(b); i += n {
+		p := b[i:min(i+n, len(b))]
+		if w, err := f.Write(p); err != nil || w != len(p) {
+			t.Fatalf("Write of %d bytes at %d: %d, %v", len(p), i, w, err)
+		}
+	}
+}
+
+// TestTSFeedChunks pushes one program in chunks of odd sizes: the tracks are published once,
+// every unit comes out with its timestamps, and Finish publishes what the demuxer still held
+// and ends the session.
+func TestTSFeedChunks(t *testing.T) {
+	tracks := avTracks()
+	aus := synthAV(90000, 2)
+	ts := muxTS(t, tracks, aus)
+	for _, n := range []int{1, 7, 187, 189, 1000, 1316, 65536, len(ts)} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s, r := newStream(t)
+			in := NewPublisher(s, discard)
+			f := NewTSFeed(in)
+			feedChunks(t, f, ts, n)
+			if !in.Publishing() || !s.Publishing() {
+				t.Fatal("not publishing after the whole program")
+			}
+			held := int64(len(aus)) - f.Units()
+			if held <= 0 {
+				t.Errorf("%d units published before Finish, want fewer than %d: the last PES of a track completes at Flush", f.Units(), len(aus))
+			}
+			f.Finish()
+			if f.Err() != nil {
+				t.Errorf("Err after a clean program: %v", f.Err())
+			}
+			if in.Publishing() || s.Publishing() {
+				t.Error("still publishing after Finish")
+			}
+			if f.Units() != int64(len(aus)) {
+				t.Errorf("%d units published, want %d", f.Units(), len(aus))
+			}
+			if d := s.Discontinuities(); d != 0 {
+				t.Errorf("%d discontinuities, want 0: tracks published once", d)
+			}
+			got := s.Tracks()
+			if len(got) != 2 || got[0].Codec != media.CodecH264 || got[0].Params.Width != 320 || got[1].Codec != media.CodecAAC {
+				t.Fatalf("tracks %s, want H264 320x240, AAC", Describe(got))
+			}
+			out := readAll(s, r)
+			if len(out) != len(aus) {
+				t.Fatalf("reader got %d units, want %d", len(out), len(aus))
+			}
+			for i, au := range out {
+				want := aus[i]
+				if au.Track != want.Track || au.DTS != want.DTS || au.PTS != want.PTS || au.Key != want.Key {
+					t.Fatalf("unit %d: track %d PTS/DTS %d/%d key %v, want track %d %d/%d key %v",
+						i, au.Track, au.PTS, au.DTS, au.Key, want.Track, want.PTS, want.DTS, want.Key)
+				}
+			}
+		})
+	}
+}
+
+// TestTSFeedFinishAfterFinish: a new publisher may attach once a feed finished, and the next
+// feed's session is a discontinuity for readers.
+func TestTSFeedSessions(t *testing.T) {
+	ts := muxTS(t, avTracks(), synthAV(0, 1))
+	s, r := newStream(t)
+	for range 2 {
+		f := NewTSFeed(NewPublisher(s, discard))
+		feedChunks(t, f, ts, 1000)
+		f.Finish()
+	}
+	if d := s.Discontinuities(); d != 1 {
+		t.Errorf("%d discontinuities, want 1", d)
+	}
+	aus := readAll(s, r)
+	discs := 0
+	for _, au := range aus {
+		if au.Discontinuity {
+			discs++
+		}
+	}
+	if discs != 1 || len(aus) != 2*len(synthAV(0, 1)) {
+		t.Errorf("%d units, %d flagged discontinuous; want %d and 1", len(aus), discs, 2*len(synthAV(0, 1)))
+	}
+}
+
+// TestTSFeedRefused: a stream that already has a publisher refuses the feed's; Write fails
+// then and keeps failing, and Finish only closes.
+func TestTSFeedRefused(t *testing.T) {
+	ts := muxTS(t, avTracks(), synthAV(0, 1))
+	s := stream.New("busy", stream.Options{Log: discard})
+	other, err := s.Publish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	f := NewTSFeed(NewPublisher(s, discard))
+	var first error
+	for i := 0; i < len(ts) && first == nil; i += 1316 {
+		_, first = f.Write(ts[i:min(i+1316, len(ts))])
+	}
+	if !errors.Is(first, stream.ErrBusy) || !strings.HasPrefix(first.Error(), "publish: ") {
+		t.Fatalf("Write: %v, want publish: ... ErrBusy", first)
+	}
+	if n, err := f.Write(ts[:188]); n != 0 || !errors.Is(err, stream.ErrBusy) {
+		t.Errorf("Write after the failure: %d, %v; want 0 and the same error", n, err)
+	}
+	if !errors.Is(f.Err(), stream.ErrBusy) {
+		t.Errorf("Err: %v", f.Err())
+	}
+	f.Finish()
+	if f.Units() != 0 {
+		t.Errorf("%d units published", f.Units())
+	}
+}
+
+// TestTSFeedUnsupported: a program without a track this server carries fails the feed.
+func TestTSFeedUnsupported(t *testing.T) {
+	// PAT, and a PMT of one MPEG-2 video stream (stream type 0x02) on PID 0x100.
+	ts := append(tsPacket(0, mustHex("0000b00d0001c100000001e1000000000000")[:0]), nil...)
+	_ = ts
+	f := NewTSFeed(NewPublisher(stream.New("x", stream.Options{Log: discard}), discard))
+	_, err := f.Write(unsupportedProgram(t))
+	if err == nil {
+		f.Finish()
+		if f.Err() == nil && f.Units() != 0 {
+			t.Fatal("units published from an unsupported program")
+		}
+	}
+}
+
+// TestTSFeedProgramChange: a new program in the same bytes starts a new publisher session
+// with the new tracks.
+func TestTSFeedProgramChange(t *testing.T) {
+	aac := avTracks()[1:]
+	aac[0].ID = 0
+	first := synthTS(t, 0, 1024, 2048, 3072, 4096)
+	av := synthAV(90000, 1)
+	ts := append(append([]byte{}, first...), muxTS(t, avTracks(), av)...)
+	s, r := newStream(t)
+	f := NewTSFeed(NewPublisher(s, discard))
+	feedChunks(t, f, ts, 777)
+	f.Finish()
+	if f.Err() != nil {
+		t.Fatal(f.Err())
+	}
+	if d := s.Discontinuities(); d != 1 {
+		t.Errorf("%d discontinuities, want 1", d)
+	}
+	if tracks := s.Tracks(); len(tracks) != 2 {
+		t.Errorf("tracks after the change %s, want H264 and AAC", Describe(tracks))
+	}
+	aus := readAll(s, r)
+	checkMonotonic(t, aus)
+	if want := 5 + len(av); len(aus) != want {
+		t.Errorf("%d units, want %d", len(aus), want)
+	}
+}
+
+// TestTSFeedTimelineJump: a source whose timestamps jump starts a new session, and no unit
+// is lost.
+func TestTSFeedTimelineJump(t *testing.T) {
+	ts := synthTS(t, 48000*100, 48000*100+1024, 48000*100+2048, 0, 1024, 2048)
+	s, r := newStream(t)
+	f := NewTSFeed(NewPublisher(s, discard))
+	feedChunks(t, f, ts, 100)
+	f.Finish()
+	if d := s.Discontinuities(); d != 1 {
+		t.Errorf("%d discontinuities, want 1", d)
+	}
+	aus := readAll(s, r)
+	checkMonotonic(t, aus)
+	if len(aus) != 6 || f.Units() != 6 {
+		t.Errorf("%d units read, %d published, want 6", len(aus), f.Units())
+	}
+}
+
+// TestTSFeedGarbage: bytes that are not MPEG-TS publish nothing and are no error.
+func TestTSFeedGarbage(t *testing.T) {
+	s := stream.New("garbage", stream.Options{Log: discard})
+	f := NewTSFeed(NewPublisher(s, discard))
+	junk := []byte(strings.Repeat("not a transport stream\x47", 500))
+	if n, err := f.Write(junk); n != len(junk) || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	f.Finish()
+	if f.Err() != nil || f.Units() != 0 || s.Publishing() || s.Tracks() != nil {
+		t.Errorf("after garbage: err %v, %d units, publishing %v, tracks %v", f.Err(), f.Units(), s.Publishing(), s.Tracks())
+	}
+}
+
+// TestTSFeedFFmpeg feeds what ffmpeg writes, in odd-sized chunks.
+func TestTSFeedFFmpeg(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	path := filepath.Join(t.TempDir(), "clip.ts")
+	p := testutil.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25",
+		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2",
+		"-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "25", "-pix_fmt", "yuv420p",
+		"-c:a", "aac", "-f", "mpegts", path)
+	if err := p.Wait(time.Minute); err != nil {
+		t.Fatalf("ffmpeg: %v", err)
+	}
+	ts, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := newStream(t)
+	f := NewTSFeed(NewPublisher(s, discard))
+	feedChunks(t, f, ts, 1001)
+	f.Finish()
+	if f.Err() != nil {
+		t.Fatal(f.Err())
+	}
+	tracks := s.Tracks()
+	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 160 ||
+		tracks[0].Params.Height != 120 || tracks[1].Codec != media.CodecAAC || tracks[1].Params.SampleRate != 48000 {
+		t.Fatalf("tracks %s, want H264 160x120, AAC 48000 Hz", Describe(tracks))
+	}
+	if d := s.Discontinuities(); d != 0 {
+		t.Errorf("%d discontinuities, want 0", d)
+	}
+	aus := readAll(s, r)
+	checkMonotonic(t, aus)
+	video := 0
+	for _, au := range aus {
+		if au.Track == 0 {
+			if video == 0 && !au.Key {
+				t.Fatal("first video unit is not a key frame")
+			}
+			video++
+		}
+	}
+	// 2 s at 25 fps, and about 94 AAC frames.
+	if video != 50 || len(aus)-video < 90 {
+		t.Errorf("%d video and %d audio units, want 50 and about 94", video, len(aus)-video)
+	}
+}
