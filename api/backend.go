@@ -51,6 +51,8 @@ type Stat struct {
 	FPS       float64
 	BytesIn   int64
 	UptimeSec float64
+	// Discontinuities counts the times the input came back after a gap.
+	Discontinuities int64
 }
 
 // ActiveStream is a stream published to a server module now (getActiveStreams).

@@ -328,7 +328,8 @@ func (s *server) getStat(m *module) http.HandlerFunc {
 				st = Stat{}
 			}
 			out = append(out, map[string]any{"id": id, "bitrate": st.Bitrate, "fps": st.FPS,
-				"bytes_in": st.BytesIn, "uptime_sec": st.UptimeSec, "state": state})
+				"bytes_in": st.BytesIn, "uptime_sec": st.UptimeSec, "state": state,
+				"discontinuities": st.Discontinuities})
 		}
 		writeJSON(w, http.StatusOK, out)
 	}

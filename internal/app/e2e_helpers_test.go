@@ -18,7 +18,9 @@ type stat struct {
 	Bitrate float64 `json:"bitrate"`
 	FPS     float64 `json:"fps"`
 	BytesIn int64   `json:"bytes_in"`
-	State   string  `json:"state"`
+
+	Discontinuities int64  `json:"discontinuities"`
+	State           string `json:"state"`
 }
 
 func (ts *testServer) stat(module, id string) stat {

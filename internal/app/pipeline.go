@@ -108,7 +108,7 @@ func (r *running) stat() api.Stat {
 		return api.Stat{}
 	}
 	s := r.p.Stream.Stats()
-	out := api.Stat{Bitrate: s.Bitrate, FPS: s.FPS, BytesIn: s.BytesIn}
+	out := api.Stat{Bitrate: s.Bitrate, FPS: s.FPS, BytesIn: s.BytesIn, Discontinuities: s.Discontinuities}
 	if s.Publishing && !s.Since.IsZero() {
 		out.UptimeSec = time.Since(s.Since).Seconds()
 	}

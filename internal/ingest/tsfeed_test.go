@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
 // feedChunks writes b to f in chunks of n bytes, failing on a short or failed write.
@@ -31,6 +33,10 @@ func feedChunks(t *testing.T, f *TSFeed, b []byte, n int) {
 func TestTSFeedChunks(t *testing.T) {
 	tracks := avTracks()
 	aus := synthAV(90000, 2)
+	// A video PES over 64 KiB has no length (ISO/IEC 13818-1 2.4.3.7): the demuxer completes it
+	// at the next PES of its stream or at Flush, so Finish must publish it.
+	aus = append(aus, &media.AccessUnit{Track: 0, PTS: 3 * 90000, DTS: 3 * 90000,
+		Payload: [][]byte{filled(70000, 0x41)}})
 	ts := muxTS(t, tracks, aus)
 	for _, n := range []int{1, 7, 187, 189, 1000, 1316, 65536, len(ts)} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -41,9 +47,8 @@ func TestTSFeedChunks(t *testing.T) {
 			if !in.Publishing() || !s.Publishing() {
 				t.Fatal("not publishing after the whole program")
 			}
-			held := int64(len(aus)) - f.Units()
-			if held <= 0 {
-				t.Errorf("%d units published before Finish, want fewer than %d: the last PES of a track completes at Flush", f.Units(), len(aus))
+			if held := int64(len(aus)) - f.Units(); held != 1 {
+				t.Errorf("%d units published before Finish, want %d: all but the last", f.Units(), len(aus)-1)
 			}
 			f.Finish()
 			if f.Err() != nil {
@@ -77,8 +82,8 @@ func TestTSFeedChunks(t *testing.T) {
 	}
 }
 
-// TestTSFeedFinishAfterFinish: a new publisher may attach once a feed finished, and the next
-// feed's session is a discontinuity for readers.
+// TestTSFeedSessions: a new publisher may attach once a feed finished, and the next feed's
+// session is a discontinuity for readers.
 func TestTSFeedSessions(t *testing.T) {
 	ts := muxTS(t, avTracks(), synthAV(0, 1))
 	s, r := newStream(t)
@@ -132,28 +137,44 @@ func TestTSFeedRefused(t *testing.T) {
 	}
 }
 
-// TestTSFeedUnsupported: a program without a track this server carries fails the feed.
+// unsupportedProgram is a PAT and a PMT of one MPEG-2 video stream (stream type 0x02), which
+// this server does not carry, as packager/mpegts writes them.
+func unsupportedProgram() []byte {
+	var b []byte
+	for _, h := range []string{
+		"474000100000b00d0001c100000001f0002ab104b2",
+		"475000100002b0120001c10000e100f00002e100f0009e8b23d1",
+	} {
+		p := bytes.Repeat([]byte{0xff}, mpegts.PacketSize)
+		copy(p, mustHex(h))
+		b = append(b, p...)
+	}
+	return b
+}
+
+// TestTSFeedUnsupported: a program without a track this server carries fails the feed, and
+// keeps failing it, without a publisher.
 func TestTSFeedUnsupported(t *testing.T) {
-	// PAT, and a PMT of one MPEG-2 video stream (stream type 0x02) on PID 0x100.
-	ts := append(tsPacket(0, mustHex("0000b00d0001c100000001e1000000000000")[:0]), nil...)
-	_ = ts
-	f := NewTSFeed(NewPublisher(stream.New("x", stream.Options{Log: discard}), discard))
-	_, err := f.Write(unsupportedProgram(t))
-	if err == nil {
-		f.Finish()
-		if f.Err() == nil && f.Units() != 0 {
-			t.Fatal("units published from an unsupported program")
-		}
+	s := stream.New("unsupported", stream.Options{Log: discard})
+	f := NewTSFeed(NewPublisher(s, discard))
+	if _, err := f.Write(unsupportedProgram()); !errors.Is(err, mpegts.ErrNoTracks) {
+		t.Fatalf("Write: %v, want ErrNoTracks", err)
+	}
+	if _, err := f.Write(synthTS(t, 0, 1024)); !errors.Is(err, mpegts.ErrNoTracks) {
+		t.Errorf("Write after the failure: %v, want ErrNoTracks again", err)
+	}
+	f.Finish()
+	if f.Units() != 0 || s.Publishing() || s.Tracks() != nil {
+		t.Errorf("published %d units, publishing %v, tracks %v", f.Units(), s.Publishing(), s.Tracks())
 	}
 }
 
 // TestTSFeedProgramChange: a new program in the same bytes starts a new publisher session
-// with the new tracks.
+// with the new tracks. The new demuxer starts at the tables after the change, so its video
+// starts at the next key frame.
 func TestTSFeedProgramChange(t *testing.T) {
-	aac := avTracks()[1:]
-	aac[0].ID = 0
 	first := synthTS(t, 0, 1024, 2048, 3072, 4096)
-	av := synthAV(90000, 1)
+	av := synthAV(90000, 3)
 	ts := append(append([]byte{}, first...), muxTS(t, avTracks(), av)...)
 	s, r := newStream(t)
 	f := NewTSFeed(NewPublisher(s, discard))
@@ -165,13 +186,25 @@ func TestTSFeedProgramChange(t *testing.T) {
 	if d := s.Discontinuities(); d != 1 {
 		t.Errorf("%d discontinuities, want 1", d)
 	}
-	if tracks := s.Tracks(); len(tracks) != 2 {
+	if tracks := s.Tracks(); len(tracks) != 2 || tracks[0].Codec != media.CodecH264 {
 		t.Errorf("tracks after the change %s, want H264 and AAC", Describe(tracks))
 	}
 	aus := readAll(s, r)
 	checkMonotonic(t, aus)
-	if want := 5 + len(av); len(aus) != want {
-		t.Errorf("%d units, want %d", len(aus), want)
+	var before, video int
+	for i, au := range aus {
+		if au.Discontinuity {
+			before = i
+		}
+		if i >= before && before > 0 && au.Track == 0 {
+			video++
+		}
+	}
+	if before != 5 {
+		t.Errorf("first session: %d units, want 5", before)
+	}
+	if video < 25 || int64(len(aus)) != f.Units() {
+		t.Errorf("second session: %d video units, want at least 25 (from the key frame at 1 s); %d read, %d published", video, len(aus), f.Units())
 	}
 }
 
@@ -225,9 +258,14 @@ func TestTSFeedFFmpeg(t *testing.T) {
 	s, r := newStream(t)
 	f := NewTSFeed(NewPublisher(s, discard))
 	feedChunks(t, f, ts, 1001)
+	before := f.Units()
 	f.Finish()
 	if f.Err() != nil {
 		t.Fatal(f.Err())
+	}
+	// ffmpeg writes video PES without a length: the last one completes at Finish.
+	if f.Units() <= before {
+		t.Errorf("Finish published nothing more than the %d units before it", before)
 	}
 	tracks := s.Tracks()
 	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 160 ||
