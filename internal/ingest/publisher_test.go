@@ -43,7 +43,7 @@ func TestPublisher(t *testing.T) {
 		{video(7200, false), true},
 		{video(7200, false), true}, // same DTS: repaired
 		{audio(48000 * 60), true},  // a jump of a minute: new session
-		{video(90000 * 60, false), false},
+		{video(90000*60, false), false},
 		{video(90000*60+3600, true), true},
 		{audio(48000*60 + 1024), true},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // parseAVCConfig reads an AVCDecoderConfigurationRecord (ISO/IEC 14496-15 5.3.3.1): the first
@@ -43,7 +44,7 @@ func parseAVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
 	if p.SPS == nil || p.PPS == nil {
 		return p, 0, fmt.Errorf("flv: AVC configuration without SPS or PPS: %w", ErrMalformed)
 	}
-	p.Width, p.Height = videoSize(media.CodecH264, p.SPS)
+	p.Width, p.Height = nal.VideoSize(media.CodecH264, p.SPS)
 	return p, lengthSize, nil
 }
 

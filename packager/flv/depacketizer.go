@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // Probe limits: without hints, the tracks are announced once both a video and an audio
@@ -155,17 +156,17 @@ func (v *videoState) unit(t *VideoTag) (*media.AccessUnit, bool) {
 	var key, hasVPS, hasSPS, hasPPS bool
 	n := 0
 	for _, nalu := range t.NALUs {
-		switch classify(v.codec, nalu) {
-		case naluAUD:
+		switch nal.Classify(v.codec, nalu) {
+		case nal.AUD:
 			continue
-		case naluVPS:
+		case nal.VPS:
 			hasVPS, v.params.VPS = true, nalu
-		case naluSPS:
+		case nal.SPS:
 			hasSPS, v.params.SPS = true, nalu
-			v.params.Width, v.params.Height = videoSize(v.codec, nalu)
-		case naluPPS:
+			v.params.Width, v.params.Height = nal.VideoSize(v.codec, nalu)
+		case nal.PPS:
 			hasPPS, v.params.PPS = true, nalu
-		case naluKey:
+		case nal.Key:
 			key = true
 		}
 		n++
@@ -192,7 +193,7 @@ func (v *videoState) unit(t *VideoTag) (*media.AccessUnit, bool) {
 		}
 	}
 	for _, nalu := range t.NALUs {
-		if classify(v.codec, nalu) != naluAUD {
+		if nal.Classify(v.codec, nalu) != nal.AUD {
 			payload = append(payload, nalu)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h265"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // hvcCHeaderSize is the fixed part of an HEVCDecoderConfigurationRecord, before its arrays.
@@ -53,7 +54,7 @@ func parseHEVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
 	if p.VPS == nil || p.SPS == nil || p.PPS == nil {
 		return p, 0, fmt.Errorf("flv: HEVC configuration without VPS, SPS or PPS: %w", ErrMalformed)
 	}
-	p.Width, p.Height = videoSize(media.CodecH265, p.SPS)
+	p.Width, p.Height = nal.VideoSize(media.CodecH265, p.SPS)
 	return p, lengthSize, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // Packetizer builds the tag bodies of tracks and access units: sequence headers from the
@@ -152,7 +153,7 @@ func AppendVideoFrame(dst []byte, c media.Codec, key bool, cts int32, nalus [][]
 		dst = appendInt24(dst, cts)
 	}
 	for _, n := range nalus {
-		if len(n) > 0 && classify(c, n) != naluAUD {
+		if len(n) > 0 && nal.Classify(c, n) != nal.AUD {
 			dst = appendAVCC(dst, n)
 		}
 	}

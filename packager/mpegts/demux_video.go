@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // onVideo turns one PES of H.264 or H.265 into an access unit: NAL units without start codes,
@@ -14,22 +15,22 @@ func (d *Demuxer) onVideo(s *esStream, pts, dts int64, es []byte) {
 	var key, hasVPS, hasSPS, hasPPS bool
 	size, count := 0, 0
 	for _, n := range s.nalus {
-		switch classify(s.codec, n) {
-		case naluAUD:
+		switch nal.Classify(s.codec, n) {
+		case nal.AUD:
 			continue
-		case naluVPS:
+		case nal.VPS:
 			hasVPS = true
 			s.vps = keepParam(s.vps, n)
-		case naluSPS:
+		case nal.SPS:
 			hasSPS = true
 			if !bytes.Equal(s.sps, n) {
 				s.sps = bytes.Clone(n)
-				s.track.Params.Width, s.track.Params.Height = videoSize(s.codec, n)
+				s.track.Params.Width, s.track.Params.Height = nal.VideoSize(s.codec, n)
 			}
-		case naluPPS:
+		case nal.PPS:
 			hasPPS = true
 			s.pps = keepParam(s.pps, n)
-		case naluKey:
+		case nal.Key:
 			key = true
 		}
 		size += len(n)
@@ -69,7 +70,7 @@ func (d *Demuxer) onVideo(s *esStream, pts, dts int64, es []byte) {
 	data := make([]byte, size)
 	off := 0
 	for _, n := range s.nalus {
-		if classify(s.codec, n) == naluAUD {
+		if nal.Classify(s.codec, n) == nal.AUD {
 			continue
 		}
 		k := copy(data[off:], n)

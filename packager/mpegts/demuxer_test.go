@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // checkSane reads everything and checks what must hold on any input: increasing DTS per
@@ -41,10 +42,10 @@ func checkSane(t *testing.T, d *Demuxer) (tracks []media.Track, units int) {
 		if trk := tracks[au.Track]; trk.Codec.IsVideo() && au.Key {
 			var has [8]bool
 			for _, n := range au.Payload {
-				has[classify(trk.Codec, n)] = true
+				has[nal.Classify(trk.Codec, n)] = true
 			}
-			if !has[naluSPS] || !has[naluPPS] || has[naluAUD] {
-				t.Fatalf("key frame %d: SPS %v PPS %v AUD %v", units, has[naluSPS], has[naluPPS], has[naluAUD])
+			if !has[nal.SPS] || !has[nal.PPS] || has[nal.AUD] {
+				t.Fatalf("key frame %d: SPS %v PPS %v AUD %v", units, has[nal.SPS], has[nal.PPS], has[nal.AUD])
 			}
 		}
 	}

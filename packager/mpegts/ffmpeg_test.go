@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 func lookTool(t *testing.T, name string) string {
@@ -152,10 +153,10 @@ func checkFFmpegUnits(t *testing.T, tracks []media.Track, aus []*media.AccessUni
 				keys++
 				var has [8]bool
 				for _, n := range au.Payload {
-					has[classify(tracks[0].Codec, n)] = true
+					has[nal.Classify(tracks[0].Codec, n)] = true
 				}
-				if !has[naluSPS] || !has[naluPPS] || has[naluAUD] {
-					t.Errorf("key frame %d: SPS %v PPS %v AUD %v", frames, has[naluSPS], has[naluPPS], has[naluAUD])
+				if !has[nal.SPS] || !has[nal.PPS] || has[nal.AUD] {
+					t.Errorf("key frame %d: SPS %v PPS %v AUD %v", frames, has[nal.SPS], has[nal.PPS], has[nal.AUD])
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 var startCode4 = []byte{0, 0, 0, 1}
@@ -51,7 +52,7 @@ func appendES(dst []byte, t *muxTrack, au *media.AccessUnit) ([]byte, error) {
 
 // appendVideoES writes Annex B: an AUD first, then the parameter sets a key frame lacks.
 func appendVideoES(dst []byte, t *muxTrack, au *media.AccessUnit) []byte {
-	if n0 := au.Payload[0]; len(n0) == 0 || classify(t.Codec, n0) != naluAUD {
+	if n0 := au.Payload[0]; len(n0) == 0 || nal.Classify(t.Codec, n0) != nal.AUD {
 		aud := audH264
 		if t.Codec == media.CodecH265 {
 			aud = audH265
@@ -65,12 +66,12 @@ func appendVideoES(dst []byte, t *muxTrack, au *media.AccessUnit) []byte {
 			if len(n) == 0 {
 				continue
 			}
-			switch classify(t.Codec, n) {
-			case naluVPS:
+			switch nal.Classify(t.Codec, n) {
+			case nal.VPS:
 				hasVPS = true
-			case naluSPS:
+			case nal.SPS:
 				hasSPS = true
-			case naluPPS:
+			case nal.PPS:
 				hasPPS = true
 			}
 		}

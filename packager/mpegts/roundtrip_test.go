@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // expectedPayload is what the demuxer gives back: key frames get the parameter sets they lack.
@@ -17,16 +18,16 @@ func expectedPayload(trk media.Track, au *media.AccessUnit) [][]byte {
 	}
 	var has [8]bool
 	for _, n := range au.Payload {
-		has[classify(trk.Codec, n)] = true
+		has[nal.Classify(trk.Codec, n)] = true
 	}
 	var out [][]byte
-	if trk.Codec == media.CodecH265 && !has[naluVPS] {
+	if trk.Codec == media.CodecH265 && !has[nal.VPS] {
 		out = append(out, trk.Params.VPS)
 	}
-	if !has[naluSPS] {
+	if !has[nal.SPS] {
 		out = append(out, trk.Params.SPS)
 	}
-	if !has[naluPPS] {
+	if !has[nal.PPS] {
 		out = append(out, trk.Params.PPS)
 	}
 	return append(out, au.Payload...)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -97,7 +98,7 @@ func Run(ctx context.Context, ffmpegPath, address string, s *stream.Stream, log 
 	}
 	shown := redact(address)
 	log = log.With("input", "other", "address", shown)
-	if err := runPipe(ctx, ffmpegPath, Args(address), s, log); err != nil {
+	if err := ingest.RunPipe(ctx, ffmpegPath, Args(address), s, log); err != nil {
 		err = fmt.Errorf("ffmpeg input %q: %w", shown, err)
 		if shown != address {
 			// ffmpeg quotes the address in its messages, password included.

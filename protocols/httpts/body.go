@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/flv"
 )
@@ -63,25 +64,25 @@ func ingestBody(body io.Reader, s *stream.Stream, log *slog.Logger) (int64, erro
 		}
 		return 0, err
 	}
-	in := newIngest(s, log)
-	defer in.close()
+	in := ingest.NewPublisher(s, log)
+	defer in.Close()
 	format := sniff(head)
 	log.Debug("body", "format", format)
 	if format == formatFLV {
-		err = ingestFLV(br, in)
+		err = ingestFLV(br, in, log)
 	} else {
 		err = ingestTS(br, in)
 	}
-	if err == nil && in.units == 0 {
+	if err == nil && in.Units() == 0 {
 		err = ErrNoMedia
 	}
-	return in.units, err
+	return in.Units(), err
 }
 
 // ingestTS feeds the body to a push demuxer.
-func ingestTS(r io.Reader, in *ingest) error {
-	feed := newTSFeed(in)
-	defer feed.finish()
+func ingestTS(r io.Reader, in *ingest.Publisher) error {
+	feed := ingest.NewTSFeed(in)
+	defer feed.Finish()
 	buf := make([]byte, readChunk)
 	probed := 0
 	for {
@@ -90,7 +91,7 @@ func ingestTS(r io.Reader, in *ingest) error {
 			if _, err := feed.Write(buf[:n]); err != nil {
 				return err
 			}
-			if in.pub == nil {
+			if !in.Publishing() {
 				if probed += n; probed > maxProbe {
 					return fmt.Errorf("%d bytes without a program: %w", probed, ErrNoMedia)
 				}
@@ -106,7 +107,7 @@ func ingestTS(r io.Reader, in *ingest) error {
 }
 
 // ingestFLV reads FLV tags through a Depacketizer; a codec change starts a new session.
-func ingestFLV(r io.Reader, in *ingest) error {
+func ingestFLV(r io.Reader, in *ingest.Publisher, log *slog.Logger) error {
 	fr, err := flv.NewFileReader(r)
 	if err != nil {
 		return err
@@ -126,17 +127,17 @@ func ingestFLV(r io.Reader, in *ingest) error {
 		if err := dep.Push(tag); err != nil {
 			if !errors.Is(err, flv.ErrCodecChanged) {
 				if tagErrs++; tagErrs == 1 {
-					in.log.Warn("skipping FLV tags", "error", err)
+					log.Warn("skipping FLV tags", "error", err)
 				}
 				continue
 			}
-			in.log.Info("codec changed: new session", "error", err)
-			in.close()
+			log.Info("codec changed: new session", "error", err)
+			in.Close()
 			dep = flv.NewDepacketizer()
 			dep.Expect(fr.HasVideo, fr.HasAudio)
 			_ = dep.Push(tag)
 		}
-		if in.pub == nil {
+		if !in.Publishing() {
 			tracks := dep.Tracks()
 			if tracks == nil {
 				if probed += len(tag.Body); probed > maxProbe {
@@ -144,12 +145,12 @@ func ingestFLV(r io.Reader, in *ingest) error {
 				}
 				continue
 			}
-			if err := in.setTracks(tracks); err != nil {
+			if err := in.SetTracks(tracks); err != nil {
 				return fmt.Errorf("publish: %w", err)
 			}
 		}
 		for au := dep.Next(); au != nil; au = dep.Next() {
-			if err := in.write(au); err != nil {
+			if err := in.Write(au); err != nil {
 				return fmt.Errorf("publish: %w", err)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
@@ -232,7 +233,7 @@ func checkUnits(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
 func checkSourceTracks(t testing.TB, tracks []media.Track) {
 	t.Helper()
 	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[1].Codec != media.CodecAAC {
-		t.Fatalf("tracks %s, want H264 and AAC", describe(tracks))
+		t.Fatalf("tracks %s, want H264 and AAC", ingest.Describe(tracks))
 	}
 	if p := tracks[0].Params; p.Width != srcWidth || p.Height != srcHeight {
 		t.Fatalf("video %dx%d, want %dx%d", p.Width, p.Height, srcWidth, srcHeight)

@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
 // Send limits.
@@ -45,10 +47,11 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 		return fmt.Errorf("method %q, want POST or PUT", method)
 	}
 	log = log.With("output", "http", "url", rawurl)
-	out, err := newTSOut(tracks, log)
+	out, err := mpegts.NewRemuxer(tracks, r.Stream())
 	if err != nil {
 		return err
 	}
+	out.OnTracks = func(changed []media.Track) { log.Info("tracks changed", "tracks", ingest.Describe(changed)) }
 	reqCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -116,8 +119,7 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 var errAnswered = errors.New("request over")
 
 // pump muxes units into the body until ctx ends or the stream closes (nil) or a write fails.
-func pump(ctx context.Context, r *stream.Reader, out *tsOut, w io.Writer, stall *time.Timer) error {
-	s := r.Stream()
+func pump(ctx context.Context, r *stream.Reader, out *mpegts.Remuxer, w io.Writer, stall *time.Timer) error {
 	var buf []byte
 	for {
 		au, err := r.Read(ctx)
@@ -128,7 +130,7 @@ func pump(ctx context.Context, r *stream.Reader, out *tsOut, w io.Writer, stall 
 			return err
 		}
 		var ok bool
-		buf, _, ok, err = out.appendUnit(buf[:0], au, s)
+		buf, _, ok, err = out.AppendAccessUnit(buf[:0], au)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // requireTool returns the path of an ffmpeg tool, or skips the test when it is missing.
@@ -273,7 +274,7 @@ func (c *collector) add(strm *stream.Stream, au *media.AccessUnit) {
 		c.problems = append(c.problems, "key frame without parameter sets")
 	}
 	for _, n := range au.Payload {
-		if video && len(n) > 0 && classify(tracks[au.Track].Codec, n) == naluAUD {
+		if video && len(n) > 0 && nal.Classify(tracks[au.Track].Codec, n) == nal.AUD {
 			c.problems = append(c.problems, "AUD in a unit")
 		}
 	}
@@ -294,12 +295,12 @@ func hasParamSets(c media.Codec, payload [][]byte) bool {
 		if len(n) == 0 {
 			continue
 		}
-		switch classify(c, n) {
-		case naluVPS:
+		switch nal.Classify(c, n) {
+		case nal.VPS:
 			vps = true
-		case naluSPS:
+		case nal.SPS:
 			sps = true
-		case naluPPS:
+		case nal.PPS:
 			pps = true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // An H.264 SPS and PPS of a 64x64 picture, from libx264.
@@ -285,7 +286,7 @@ func TestVideoTrackNormalises(t *testing.T) {
 					t.Errorf("unit %d: key frame without parameter sets", i)
 				}
 				for _, n := range au.Payload {
-					if classify(media.CodecH264, n) == naluAUD {
+					if nal.Classify(media.CodecH264, n) == nal.AUD {
 						t.Errorf("unit %d: AUD kept", i)
 					}
 				}

@@ -9,52 +9,11 @@ import (
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h265"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // errNotReady means a unit was dropped while the track waits for its first decodable key frame.
 var errNotReady = errors.New("waiting for a key frame with parameter sets")
-
-// naluKind is what ingest needs to know of a NAL unit.
-type naluKind uint8
-
-const (
-	naluOther naluKind = iota
-	naluAUD
-	naluVPS
-	naluSPS
-	naluPPS
-	naluKey // an IDR picture (H.264) or an IRAP picture (H.265)
-)
-
-// classify tells the kind of a non-empty NAL unit.
-func classify(c media.Codec, n []byte) naluKind {
-	if c == media.CodecH265 {
-		switch t := h265.NALUType(n[0] >> 1 & 0x3f); {
-		case t == h265.NALUType_AUD_NUT:
-			return naluAUD
-		case t == h265.NALUType_VPS_NUT:
-			return naluVPS
-		case t == h265.NALUType_SPS_NUT:
-			return naluSPS
-		case t == h265.NALUType_PPS_NUT:
-			return naluPPS
-		case t >= h265.NALUType_BLA_W_LP && t <= h265.NALUType_RSV_IRAP_VCL23:
-			return naluKey
-		}
-		return naluOther
-	}
-	switch h264.NALUType(n[0] & 0x1f) {
-	case h264.NALUTypeAccessUnitDelimiter:
-		return naluAUD
-	case h264.NALUTypeSPS:
-		return naluSPS
-	case h264.NALUTypePPS:
-		return naluPPS
-	case h264.NALUTypeIDR:
-		return naluKey
-	}
-	return naluOther
-}
 
 // dtsExtractor is mediacommon's H.264 or H.265 DTS extractor.
 type dtsExtractor interface {
@@ -76,9 +35,9 @@ type videoTrack struct {
 // newVideoTrack returns the normaliser of a track with the parameter sets the SDP gave, if any.
 func newVideoTrack(c media.Codec, vps, sps, pps []byte) *videoTrack {
 	v := &videoTrack{codec: c}
-	v.setParam(naluVPS, vps)
-	v.setParam(naluSPS, sps)
-	v.setParam(naluPPS, pps)
+	v.setParam(nal.VPS, vps)
+	v.setParam(nal.SPS, sps)
+	v.setParam(nal.PPS, pps)
 	v.resetDTS()
 	return v
 }
@@ -106,21 +65,21 @@ func (v *videoTrack) params() media.Params {
 }
 
 // setParam keeps a private copy of a parameter set when it changed; empty ones are ignored.
-func (v *videoTrack) setParam(k naluKind, n []byte) {
+func (v *videoTrack) setParam(k nal.Kind, n []byte) {
 	if len(n) == 0 {
 		return
 	}
 	switch k {
-	case naluVPS:
+	case nal.VPS:
 		if !bytes.Equal(v.vps, n) {
 			v.vps = bytes.Clone(n)
 		}
-	case naluSPS:
+	case nal.SPS:
 		if !bytes.Equal(v.sps, n) {
 			v.sps = bytes.Clone(n)
-			v.width, v.height = videoSize(v.codec, n)
+			v.width, v.height = nal.VideoSize(v.codec, n)
 		}
-	case naluPPS:
+	case nal.PPS:
 		if !bytes.Equal(v.pps, n) {
 			v.pps = bytes.Clone(n)
 		}
@@ -136,19 +95,19 @@ func (v *videoTrack) unit(nalus [][]byte, pts int64) (*media.AccessUnit, error) 
 		if len(n) == 0 {
 			continue
 		}
-		switch k := classify(v.codec, n); k {
-		case naluAUD:
+		switch k := nal.Classify(v.codec, n); k {
+		case nal.AUD:
 			continue
-		case naluVPS:
+		case nal.VPS:
 			hasVPS = true
 			v.setParam(k, n)
-		case naluSPS:
+		case nal.SPS:
 			hasSPS = true
 			v.setParam(k, n)
-		case naluPPS:
+		case nal.PPS:
 			hasPPS = true
 			v.setParam(k, n)
-		case naluKey:
+		case nal.Key:
 			key = true
 		}
 		size += len(n)
@@ -182,7 +141,7 @@ func (v *videoTrack) unit(nalus [][]byte, pts int64) (*media.AccessUnit, error) 
 	data := make([]byte, size)
 	off := 0
 	for _, n := range nalus {
-		if len(n) == 0 || classify(v.codec, n) == naluAUD {
+		if len(n) == 0 || nal.Classify(v.codec, n) == nal.AUD {
 			continue
 		}
 		k := copy(data[off:], n)
@@ -212,30 +171,4 @@ func (v *videoTrack) extractDTS(payload [][]byte, pts int64) (dts int64, err err
 		}
 	}()
 	return v.dts.Extract(payload, pts)
-}
-
-// videoSize parses the picture size from an SPS; zero when it cannot.
-func videoSize(c media.Codec, sps []byte) (w, h int) {
-	// A third-party parser on untrusted bytes: a panic there must not take the server down.
-	defer func() {
-		if recover() != nil {
-			w, h = 0, 0
-		}
-	}()
-	switch c {
-	case media.CodecH264:
-		var s h264.SPS
-		if s.Unmarshal(sps) == nil {
-			w, h = s.Width(), s.Height()
-		}
-	case media.CodecH265:
-		var s h265.SPS
-		if s.Unmarshal(sps) == nil {
-			w, h = s.Width(), s.Height()
-		}
-	}
-	if w <= 0 || h <= 0 || w > 1<<16 || h > 1<<16 {
-		return 0, 0
-	}
-	return w, h
 }

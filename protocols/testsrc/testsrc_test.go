@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -250,8 +251,8 @@ func TestRunBadFFmpeg(t *testing.T) {
 	// A program that exits 0 without output.
 	if _, lerr := exec.LookPath("true"); lerr == nil {
 		err = Run(context.Background(), "true", Params{}, stream.New("y", stream.Options{}), nil)
-		if !errors.Is(err, errNoMedia) {
-			t.Fatalf("true: %v, want errNoMedia", err)
+		if !errors.Is(err, ingest.ErrNoMedia) {
+			t.Fatalf("true: %v, want ingest.ErrNoMedia", err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
@@ -57,13 +58,13 @@ func FuzzReceive(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		feed := newTSFeed(newIngest(s, discard))
+		feed := ingest.NewTSFeed(ingest.NewPublisher(s, discard))
 		for off := 0; off < len(data); off += DefaultPktSize {
 			if p := tsPayload(data[off:min(off+DefaultPktSize, len(data))]); p != nil {
 				_, _ = feed.Write(p)
 			}
 		}
-		feed.finish()
+		feed.Finish()
 		tracks := s.Tracks()
 		s.Close()
 		var aus []*media.AccessUnit

@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -26,7 +27,7 @@ type receiver struct {
 	// quiet, when set, ends run after that long without a valid datagram (Pull's timeout).
 	quiet time.Duration
 
-	feed     *tsFeed // nil between sessions
+	feed     *ingest.TSFeed // nil between sessions
 	last     time.Time
 	flowed   bool // some session published units
 	garbage  int64
@@ -72,10 +73,10 @@ func (r *receiver) run(ctx context.Context) error {
 		r.last = now
 		if r.feed == nil {
 			r.log.Debug("session start", "bytes", n)
-			r.feed = newTSFeed(newIngest(r.s, r.log))
+			r.feed = ingest.NewTSFeed(ingest.NewPublisher(r.s, r.log))
 			r.setDeadline(now)
 		}
-		if r.feed.err != nil {
+		if r.feed.Err() != nil {
 			continue // the session was refused: wait for it to go quiet
 		}
 		if _, err := r.feed.Write(p); err != nil {
@@ -135,8 +136,8 @@ func (r *receiver) endSession() {
 	if r.feed == nil {
 		return
 	}
-	r.feed.finish()
-	if r.feed.in.units > 0 {
+	r.feed.Finish()
+	if r.feed.Units() > 0 {
 		r.flowed = true
 	}
 	r.log.Debug("session end", "idle", r.idle)

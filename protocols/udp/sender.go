@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
@@ -60,10 +61,11 @@ func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks [
 	}
 	defer conn.Close()
 	log := opts.Log.With("output", scheme, "url", rawurl)
-	out, err := newTSOut(tracks, log)
+	out, err := mpegts.NewRemuxer(tracks, r.Stream())
 	if err != nil {
 		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)
 	}
+	out.OnTracks = func(changed []media.Track) { log.Info("tracks changed", "tracks", ingest.Describe(changed)) }
 	d := &datagrams{conn: conn, log: log, size: ep.pktSize, rtp: scheme == "rtp"}
 	if d.size == 0 {
 		d.size = DefaultPktSize
@@ -135,8 +137,7 @@ type datagrams struct {
 }
 
 // run reads units until ctx ends or the stream closes.
-func (d *datagrams) run(ctx context.Context, r *stream.Reader, out *tsOut) error {
-	s := r.Stream()
+func (d *datagrams) run(ctx context.Context, r *stream.Reader, out *mpegts.Remuxer) error {
 	for {
 		au, err := r.Read(ctx)
 		if err != nil {
@@ -147,7 +148,7 @@ func (d *datagrams) run(ctx context.Context, r *stream.Reader, out *tsOut) error
 		}
 		// The pending unit's datagrams go out until this unit is due.
 		n := len(d.buf)
-		buf, dts90, ok, err := out.appendUnit(d.buf, au, s)
+		buf, dts90, ok, err := out.AppendAccessUnit(d.buf, au)
 		if err != nil {
 			return err
 		}
