@@ -176,7 +176,7 @@ func get(ctx context.Context, client *http.Client, target string) (int64, error)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%w: speed test: %v", api.ErrNotAvailable, err)
+		return 0, fmt.Errorf("%w: speed test: %w", api.ErrNotAvailable, err)
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
@@ -197,7 +197,7 @@ func upload(ctx context.Context, client *http.Client, target string) (int64, err
 	req.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%w: speed test: %v", api.ErrNotAvailable, err)
+		return 0, fmt.Errorf("%w: speed test: %w", api.ErrNotAvailable, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -253,11 +253,11 @@ func (st *SpeedTester) runOokla(ctx context.Context) (any, error) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, st.Command, "--format=json", "--accept-license", "--accept-gdpr").Output()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", api.ErrNotAvailable, st.Command, err)
+		return nil, fmt.Errorf("%w: %s: %w", api.ErrNotAvailable, st.Command, err)
 	}
 	var v json.RawMessage
 	if err := json.Unmarshal(bytes.TrimSpace(out), &v); err != nil {
-		return nil, fmt.Errorf("%w: %s printed no JSON: %v", api.ErrNotAvailable, st.Command, err)
+		return nil, fmt.Errorf("%w: %s printed no JSON: %w", api.ErrNotAvailable, st.Command, err)
 	}
 	return v, nil
 }
