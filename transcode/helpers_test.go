@@ -1,0 +1,240 @@
+package transcode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/packager/mpegts"
+)
+
+// Fixtures made by ffmpeg once per test binary.
+var (
+	fixtureMu   sync.Mutex
+	fixtureDir  string
+	fixtureMade = map[string]string{}
+)
+
+// fixture returns the path of a TS file ffmpeg encodes once with args (input and encoding).
+func fixture(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	testutil.RequireFFmpeg(t)
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if p, ok := fixtureMade[name]; ok {
+		return p
+	}
+	if fixtureDir == "" {
+		d, err := os.MkdirTemp("", "sluice-transcode-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixtureDir = d
+	}
+	p := filepath.Join(fixtureDir, name+".ts")
+	full := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin", "-y"}, args...)
+	full = append(full, "-f", "mpegts", p)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "ffmpeg", full...).CombinedOutput(); err != nil {
+		t.Fatalf("make %s: %v\n%s", name, err, out)
+	}
+	fixtureMade[name] = p
+	return p
+}
+
+func removeFixtures() {
+	if fixtureDir != "" {
+		os.RemoveAll(fixtureDir)
+	}
+}
+
+// lavfi sources and encodings of the fixtures.
+func source(size string, fps, seconds int) []string {
+	return []string{
+		"-f", "lavfi", "-i", "testsrc2=size=" + size + ":rate=" + strconv.Itoa(fps),
+		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-t", strconv.Itoa(seconds),
+	}
+}
+
+func h264720p(t *testing.T) string {
+	return fixture(t, "h264-720p", append(source("1280x720", 20, 9),
+		"-c:v", "libx264", "-preset", "ultrafast", "-g", "20", "-pix_fmt", "yuv420p", "-b:v", "2000k",
+		"-c:a", "aac", "-b:a", "96k")...)
+}
+
+func h265360p(t *testing.T) string {
+	return fixture(t, "h265-360p", append(source("640x360", 25, 4),
+		"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=25",
+		"-pix_fmt", "yuv420p", "-b:v", "600k", "-c:a", "aac", "-b:a", "64k")...)
+}
+
+func h264360p30(t *testing.T) string {
+	return fixture(t, "h264-360p30", append(source("640x360", 30, 5),
+		"-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", "-b:v", "600k",
+		"-c:a", "aac", "-b:a", "64k")...)
+}
+
+// loadTS demuxes a whole TS file.
+func loadTS(t *testing.T, path string) ([]media.Track, []*media.AccessUnit) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := mpegts.NewDemuxer(f)
+	tracks, err := d.Tracks()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var units []*media.AccessUnit
+	for {
+		au, err := d.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		units = append(units, au)
+	}
+	return tracks, units
+}
+
+// publish writes units into s as one publisher session, paced at speed times real time by
+// their timestamps. It stops early when ctx ends.
+func publish(ctx context.Context, s *stream.Stream, tracks []media.Track, units []*media.AccessUnit, speed float64) error {
+	pub, err := s.Publish()
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	if err := pub.SetTracks(tracks); err != nil {
+		return err
+	}
+	start := time.Now()
+	t0 := -1.0
+	for _, au := range units {
+		at := float64(au.DTS) / float64(tracks[au.Track].ClockRate)
+		if t0 < 0 {
+			t0 = at
+		}
+		wait := time.Until(start.Add(time.Duration((at - t0) / speed * float64(time.Second))))
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+		cp := *au
+		cp.Arrival = time.Now()
+		if err := pub.Write(&cp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain reads r until the stream closes or ctx ends.
+func drain(ctx context.Context, r *stream.Reader) ([]*media.AccessUnit, error) {
+	var out []*media.AccessUnit
+	for {
+		au, err := r.Read(ctx)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, au)
+	}
+}
+
+// writeTS muxes units into a TS file.
+func writeTS(t *testing.T, path string, tracks []media.Track, units []*media.AccessUnit) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := mpegts.NewMuxer(f, tracks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, au := range units {
+		if err := m.WriteAccessUnit(au); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// probed is what ffprobe says of a file's streams and packets.
+type probed struct {
+	Streams []struct {
+		Index      int    `json:"index"`
+		CodecName  string `json:"codec_name"`
+		CodecType  string `json:"codec_type"`
+		Width      int    `json:"width"`
+		Height     int    `json:"height"`
+		SampleRate string `json:"sample_rate"`
+	} `json:"streams"`
+	Packets []struct {
+		StreamIndex int    `json:"stream_index"`
+		Size        string `json:"size"`
+		PTSTime     string `json:"pts_time"`
+	} `json:"packets"`
+	Format struct {
+		Duration string `json:"duration"`
+	} `json:"format"`
+}
+
+func ffprobe(t *testing.T, path string) probed {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-print_format", "json",
+		"-show_streams", "-show_format", "-show_entries", "packet=stream_index,size,pts_time", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	var p probed
+	if err := json.Unmarshal(out, &p); err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	return p
+}
+
+// runJob runs a Job in a goroutine; wait returns its error.
+func runJob(ctx context.Context, j *Job) (wait func(time.Duration) (error, bool)) {
+	done := make(chan error, 1)
+	go func() { done <- j.Run(ctx) }()
+	return func(d time.Duration) (error, bool) {
+		select {
+		case err := <-done:
+			return err, true
+		case <-time.After(d):
+			return nil, false
+		}
+	}
+}
+
+// pidGone tells whether no process has the id any more.
+func pidGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
