@@ -27,6 +27,8 @@ type procKey struct {
 type Manager struct {
 	store   *storage.Store
 	runners RunnerFactory
+	// checkTranscoding refuses a transcoding object this server cannot run (nil: accept all).
+	checkTranscoding func(*storage.Transcoding) error
 	recDir  string
 	log     *slog.Logger
 	booted  time.Time
@@ -74,8 +76,8 @@ func (m *Manager) Check(_ context.Context, rec storage.Record) error {
 	case *storage.Recording:
 		tc = r.Transcoding
 	}
-	if tc != nil && strings.HasPrefix(tc.VideoTranscoding, "mpsoc_vcu_") {
-		return fmt.Errorf("%w: video_transcoding %q needs a hardware encoder, and this server has none (looked for NVENC, QSV and VAAPI)", api.ErrUnsupported, tc.VideoTranscoding)
+	if m.checkTranscoding != nil {
+		return m.checkTranscoding(tc)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func notBuilt(what string) Part {
 }
 
 // mediaRunners builds the pipeline of every record kind.
-func mediaRunners(cfg Config, st *storage.Store, h *hub, log *slog.Logger) RunnerFactory {
+func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
 	outs := &outputs{store: st, hub: h}
 	return func(rec storage.Record) (*Pipeline, error) {
@@ -40,7 +40,7 @@ func mediaRunners(cfg Config, st *storage.Store, h *hub, log *slog.Logger) Runne
 		case *storage.Player:
 			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the HLS/DASH packager"))
 		case *storage.Restream:
-			return restreamPipeline(in, outs, r, plog)
+			return restreamPipeline(in, tr, outs, r, plog)
 		case *storage.Recording:
 			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the recorder"))
 		}
@@ -65,16 +65,13 @@ func processPipeline(in *inputs, id string, input storage.Input, log *slog.Logge
 
 // restreamPipeline is an input and one output; without transcoding the output is a native
 // remux of the input.
-func restreamPipeline(in *inputs, outs *outputs, r *storage.Restream, log *slog.Logger) (*Pipeline, error) {
+func restreamPipeline(in *inputs, tr *transcoder, outs *outputs, r *storage.Restream, log *slog.Logger) (*Pipeline, error) {
 	p, err := processPipeline(in, r.ID, r.Input, log)
 	if err != nil {
 		return nil, err
 	}
-	if transcodes(r.Transcoding) {
-		p.Sinks = append(p.Sinks, notBuilt("transcoding"))
-		return p, nil
-	}
-	out, err := outs.part(p.Stream, r.Output, log.With("output", r.Output.OutputType))
+	src := tr.attach(p, r.ID, r.Transcoding, log)
+	out, err := outs.part(src, r.Output, log.With("output", r.Output.OutputType))
 	if err != nil {
 		if p.Close != nil {
 			p.Close()
@@ -83,19 +80,6 @@ func restreamPipeline(in *inputs, outs *outputs, r *storage.Restream, log *slog.
 	}
 	p.Sinks = append(p.Sinks, out)
 	return p, nil
-}
-
-// transcodes tells whether a transcoding object asks for any change: nil, or every field empty
-// or Disabled, is passthrough.
-func transcodes(tc *storage.Transcoding) bool {
-	if tc == nil {
-		return false
-	}
-	set := func(s string) bool { return s != "" && s != "Disabled" && s != "Disable" }
-	return set(tc.VideoTranscoding) || set(tc.AudioTranscoding) || tc.OutputVideoBitrate != nil ||
-		tc.ForceKeyFrames != nil || tc.GOP != nil || tc.FrameWidth != nil || tc.FrameHeight != nil ||
-		set(tc.Preset) || set(tc.Tune) || tc.CRF != nil || set(tc.PixFmt) || tc.FilterFPS != nil ||
-		tc.OutputAudioBitrate != nil || tc.SampleRate != nil
 }
 
 // rtmpServerPipeline runs an RTMP server module publishing into its registry.

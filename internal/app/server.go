@@ -16,6 +16,7 @@ import (
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/storage"
+	"github.com/sluicemedia/sluice/transcode"
 )
 
 // Options are the parts of Run that tests replace.
@@ -68,11 +69,16 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		log.Warn("cannot record the API port claim", "port", apiPort, "err", err)
 	}
 
+	h := newHub(stream.Options{Log: log})
+	hw := transcode.ProbeHW(ctx, cfg.FFmpeg)
+	log.Info("hardware encoders", "available", hw.Available())
+	tr := &transcoder{ffmpeg: cfg.FFmpeg, hw: hw, opts: h.opts}
 	runners := opts.Runners
 	if runners == nil {
-		runners = mediaRunners(cfg, st, newHub(stream.Options{Log: log}), log)
+		runners = mediaRunners(cfg, st, h, tr, log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
+	mgr.checkTranscoding = tr.check
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
 		Speed: &SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
 

@@ -40,6 +40,8 @@ type Result struct {
 	StartupSeconds float64 `json:"startupSeconds"`
 	// Seeks counts currentTime jumps between samples that were not playback.
 	Seeks int `json:"seeks"`
+	// ReadTimeouts counts state reads that waited over 5 s for the page and were skipped.
+	ReadTimeouts int `json:"readTimeouts"`
 	// Samples are the player states read every 500 ms during the window.
 	Samples []Sample `json:"samples"`
 	// Errors are the fatal player, video element and page errors.
@@ -74,6 +76,8 @@ type Sample struct {
 	VideoFrames int          `json:"videoFrames"`
 	// AudioDecodedBytes is Chromium's webkitAudioDecodedByteCount.
 	AudioDecodedBytes int64 `json:"audioDecodedBytes"`
+	// ReadMS is how long reading this sample from the page took.
+	ReadMS int `json:"readMs"`
 }
 
 // Decoded counts what reached Chromium's decoders.
@@ -92,6 +96,9 @@ func (r Result) String() string {
 		"%d video frames (%dx%d), %d audio bytes decoded",
 		r.Player, r.Browser, r.Kind, r.PlayedSeconds, r.Advance, r.StartupSeconds, r.Seeks,
 		r.Decoded.VideoFrames, r.Decoded.Width, r.Decoded.Height, r.Decoded.AudioBytes)
+	if r.ReadTimeouts > 0 {
+		s += fmt.Sprintf("; %d state reads timed out", r.ReadTimeouts)
+	}
 	if len(r.Errors) > 0 {
 		s += fmt.Sprintf("; errors: %q", r.Errors)
 	}

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/storage"
+	"github.com/sluicemedia/sluice/transcode"
+)
+
+// transcoder puts an ffmpeg job between a process's input Stream and its sinks when the record
+// asks for transcoding.
+type transcoder struct {
+	ffmpeg string
+	hw     transcode.HW
+	opts   stream.Options
+}
+
+// attach returns the Stream the sinks read: the input's own for passthrough, or the output of
+// a transcode part it adds to p.
+func (tr *transcoder) attach(p *Pipeline, id string, tc *storage.Transcoding, log *slog.Logger) *stream.Stream {
+	if transcode.Passthrough(tc) {
+		return p.Stream
+	}
+	in := p.Stream
+	o := tr.opts
+	o.Log = log
+	out := stream.New(id+"/transcoded", o)
+	p.Sinks = append(p.Sinks, Part{Name: "transcode", Run: tr.run(in, out, tc, log.With("part", "transcode"))})
+	prev := p.Close
+	p.Close = func() {
+		out.Close()
+		if prev != nil {
+			prev()
+		}
+	}
+	return out
+}
+
+func (tr *transcoder) run(in, out *stream.Stream, tc *storage.Transcoding, log *slog.Logger) supervisor.RunFunc {
+	return func(ctx context.Context, rep supervisor.Reporter) error {
+		tracks, err := waitTracks(ctx, in)
+		if err != nil || ctx.Err() != nil {
+			return nil
+		}
+		args, err := transcode.Args(tc, tracks, tr.hw)
+		if err != nil {
+			return supervisor.Permanent(err)
+		}
+		for _, n := range transcode.Notes(tc, tracks, tr.hw) {
+			log.Info("transcoding note", "note", n)
+		}
+		job := transcode.NewJob(transcode.JobConfig{FFmpeg: tr.ffmpeg, Args: args, Input: in, Tracks: tracks, Output: out, Log: log})
+		rep.SetState(supervisor.Running)
+		err = job.Run(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil, errors.Is(err, transcode.ErrInputChanged):
+			// The input went away or came back with other codecs: start again with fresh arguments.
+			return fmt.Errorf("transcode: %w", supervisor.ErrInputGone)
+		}
+		return err
+	}
+}
+
+// check refuses, at create, what the transcoder cannot do on this server: a hardware encoder
+// it does not have, a value ffmpeg cannot take. It maps against a typical H.264+AAC input.
+func (tr *transcoder) check(tc *storage.Transcoding) error {
+	if transcode.Passthrough(tc) {
+		return nil
+	}
+	typical := []media.Track{
+		{ID: 0, Codec: media.CodecH264, ClockRate: 90000},
+		{ID: 1, Codec: media.CodecAAC, ClockRate: 48000, Params: media.Params{SampleRate: 48000, Channels: 2}},
+	}
+	if _, err := transcode.Args(tc, typical, tr.hw); err != nil {
+		return fmt.Errorf("%w: %v", api.ErrUnsupported, err)
+	}
+	return nil
+}
