@@ -29,9 +29,9 @@ type Manager struct {
 	runners RunnerFactory
 	// checkTranscoding refuses a transcoding object this server cannot run (nil: accept all).
 	checkTranscoding func(*storage.Transcoding) error
-	recDir  string
-	log     *slog.Logger
-	booted  time.Time
+	recDir           string
+	log              *slog.Logger
+	booted           time.Time
 
 	mu        sync.Mutex
 	procs     map[procKey]*running
