@@ -1,0 +1,131 @@
+package fmp4
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+func TestInitSegment(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tracks []media.Track
+		check  func(t *testing.T, f fileView)
+	}{
+		{"h264+aac", []media.Track{h264Track(0), aacTrack(1)}, func(t *testing.T, f fileView) {
+			stsd := f.stsd(0)
+			if stsd.AvcX == nil || stsd.AvcX.Type() != "avc1" || stsd.AvcX.AvcC == nil {
+				t.Fatalf("no avc1/avcC")
+			}
+			if stsd.AvcX.Width != 320 || stsd.AvcX.Height != 240 {
+				t.Errorf("size %dx%d", stsd.AvcX.Width, stsd.AvcX.Height)
+			}
+			a := f.stsd(1)
+			if a.Mp4a == nil || a.Mp4a.Esds == nil || a.Mp4a.Esds.DecConfigDescriptor.ObjectType != 0x40 {
+				t.Fatalf("no mp4a/esds 0x40")
+			}
+			if got := a.Mp4a.Esds.DecConfigDescriptor.DecSpecificInfo.DecConfig; string(got) != string(aacConfig) {
+				t.Errorf("ASC %x", got)
+			}
+		}},
+		{"h265", []media.Track{h265Track(0)}, func(t *testing.T, f fileView) {
+			stsd := f.stsd(0)
+			if stsd.HvcX == nil || stsd.HvcX.Type() != "hvc1" || stsd.HvcX.HvcC == nil {
+				t.Fatalf("no hvc1/hvcC")
+			}
+			if stsd.HvcX.Width != 320 || stsd.HvcX.Height != 240 {
+				t.Errorf("size %dx%d", stsd.HvcX.Width, stsd.HvcX.Height)
+			}
+		}},
+		{"mp3", []media.Track{mp3Track(0)}, func(t *testing.T, f fileView) {
+			a := f.stsd(0)
+			if a.Mp4a == nil || a.Mp4a.Esds.DecConfigDescriptor.ObjectType != 0x6b {
+				t.Fatalf("no mp4a with OTI 0x6B")
+			}
+			if a.Mp4a.SampleRate != 44100 {
+				t.Errorf("rate %d", a.Mp4a.SampleRate)
+			}
+		}},
+		{"opus 6ch", []media.Track{func() media.Track { o := opusTrack(0); o.Params.Channels = 6; return o }()}, func(t *testing.T, f fileView) {
+			a := f.stsd(0)
+			if a.Opus == nil || a.Opus.Dops == nil {
+				t.Fatalf("no Opus/dOps")
+			}
+			if d := a.Opus.Dops; d.OutputChannelCount != 6 || d.ChannelMappingFamily != 1 || d.StreamCount != 4 || len(d.ChannelMapping) != 6 {
+				t.Errorf("dOps %+v", d)
+			}
+		}},
+		{"second track only", []media.Track{aacTrack(1)}, func(t *testing.T, f fileView) {
+			if id := f.Moov.Traks[0].Tkhd.TrackID; id != 2 {
+				t.Errorf("track ID %d, want 2", id)
+			}
+			if f.Moov.Mvex.Trex.TrackID != 2 {
+				t.Errorf("trex ID %d", f.Moov.Mvex.Trex.TrackID)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := InitSegment(tc.tracks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fileView{decode(t, b)}
+			if f.Init == nil || len(f.Moov.Traks) != len(tc.tracks) {
+				t.Fatalf("not an init segment with %d traks", len(tc.tracks))
+			}
+			for i, trk := range tc.tracks {
+				if ts := f.Moov.Traks[i].Mdia.Mdhd.Timescale; ts != uint32(trk.ClockRate) {
+					t.Errorf("track %d timescale %d", i, ts)
+				}
+			}
+			tc.check(t, f)
+		})
+	}
+}
+
+func TestInitSegmentErrors(t *testing.T) {
+	bad := h264Track(0)
+	bad.Params.SPS = nil
+	if _, err := InitSegment([]media.Track{bad}); !errors.Is(err, ErrMissingParams) {
+		t.Errorf("no SPS: %v", err)
+	}
+	garbage := h265Track(0)
+	garbage.Params.SPS = []byte{0x42, 0x01, 0xff}
+	if _, err := InitSegment([]media.Track{garbage}); err == nil {
+		t.Errorf("garbage SPS accepted")
+	}
+	if _, err := InitSegment([]media.Track{{Codec: media.CodecUnknown, ClockRate: 1000}}); !errors.Is(err, ErrUnsupportedCodec) {
+		t.Errorf("unknown codec: %v", err)
+	}
+	if _, err := InitSegment(nil); err == nil {
+		t.Errorf("no tracks accepted")
+	}
+}
+
+func TestCodecString(t *testing.T) {
+	heaac := aacTrack(0)
+	heaac.Params.AudioConfig = []byte{0x2b, 0x11, 0x88, 0x00} // AOT 5 (SBR)
+	lsf := mp3Track(0)
+	lsf.ClockRate = 22050
+	for _, tc := range []struct {
+		trk  media.Track
+		want string
+	}{
+		{h264Track(0), "avc1.64000D"},
+		{h265Track(0), "hvc1.1.6.L60.90"},
+		{aacTrack(0), "mp4a.40.2"},
+		{heaac, "mp4a.40.5"},
+		{mp3Track(0), "mp4a.6B"},
+		{lsf, "mp4a.69"},
+		{opusTrack(0), "opus"},
+	} {
+		got, err := CodecString(tc.trk)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.trk.Codec, got, err, tc.want)
+		}
+	}
+	if _, err := CodecString(media.Track{Codec: media.CodecAAC}); err == nil {
+		t.Error("AAC without config accepted")
+	}
+}

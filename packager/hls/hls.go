@@ -1,0 +1,202 @@
+// Package hls serves a live HLS media playlist (version 7, fMP4 segments) over a segment
+// Store, as an http.Handler for one player.
+//
+// The handler answers by the last element of the request path, wherever it is mounted
+// (players use /hls/<id>/<id>/): index.m3u8, init_<store>_<version>.mp4 and
+// seg_<store>_<seq>.m4s. Owns tells a router which names are its own, so that HLS and DASH
+// share one directory:
+//
+//	hh := hls.New(store, hls.Options{ID: id, InitialSegments: 3, LiveSyncCount: 3,
+//		FragmentSize: 3 * time.Second, Window: 60 * time.Second})
+//	dh := dash.New(store, dash.Options{...}) // or over its own store
+//	func(w http.ResponseWriter, r *http.Request) {
+//		switch name := path.Base(r.URL.Path); {
+//		case hh.Owns(name):
+//			hh.ServeHTTP(w, r)
+//		case dh.Owns(name):
+//			dh.ServeHTTP(w, r)
+//		default:
+//			http.NotFound(w, r)
+//		}
+//	}
+package hls
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicemedia/sluice/packager/segment"
+)
+
+// Playlist and segment content types.
+const (
+	playlistType = "application/vnd.apple.mpegurl"
+	videoType    = "video/mp4"
+	audioType    = "audio/mp4"
+)
+
+// playlistName is the media playlist's file name.
+const playlistName = "index.m3u8"
+
+// Options configure a Handler; they are the player's HLS settings.
+type Options struct {
+	// ID is the player's ID, quoted in the warm-up answer.
+	ID string
+	// InitialSegments is initial_live_manifest_size: the playlist answers 404 until this many
+	// segments were made. Default 3.
+	InitialSegments int
+	// LiveSyncCount is live_sync_duration_count: players start this many fragments behind the
+	// live edge (EXT-X-START). Default 4.
+	LiveSyncCount int
+	// FragmentSize is hls_fragment_size. Default 3 s.
+	FragmentSize time.Duration
+	// Window is hls_fragment_length: the duration the playlist lists. Default 60 s.
+	Window time.Duration
+	// BlockTimeout bounds how long a playlist request with _HLS_msn waits for that segment.
+	// Default three fragment sizes.
+	BlockTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.InitialSegments <= 0 {
+		o.InitialSegments = 3
+	}
+	if o.LiveSyncCount <= 0 {
+		o.LiveSyncCount = 4
+	}
+	if o.FragmentSize <= 0 {
+		o.FragmentSize = 3 * time.Second
+	}
+	if o.Window <= 0 {
+		o.Window = 60 * time.Second
+	}
+	if o.BlockTimeout <= 0 {
+		o.BlockTimeout = 3 * o.FragmentSize
+	}
+	return o
+}
+
+// Handler serves one player's HLS files from a Store. Safe for concurrent use.
+type Handler struct {
+	st    *segment.Store
+	opts  Options
+	cache atomic.Pointer[rendered]
+}
+
+// rendered is the playlist of one store snapshot, made once and served to every client.
+type rendered struct {
+	win  *segment.Window
+	body []byte
+}
+
+// New returns a Handler over st.
+func New(st *segment.Store, opts Options) *Handler {
+	return &Handler{st: st, opts: opts.withDefaults()}
+}
+
+// Owns tells whether a file name (the last element of a request path) is one of the
+// handler's.
+func (h *Handler) Owns(name string) bool {
+	return name == playlistName || strings.HasPrefix(name, "init_") || strings.HasPrefix(name, "seg_")
+}
+
+// ServeHTTP serves the playlist, init segments and segments named by the request path's last
+// element, with CORS and caching headers and Range support.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if segment.Preflight(w, r) {
+		return
+	}
+	name := path.Base(r.URL.Path)
+	switch {
+	case name == playlistName:
+		h.servePlaylist(w, r)
+	case strings.HasPrefix(name, "init_") && strings.HasSuffix(name, ".mp4"):
+		v, ok := h.number(strings.TrimSuffix(strings.TrimPrefix(name, "init_"), ".mp4"))
+		in, found := h.st.Snapshot().Init(int(v))
+		if !ok || !found {
+			segment.NotFound(w, "no init segment "+name)
+			return
+		}
+		segment.ServeContent(w, r, contentType(in), segment.CacheImmutable, in.Created, bytes.NewReader(in.Data))
+	case strings.HasPrefix(name, "seg_") && strings.HasSuffix(name, ".m4s"):
+		seq, ok := h.number(strings.TrimSuffix(strings.TrimPrefix(name, "seg_"), ".m4s"))
+		s, found := h.st.Snapshot().Segment(seq)
+		if !ok || !found {
+			segment.NotFound(w, "no segment "+name+" (it may have left the window)")
+			return
+		}
+		segment.ServeContent(w, r, contentType(s.Init), segment.CacheImmutable, s.Created, bytes.NewReader(s.Data))
+	default:
+		segment.NotFound(w, "no file "+name)
+	}
+}
+
+// number parses "<store>_<n>" for this handler's store.
+func (h *Handler) number(s string) (int64, bool) {
+	id, n, ok := strings.Cut(s, "_")
+	if !ok || id != h.st.ID() {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n, 10, 64)
+	return v, err == nil && v >= 0
+}
+
+func contentType(in *segment.Init) string {
+	if in.HasVideo() {
+		return videoType
+	}
+	return audioType
+}
+
+// servePlaylist answers with the playlist of the current snapshot, after waiting for the
+// segment a blocking reload (_HLS_msn) asks for.
+func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
+	win := h.st.Snapshot()
+	if msn := r.URL.Query().Get("_HLS_msn"); msn != "" {
+		n, err := strconv.ParseInt(msn, 10, 64)
+		if err != nil || n < 0 {
+			http.Error(w, "bad _HLS_msn", http.StatusBadRequest)
+			return
+		}
+		win = h.waitFor(r.Context(), n)
+	}
+	if win.Added < int64(h.opts.InitialSegments) || len(win.Segments) == 0 {
+		segment.WarmingUp(w, h.opts.ID, win.Added, h.opts.InitialSegments)
+		return
+	}
+	c := h.cache.Load()
+	if c == nil || c.win != win {
+		c = &rendered{win: win, body: h.appendPlaylist(nil, win)}
+		h.cache.Store(c)
+	}
+	w.Header().Set("Content-Type", playlistType)
+	w.Header().Set("Cache-Control", segment.CachePlaylist)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(c.body))
+}
+
+// waitFor waits until segment n exists, the block timeout passes or ctx ends, and returns the
+// snapshot then.
+func (h *Handler) waitFor(ctx context.Context, n int64) *segment.Window {
+	timer := time.NewTimer(h.opts.BlockTimeout)
+	defer timer.Stop()
+	for {
+		wait := h.st.Wait()
+		win := h.st.Snapshot()
+		if s := win.Newest(); s != nil && s.Seq >= n {
+			return win
+		}
+		select {
+		case <-wait:
+		case <-timer.C:
+			return h.st.Snapshot()
+		case <-ctx.Done():
+			return h.st.Snapshot()
+		}
+	}
+}

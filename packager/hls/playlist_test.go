@@ -1,0 +1,164 @@
+package hls_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/packager/hls"
+	"github.com/sluicemedia/sluice/packager/segment/segtest"
+)
+
+func TestWarmUp(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3})
+	f.feed(t, 4500*time.Millisecond) // two segments
+	res, body := f.get(t, http.MethodGet, "index.m3u8")
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	var e struct {
+		Success bool
+		Error   struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatalf("body %q: %v", body, err)
+	}
+	if e.Success || e.Error.Code != "NOT_FOUND" || e.Error.Message != "player p1 is warming up: 2 of 3 segments ready" {
+		t.Errorf("body %s", body)
+	}
+	if res.Header.Get("Access-Control-Allow-Origin") != "*" || res.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v", res.Header)
+	}
+	f.feed(t, 2*time.Second)
+	f.playlist(t)
+}
+
+func TestPlaylistText(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: 4, FragmentSize: 2 * time.Second})
+	f.feed(t, 8500*time.Millisecond)
+	id := f.st.ID()
+	want := `#EXTM3U
+#EXT-X-VERSION:7
+#EXT-X-TARGETDURATION:2
+#EXT-X-MEDIA-SEQUENCE:0
+#EXT-X-DISCONTINUITY-SEQUENCE:0
+#EXT-X-INDEPENDENT-SEGMENTS
+#EXT-X-START:TIME-OFFSET=-8.000,PRECISE=NO
+#EXT-X-MAP:URI="init_ID_1.mp4"
+#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:00.000Z
+#EXTINF:2.000,
+seg_ID_0.m4s
+#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:02.000Z
+#EXTINF:2.000,
+seg_ID_1.m4s
+#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:04.000Z
+#EXTINF:2.000,
+seg_ID_2.m4s
+#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:06.000Z
+#EXTINF:2.000,
+seg_ID_3.m4s
+`
+	if got := f.playlist(t); got != strings.ReplaceAll(want, "ID", id) {
+		t.Errorf("playlist:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestWindow checks the playlist lists hls_fragment_length of media, and the media sequence
+// follows.
+func TestWindow(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
+	f.feed(t, 40500*time.Millisecond)
+	pl := f.playlist(t)
+	if n := len(lines(pl, "#EXTINF:")); n != 5 {
+		t.Errorf("%d segments listed, want 5", n)
+	}
+	if got := lines(pl, "#EXT-X-MEDIA-SEQUENCE:"); got[0] != "#EXT-X-MEDIA-SEQUENCE:15" {
+		t.Errorf("%v", got)
+	}
+	// Segments just out of the playlist are still served (grace), older ones are gone.
+	if res, _ := f.get(t, http.MethodGet, "seg_"+f.st.ID()+"_13.m4s"); res.StatusCode != http.StatusOK {
+		t.Errorf("grace segment: %d", res.StatusCode)
+	}
+	if res, _ := f.get(t, http.MethodGet, "seg_"+f.st.ID()+"_12.m4s"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("old segment: %d", res.StatusCode)
+	}
+}
+
+// TestDiscontinuity: one EXT-X-DISCONTINUITY while the gap is inside the playlist, then the
+// discontinuity sequence takes it over once the segment before the gap slides out.
+func TestDiscontinuity(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
+	f.feed(t, 8*time.Second) // segments 0..2, and 3 open (the key frame at 8 s is not sent)
+	f.src.Restart(3 * time.Second)
+	f.feed(t, 4500*time.Millisecond) // the gap closes 3; 4 and 5 follow it
+	pl := f.playlist(t)
+	if n := strings.Count(pl, "#EXT-X-DISCONTINUITY\n"); n != 1 {
+		t.Errorf("%d discontinuity tags, want 1:\n%s", n, pl)
+	}
+	if !strings.Contains(pl, "#EXT-X-DISCONTINUITY-SEQUENCE:0\n") {
+		t.Errorf("sequence:\n%s", pl)
+	}
+	// The tag stands right before the first segment after the gap, with its date.
+	i := strings.Index(pl, "#EXT-X-DISCONTINUITY\n")
+	if !strings.HasPrefix(pl[i:], "#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:11.000Z\n#EXTINF:2.000,\nseg_"+f.st.ID()+"_4.m4s") {
+		t.Errorf("after the gap:\n%s", pl[i:])
+	}
+	f.feed(t, 12*time.Second)
+	pl = f.playlist(t)
+	if strings.Contains(pl, "#EXT-X-DISCONTINUITY\n") || !strings.Contains(pl, "#EXT-X-DISCONTINUITY-SEQUENCE:1\n") {
+		t.Errorf("after sliding out:\n%s", pl)
+	}
+}
+
+// TestTracksChange: a new init segment gets its own EXT-X-MAP after the discontinuity.
+func TestTracksChange(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1"})
+	f.feed(t, 6500*time.Millisecond)
+	f.src.Video = segtest.H265(f.src.Video.ID)
+	f.src.Restart(time.Second)
+	if err := f.sg.SetTracks(f.src.Tracks()); err != nil {
+		t.Fatal(err)
+	}
+	f.feed(t, 4500*time.Millisecond)
+	pl := f.playlist(t)
+	id := f.st.ID()
+	maps := lines(pl, "#EXT-X-MAP:")
+	if len(maps) != 2 || maps[0] != `#EXT-X-MAP:URI="init_`+id+`_1.mp4"` || maps[1] != `#EXT-X-MAP:URI="init_`+id+`_2.mp4"` {
+		t.Fatalf("maps %v", maps)
+	}
+	if !strings.Contains(pl, "#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init_"+id+"_2.mp4\"\n") {
+		t.Errorf("map not after the discontinuity:\n%s", pl)
+	}
+	for _, v := range []string{"1", "2"} {
+		if res, _ := f.get(t, http.MethodGet, "init_"+id+"_"+v+".mp4"); res.StatusCode != http.StatusOK {
+			t.Errorf("init %s: %d", v, res.StatusCode)
+		}
+	}
+}
+
+// TestBlockingReload: a playlist request for a segment not yet made waits for it.
+func TestBlockingReload(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Minute})
+	f.feed(t, 4500*time.Millisecond) // segments 0, 1
+	done := make(chan string, 1)
+	go func() {
+		_, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=2")
+		done <- body
+	}()
+	select {
+	case <-done:
+		t.Fatal("answered before segment 2")
+	case <-time.After(200 * time.Millisecond):
+	}
+	f.feed(t, 2*time.Second)
+	select {
+	case body := <-done:
+		if !strings.Contains(body, "seg_"+f.st.ID()+"_2.m4s") {
+			t.Errorf("playlist without segment 2:\n%s", body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("blocking reload not answered")
+	}
+}

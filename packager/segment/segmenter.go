@@ -1,0 +1,347 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/fmp4"
+)
+
+// Cutting rules.
+const (
+	// cutTolerance lets a key frame a little before the target end the segment, so that
+	// timestamp jitter does not push the cut a whole GOP later. Audio-only streams, whose
+	// units are dense, cut at the target itself.
+	cutTolerance = 50 * time.Millisecond
+	// minShiftStart: a timeline whose first DTS is below it is shifted by it, so that
+	// timestamps stay positive in the file whatever the other tracks start at.
+	minShiftStart = 10 * time.Second
+	// reanchorDrift: the program date time follows the media timeline from its anchor until
+	// it drifts this far from the arrival times.
+	reanchorDrift = 2 * time.Second
+)
+
+// SegmenterOptions configure a Segmenter.
+type SegmenterOptions struct {
+	// Target is the fragment size: a segment ends at the first video key frame at or after
+	// it (audio only: the first unit). Default 3 s, at least 100 ms.
+	Target time.Duration
+	// MaxDuration cuts a segment without a key frame when the source sends none for this
+	// long, which bounds memory. Default the larger of 30 s and 4 × Target.
+	MaxDuration time.Duration
+	// MaxBytes cuts a segment without a key frame past this many bytes. Default 64 MiB.
+	MaxBytes int
+	// Now is the clock for units without an arrival time. Default time.Now.
+	Now func() time.Time
+	// Log receives warnings. Default slog.Default().
+	Log *slog.Logger
+}
+
+func (o SegmenterOptions) withDefaults() SegmenterOptions {
+	if o.Target <= 0 {
+		o.Target = 3 * time.Second
+	}
+	o.Target = max(o.Target, 100*time.Millisecond)
+	if o.MaxDuration <= 0 {
+		o.MaxDuration = max(30*time.Second, 4*o.Target)
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
+
+// Segmenter cuts access units into segments and adds them to a Store. It has no goroutine
+// and is not safe for concurrent use: one loop feeds it (see Run).
+type Segmenter struct {
+	st   *Store
+	opts SegmenterOptions
+
+	tracks  []media.Track // as last given to SetTracks
+	init    *Init
+	frag    *fmp4.Fragmenter
+	main    int // media ID of the track whose timeline cuts segments
+	clock   int // its clock rate
+	video   bool
+	version int
+
+	seq         int64
+	discSeq     int64
+	produced    bool // a segment was stored
+	pendingDisc bool // the next segment follows a gap
+
+	open     bool // a segment has begun
+	startDTS int64
+	lastMain int64 // DTS of the main track's last unit
+	key      bool
+	arrival  time.Time
+
+	// trim drops units of other tracks older than the main track's first unit while the
+	// first segment of a timeline is open: audio that arrives after the first key frame
+	// but belongs before it would make the timeline start early, and a player that aligns
+	// a discontinuity on the earliest track would leave a hole in the video.
+	trim     bool
+	trimFrom time.Duration
+
+	newPeriod   bool      // the next unit starts a timeline: choose its shift
+	timeline    *Timeline // of the segments being made; nil until a timeline's first segment
+	anchored    bool
+	anchorWall  time.Time
+	anchorMedia time.Duration
+	lastEnd     time.Time // program date time at which the last segment ended
+
+	dropped int64
+}
+
+// NewSegmenter returns a Segmenter that adds its segments to st. Feed it SetTracks, then
+// WriteUnit for each unit.
+func NewSegmenter(st *Store, opts SegmenterOptions) *Segmenter {
+	return &Segmenter{st: st, opts: opts.withDefaults(), main: -1}
+}
+
+// Target returns the fragment size.
+func (sg *Segmenter) Target() time.Duration { return sg.opts.Target }
+
+// Dropped counts units dropped: before the first key frame of a timeline, of tracks the
+// segments do not carry, or with timestamps out of range.
+func (sg *Segmenter) Dropped() int64 { return sg.dropped }
+
+// SetTracks sets the tracks of the units that follow. Tracks equal to the current ones
+// change nothing; different ones end the open segment, make a new init segment and mark a
+// discontinuity. Tracks of a codec fMP4 cannot carry are left out. It fails when no track
+// can be carried; units are then dropped until tracks are set again.
+func (sg *Segmenter) SetTracks(tracks []media.Track) error {
+	if sg.tracks != nil && sameTracks(sg.tracks, tracks) {
+		return nil
+	}
+	if err := sg.closeSegment(nil); err != nil {
+		return err
+	}
+	sg.tracks, sg.init, sg.frag, sg.main = append([]media.Track{}, tracks...), nil, nil, -1
+	sg.markGap()
+	in, err := sg.newInit(tracks)
+	if err != nil {
+		return err
+	}
+	frag, err := fmp4.NewFragmenter(in.Tracks)
+	if err != nil {
+		return fmt.Errorf("segment: %w", err)
+	}
+	sg.init, sg.frag = in, frag
+	sg.main, sg.clock, sg.video = in.Tracks[0].ID, in.Tracks[0].ClockRate, false
+	for _, t := range in.Tracks {
+		if t.Codec.IsVideo() {
+			sg.main, sg.clock, sg.video = t.ID, t.ClockRate, true
+			break
+		}
+	}
+	return nil
+}
+
+// newInit builds the next init version from the tracks that can be carried.
+func (sg *Segmenter) newInit(tracks []media.Track) (*Init, error) {
+	in := &Init{Version: sg.version + 1, Created: sg.opts.Now()}
+	var skipped []error
+	for _, t := range tracks {
+		one, err := fmp4.InitSegment([]media.Track{t})
+		if err == nil {
+			var codec string
+			if codec, err = fmp4.CodecString(t); err == nil {
+				in.Tracks = append(in.Tracks, t)
+				in.TrackData = append(in.TrackData, one)
+				in.Codecs = append(in.Codecs, codec)
+				continue
+			}
+		}
+		skipped = append(skipped, err)
+	}
+	if len(in.Tracks) == 0 {
+		return nil, fmt.Errorf("segment: %w: %w", ErrNoTracks, errors.Join(skipped...))
+	}
+	if len(skipped) > 0 {
+		sg.opts.Log.Warn("tracks left out of the segments", "error", errors.Join(skipped...))
+	}
+	data, err := fmp4.InitSegment(in.Tracks)
+	if err != nil {
+		return nil, fmt.Errorf("segment: %w", err)
+	}
+	in.Data = data
+	sg.version++
+	return in, nil
+}
+
+// Discontinuity marks an input gap: the open segment ends, the next segment is flagged and
+// starts a new timeline at a key frame. Repeated calls without units between them count once.
+func (sg *Segmenter) Discontinuity() error {
+	err := sg.closeSegment(nil)
+	sg.markGap()
+	return err
+}
+
+// markGap flags the next segment (when one was stored before) and restarts the timeline.
+func (sg *Segmenter) markGap() {
+	if sg.produced {
+		sg.pendingDisc = true
+	}
+	sg.newPeriod, sg.anchored, sg.timeline = true, false, nil
+}
+
+// Flush ends the open segment, at the end of the stream.
+func (sg *Segmenter) Flush() error { return sg.closeSegment(nil) }
+
+// WriteUnit adds au, first ending the open segment when au is the key frame (audio only:
+// the unit) that reaches the target duration. A unit with Discontinuity set calls
+// Discontinuity first. Units that cannot be carried are dropped and counted; the error is
+// for a failure to write a segment, or ErrNoTracks.
+func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
+	if au.Discontinuity {
+		if err := sg.Discontinuity(); err != nil {
+			return err
+		}
+	}
+	if sg.frag == nil {
+		sg.dropped++
+		return ErrNoTracks
+	}
+	main := au.Track == sg.main
+	if main && sg.open {
+		// The ingest keeps DTS monotonic within a session; a jump anyway (a source that
+		// restarted its clock) starts a new timeline rather than a sample lasting the jump.
+		if d := ticksToDuration(au.DTS-sg.lastMain, sg.clock); d < -time.Second || d > sg.opts.MaxDuration {
+			sg.opts.Log.Warn("segment: timestamp jump, new timeline", "jump", d)
+			if err := sg.Discontinuity(); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case !sg.open:
+		if !main || sg.video && !au.Key {
+			sg.dropped++ // wait for a key frame of the main track
+			return nil
+		}
+		sg.begin(au)
+	case main:
+		elapsed := ticksToDuration(au.DTS-sg.startDTS, sg.clock)
+		reached := sg.video && au.Key && elapsed >= sg.opts.Target-cutTolerance || !sg.video && elapsed >= sg.opts.Target
+		forced := elapsed >= sg.opts.MaxDuration || sg.frag.Size() >= sg.opts.MaxBytes
+		if reached || forced {
+			if err := sg.closeSegment(au); err != nil {
+				return err
+			}
+			sg.begin(au)
+		}
+	}
+	if sg.trim && !main && sg.before(au) {
+		sg.dropped++ // see trim
+		return nil
+	}
+	if err := sg.frag.Add(au); err != nil {
+		if errors.Is(err, fmp4.ErrUnknownTrack) || errors.Is(err, fmp4.ErrTimestamp) {
+			sg.dropped++
+			return nil
+		}
+		return fmt.Errorf("segment: %w", err)
+	}
+	if main {
+		sg.lastMain = au.DTS
+	}
+	return nil
+}
+
+// before tells whether au is older than the first unit of the timeline's main track.
+func (sg *Segmenter) before(au *media.AccessUnit) bool {
+	i := sg.init.Index(au.Track)
+	return i >= 0 && ticksToDuration(au.DTS, sg.init.Tracks[i].ClockRate) < sg.trimFrom
+}
+
+// begin opens a segment at au, choosing the timeline's shift when it starts a timeline.
+func (sg *Segmenter) begin(au *media.AccessUnit) {
+	if sg.newPeriod {
+		var shift time.Duration
+		if ticksToDuration(au.DTS, sg.clock) < minShiftStart {
+			shift = minShiftStart
+		}
+		sg.frag.SetShift(shift)
+		sg.newPeriod = false
+		sg.trim, sg.trimFrom = true, ticksToDuration(au.DTS, sg.clock)
+	} else {
+		sg.trim = false
+	}
+	sg.open, sg.startDTS, sg.key = true, au.DTS, au.Key || !sg.video
+	sg.arrival = au.Arrival
+	if sg.arrival.IsZero() {
+		sg.arrival = sg.opts.Now()
+	}
+}
+
+// closeSegment writes the open segment, if any, and stores it; next is the unit that will
+// start the following segment, or nil.
+func (sg *Segmenter) closeSegment(next *media.AccessUnit) error {
+	if !sg.open {
+		return nil
+	}
+	sg.open = false
+	frag, err := sg.frag.Flush(uint32(sg.seq+1), next)
+	if err != nil {
+		return fmt.Errorf("segment %d: %w", sg.seq, err)
+	}
+	if frag == nil {
+		return nil
+	}
+	seg := &Segment{
+		Seq: sg.seq, Init: sg.init, Data: frag.Data, Tracks: frag.Tracks, Key: sg.key,
+		Discontinuity: sg.pendingDisc,
+	}
+	if p, ok := seg.Part(sg.main); ok {
+		seg.Start = ticksToDuration(p.BaseTime, sg.clock)
+		seg.Duration = ticksToDuration(p.Duration, sg.clock)
+	} else {
+		p := &frag.Tracks[0]
+		clock := sg.init.Tracks[sg.init.Index(p.Track)].ClockRate
+		seg.Start, seg.Duration = ticksToDuration(p.BaseTime, clock), ticksToDuration(p.Duration, clock)
+	}
+	if seg.Discontinuity {
+		sg.discSeq++
+	}
+	seg.DiscSeq = sg.discSeq
+	seg.ProgramDateTime = sg.dateTime(seg)
+	if sg.timeline == nil {
+		origin := seg.Start
+		for _, p := range seg.Tracks {
+			clock := sg.init.Tracks[sg.init.Index(p.Track)].ClockRate
+			origin = min(origin, ticksToDuration(p.BaseTime, clock))
+		}
+		sg.timeline = &Timeline{Seq: sg.discSeq, Origin: origin, DateTime: seg.ProgramDateTime.Add(origin - seg.Start)}
+	}
+	seg.Timeline = sg.timeline
+	sg.seq++
+	sg.produced, sg.pendingDisc = true, false
+	sg.st.add(seg)
+	return nil
+}
+
+// dateTime maps the segment's start to the wall clock: along the media timeline from an
+// anchor (the arrival of a timeline's first unit), re-anchored to the arrival time when the
+// two drift apart, and never before the end of the previous segment.
+func (sg *Segmenter) dateTime(seg *Segment) time.Time {
+	pdt := sg.anchorWall.Add(seg.Start - sg.anchorMedia)
+	if d := pdt.Sub(sg.arrival); !sg.anchored || d > reanchorDrift || d < -reanchorDrift {
+		pdt = sg.arrival
+	}
+	if pdt.Before(sg.lastEnd) {
+		pdt = sg.lastEnd
+	}
+	sg.anchored, sg.anchorWall, sg.anchorMedia = true, pdt, seg.Start
+	sg.lastEnd = pdt.Add(seg.Duration)
+	return pdt
+}
