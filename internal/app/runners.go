@@ -27,7 +27,7 @@ func notBuilt(what string) Part {
 }
 
 // mediaRunners builds the pipeline of every record kind.
-func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, log *slog.Logger) RunnerFactory {
+func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
 	outs := &outputs{store: st, hub: h}
 	return func(rec storage.Record) (*Pipeline, error) {
@@ -38,7 +38,7 @@ func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, log *sl
 		case *storage.SRTServer:
 			return srtServerPipeline(r, h, plog), nil
 		case *storage.Player:
-			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the HLS/DASH packager"))
+			return playerPipeline(in, tr, pb, r, plog)
 		case *storage.Restream:
 			return restreamPipeline(in, tr, outs, r, plog)
 		case *storage.Recording:

@@ -73,9 +73,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	hw := transcode.ProbeHW(ctx, cfg.FFmpeg)
 	log.Info("hardware encoders", "available", hw.Available())
 	tr := &transcoder{ffmpeg: cfg.FFmpeg, hw: hw, opts: h.opts}
+	pb := newPlayback()
 	runners := opts.Runners
 	if runners == nil {
-		runners = mediaRunners(cfg, st, h, tr, log)
+		runners = mediaRunners(cfg, st, h, tr, pb, log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
 	mgr.checkTranscoding = tr.check
@@ -93,6 +94,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		Store:      st,
 		Procs:      mgr,
 		Utils:      utils,
+		Playback:   pb,
 		PublicHost: publicHost,
 		TokenTTL:   cfg.TokenTTL,
 		Ready:      ready.Load,

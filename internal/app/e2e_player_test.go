@@ -1,0 +1,153 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/browser"
+)
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// extinfs returns the EXTINF durations of a media playlist.
+func extinfs(playlist string) []float64 {
+	var out []float64
+	for _, l := range strings.Split(playlist, "\n") {
+		if v, ok := strings.CutPrefix(l, "#EXTINF:"); ok {
+			d, _ := strconv.ParseFloat(strings.TrimSuffix(strings.Split(v, ",")[0], ","), 64)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func hasCodecs(t *testing.T, url string) {
+	t.Helper()
+	p := testutil.FFprobe(t, url, false)
+	var v, a bool
+	for _, s := range p.Streams {
+		v = v || (s.CodecName == "h264" && s.Width == 640 && s.Height == 360)
+		a = a || s.CodecName == "aac"
+	}
+	if !v || !a {
+		t.Fatalf("ffprobe %s: want h264 640x360 and aac, got %+v", url, p.Streams)
+	}
+}
+
+// TestPlayerFromTestStream: the generated test stream (key frame every 2 s) becomes HLS and
+// DASH on the player's port; the playlist appears in time, ffprobe finds the codecs, segments
+// follow the fragment size, the window the fragment length, and both play in a browser.
+func TestPlayerFromTestStream(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	browser.Require(t)
+	ts := startServer(t, t.TempDir(), nil)
+	defer ts.stop()
+	vodPort := testutil.FreePort(t)
+	body := playerBody("pattern", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 640, "resolution_height": 360, "encoding_rate": 25, "test_video_bitrate": 800})
+	body["hls_fragment_length"], body["dash_fragment_length"] = 12, 12
+	id := ts.create("vod", body)
+	var rec map[string]any
+	ts.call("/api/vod/getById", map[string]any{"id": id}, http.StatusOK, &rec)
+	hlsURL, dashURL := rec["hls_url"].(string), rec["dash_url"].(string)
+	if !strings.Contains(hlsURL, fmt.Sprintf(":%d/hls/%s/%s/index.m3u8", vodPort, id, id)) {
+		t.Fatalf("hls_url %s", hlsURL)
+	}
+	hlsURL = strings.Replace(hlsURL, "localhost", "127.0.0.1", 1)
+	dashURL = strings.Replace(dashURL, "localhost", "127.0.0.1", 1)
+
+	// Warming up: a JSON 404 until initial_live_manifest_size (3) segments of 2 s exist.
+	testutil.Eventually(t, 30*time.Second, "first media", func() bool { return ts.stat("vod", id).BytesIn > 0 })
+	first := time.Now()
+	code, msg := httpGet(t, hlsURL)
+	if code != http.StatusNotFound || !strings.Contains(msg, "warming up") {
+		t.Fatalf("before 3 segments: %d %s", code, msg)
+	}
+	testutil.Eventually(t, 3*2*time.Second+2*time.Second+time.Second, "playlist served", func() bool {
+		code, _ := httpGet(t, hlsURL)
+		return code == http.StatusOK
+	})
+	t.Logf("playlist served %v after the first media", time.Since(first).Round(10*time.Millisecond))
+
+	hasCodecs(t, hlsURL)
+	hasCodecs(t, dashURL)
+	// The main port serves the same files.
+	if code, _ := httpGet(t, strings.Replace(hlsURL, fmt.Sprint(vodPort), strings.Split(ts.base, ":")[2], 1)); code != http.StatusOK {
+		t.Fatalf("main port playlist: %d", code)
+	}
+
+	// Let the window fill, then check segment durations and the window.
+	time.Sleep(14 * time.Second)
+	_, pl := httpGet(t, hlsURL)
+	durs := extinfs(pl)
+	total := 0.0
+	for _, d := range durs {
+		total += d
+		if d < 2-0.1 || d >= 2+2 {
+			t.Errorf("EXTINF %.3f not within one GOP (2 s) of hls_fragment_size 2", d)
+		}
+	}
+	if total < 12-2 || total > 12+2*2+2 {
+		t.Errorf("window %.1f s, want about hls_fragment_length 12 (+ grace)\n%s", total, pl)
+	}
+	for _, tag := range []string{"#EXT-X-VERSION:7", "#EXT-X-MAP:", "#EXT-X-PROGRAM-DATE-TIME:", "#EXT-X-START:TIME-OFFSET=-8"} {
+		if !strings.Contains(pl, tag) {
+			t.Errorf("playlist lacks %s:\n%s", tag, pl)
+		}
+	}
+
+	for _, c := range []struct{ kind, url string }{{"hls", hlsURL}, {"dash", dashURL}} {
+		res := browser.Play(t, c.kind, c.url, 12*time.Second)
+		t.Logf("%s: played %.1f s, errors %v", c.kind, res.PlayedSeconds, res.Errors)
+		if res.PlayedSeconds < 10 || len(res.Errors) > 0 {
+			t.Errorf("%s did not play 10 s: %+v", c.kind, res)
+		}
+	}
+}
+
+// TestPlayerDiscontinuity: a publisher that stops and comes back gives one EXT-X-DISCONTINUITY
+// and the playlist goes on.
+func TestPlayerDiscontinuity(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	ts := startServer(t, t.TempDir(), nil)
+	defer ts.stop()
+	inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
+	body := playerBody("gap", vodPort, listenInput("INPUT_TYPE_RTMP_LISTEN", inPort, "tcp"))
+	body["hls_fragment_size"], body["initial_live_manifest_size"] = 1, 2
+	id := ts.create("vod", body)
+	url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort, id, id)
+	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
+		return (&Manager{}).PortBusy(storageKey(inPort, "TCP"))
+	})
+	pub := testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", rtmpURL(inPort, "a"))...)
+	testutil.Eventually(t, 30*time.Second, "playlist", func() bool { c, _ := httpGet(t, url); return c == 200 })
+	time.Sleep(3 * time.Second)
+	pub.Stop()
+	time.Sleep(2 * time.Second)
+	_, before := httpGet(t, url)
+	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", rtmpURL(inPort, "b"))...)
+	testutil.Eventually(t, 30*time.Second, "segments after the gap", func() bool {
+		_, pl := httpGet(t, url)
+		return strings.Count(pl, "#EXT-X-DISCONTINUITY\n") == 1 && len(extinfs(pl)) > len(extinfs(before))+2
+	})
+	_, pl := httpGet(t, url)
+	if n := strings.Count(pl, "#EXT-X-DISCONTINUITY\n"); n != 1 {
+		t.Fatalf("%d discontinuities, want 1:\n%s", n, pl)
+	}
+	hasCodecs(t, url)
+}

@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/packager/dash"
+	"github.com/sluicemedia/sluice/packager/hls"
+	"github.com/sluicemedia/sluice/packager/segment"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// playback routes /hls/<id>/<id>/<file> on the main port to the running player with that id.
+type playback struct {
+	mu      sync.RWMutex
+	players map[string]http.Handler
+}
+
+func newPlayback() *playback { return &playback{players: map[string]http.Handler{}} }
+
+func (pb *playback) set(id string, h http.Handler) {
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if h == nil {
+		delete(pb.players, id)
+		return
+	}
+	pb.players[id] = h
+}
+
+// ServeHTTP serves a running player's files, or a JSON 404.
+func (pb *playback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/hls/"), "/")
+	pb.mu.RLock()
+	h := pb.players[parts[0]]
+	pb.mu.RUnlock()
+	if h == nil {
+		segment.NotFound(w, "no running player serves "+r.URL.Path)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// playerFiles serves one player's HLS and DASH files at /hls/<id>/<id>/<file>.
+type playerFiles struct {
+	prefix string
+	hls    *hls.Handler
+	dash   *dash.Handler
+}
+
+func (pf *playerFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if segment.Preflight(w, r) {
+		return
+	}
+	if !strings.HasPrefix(r.URL.Path, pf.prefix) {
+		segment.NotFound(w, "not a file of this player: "+r.URL.Path)
+		return
+	}
+	name := path.Base(r.URL.Path)
+	switch {
+	case pf.hls.Owns(name):
+		pf.hls.ServeHTTP(w, r)
+	case pf.dash.Owns(name):
+		pf.dash.ServeHTTP(w, r)
+	default:
+		segment.NotFound(w, "no such file: "+name)
+	}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// playerPipeline is an input (optionally transcoded) cut into CMAF segments and served as HLS
+// and DASH on the player's own port and on the main port. HLS and DASH share one segment store
+// when their fragment sizes are equal.
+func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player, log *slog.Logger) (*Pipeline, error) {
+	p, err := processPipeline(in, r.ID, r.Input, log)
+	if err != nil {
+		return nil, err
+	}
+	src := tr.attach(p, r.ID, r.Transcoding, log)
+
+	hlsSize, dashSize := seconds(r.HLSFragmentSize), seconds(r.DASHFragmentSize)
+	hlsWin, dashWin := seconds(r.HLSFragmentLength), seconds(r.DASHFragmentLength)
+	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(hlsWin, dashWin)})
+	dashStore := hlsStore
+	targets := []time.Duration{hlsSize}
+	stores := []*segment.Store{hlsStore}
+	if dashSize != hlsSize {
+		hlsStore = segment.NewStore(segment.StoreOptions{Window: hlsWin})
+		dashStore = segment.NewStore(segment.StoreOptions{Window: dashWin})
+		stores = []*segment.Store{hlsStore, dashStore}
+		targets = []time.Duration{hlsSize, dashSize}
+	}
+	files := &playerFiles{
+		prefix: fmt.Sprintf("/hls/%s/%s/", r.ID, r.ID),
+		hls: hls.New(hlsStore, hls.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
+			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: hlsSize, Window: hlsWin}),
+		dash: dash.New(dashStore, dash.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
+			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin}),
+	}
+
+	packager := Part{Name: "packager", Run: func(ctx context.Context, rep supervisor.Reporter) error {
+		rd, err := src.NewReader("player packager")
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		sgs := make([]*segment.Segmenter, len(stores))
+		for i, st := range stores {
+			sgs[i] = segment.NewSegmenter(st, segment.SegmenterOptions{Target: targets[i], Log: log})
+		}
+		rep.SetState(supervisor.Running)
+		err = segment.Run(ctx, rd, log, sgs...)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("packager: %w", supervisor.ErrInputGone)
+		}
+		return err
+	}}
+	vodPort := Part{Name: "vod-port", Run: func(ctx context.Context, rep supervisor.Reporter) error {
+		return serveHTTP(ctx, fmt.Sprintf(":%d", r.VodPort), files, rep)
+	}}
+	p.Sinks = append(p.Sinks, packager, vodPort)
+	pb.set(r.ID, files)
+	prev := p.Close
+	p.Close = func() {
+		pb.set(r.ID, nil)
+		if prev != nil {
+			prev()
+		}
+	}
+	return p, nil
+}
+
+// serveHTTP serves h on addr until ctx ends.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, rep supervisor.Reporter) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	rep.SetState(supervisor.Running)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
