@@ -3,15 +3,19 @@ package app
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -182,5 +186,44 @@ func TestOwnSocketsSeesListenersOnly(t *testing.T) {
 		if got[k] {
 			t.Errorf("%v listed, but it is not listening", k)
 		}
+	}
+}
+
+// TestListeningPortsWithAPlayerAndARestream: exactly the API port, the player's vod_port (TCP)
+// and the restream's listen port with its transport.
+func TestListeningPortsWithAPlayerAndARestream(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	ts := startServer(t, t.TempDir(), nil)
+	defer ts.stop()
+	vodPort, listenPort, stoppedPort := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
+	ts.create("vod", playerBody("ports", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 320, "resolution_height": 180, "test_video_bitrate": 300}))
+	ts.create("restream", restreamBody("ports", listenInput("INPUT_TYPE_SRT_LISTEN", listenPort, "udp")))
+	// A stopped restream holds its port claim but has nothing open.
+	stopped := restreamBody("stopped", listenInput("INPUT_TYPE_UDP_LISTEN", stoppedPort, "udp"))
+	stopped["active"] = false
+	ts.create("restream", stopped)
+
+	_, apiPort, _ := net.SplitHostPort(strings.TrimPrefix(ts.base, "http://"))
+	want := fmt.Sprintf("[%s/TCP %d/TCP %d/UDP]", apiPort, vodPort, listenPort)
+	var got string
+	testutil.Eventually(t, 20*time.Second, "listening ports "+want, func() bool {
+		var ports []storage.PortKey
+		ts.call("/api/utils/getListeningPorts", nil, http.StatusOK, &ports)
+		sort.Slice(ports, func(i, j int) bool { return ports[i].Port < ports[j].Port })
+		var parts []string
+		for _, p := range ports {
+			parts = append(parts, fmt.Sprintf("%d/%s", p.Port, p.Transport))
+		}
+		sort.Strings(parts)
+		got = "[" + strings.Join(parts, " ") + "]"
+		w := strings.Fields(strings.Trim(want, "[]"))
+		sort.Strings(w)
+		return got == "["+strings.Join(w, " ")+"]"
+	})
+	var alias []storage.PortKey
+	ts.call("/api/utils/getUsedPorts", nil, http.StatusOK, &alias)
+	if len(alias) != 3 {
+		t.Fatalf("getUsedPorts %v, want the same three ports", alias)
 	}
 }
