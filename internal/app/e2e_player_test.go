@@ -151,3 +151,72 @@ func TestPlayerDiscontinuity(t *testing.T) {
 	}
 	hasCodecs(t, url)
 }
+
+// hevcEncode is Source's encoding with libx265 instead of libx264.
+func hevcSource() []string {
+	return []string{
+		"-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-c:v", "libx265", "-preset", "ultrafast", "-b:v", "600k", "-pix_fmt", "yuv420p",
+		"-x265-params", "keyint=25:min-keyint=25:scenecut=0:log-level=error", "-c:a", "aac", "-b:a", "64k",
+	}
+}
+
+// TestPlayerSources: an SRT listen input, an RTMP server module input and an H.265 source each
+// become HLS and DASH in time, with the source's codecs.
+func TestPlayerSources(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	ts := startServer(t, t.TempDir(), nil)
+	defer ts.stop()
+	modPort := testutil.FreePort(t)
+	mod := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": modPort})
+	waitState(t, ts, "/api/rtmp-servers/getById", mod, "running")
+
+	cases := []struct {
+		name    string
+		input   func(port int) map[string]any
+		publish func(port int) []string
+		video   string
+	}{
+		{"srt-listen", func(p int) map[string]any { return listenInput("INPUT_TYPE_SRT_LISTEN", p, "udp") },
+			func(p int) []string { return append(testutil.Source(1000), "-f", "mpegts", srtURL(p, "streamid=cam")) }, "h264"},
+		{"rtmp-module", func(int) map[string]any {
+			return map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": mod, "input_stream_id": "cam"}
+		}, func(int) []string { return append(testutil.Source(1000), "-f", "flv", rtmpURL(modPort, "cam")) }, "h264"},
+		{"h265-udp", func(p int) map[string]any { return listenInput("INPUT_TYPE_UDP_LISTEN", p, "udp") },
+			func(p int) []string {
+				return append(hevcSource(), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", p))
+			}, "hevc"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
+			body := playerBody("src-"+c.name, vodPort, c.input(inPort))
+			body["hls_fragment_size"], body["dash_fragment_size"] = 1, 1
+			id := ts.create("vod", body)
+			base := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/", vodPort, id, id)
+			time.Sleep(time.Second) // the input binds its port
+			pub := testutil.FFmpeg(t, c.publish(inPort)...)
+			testutil.Eventually(t, 30*time.Second, "first media", func() bool { return ts.stat("vod", id).BytesIn > 0 })
+			first := time.Now()
+			// initial_live_manifest_size 3 × 1 s fragments (key frame each second) + 2 s.
+			testutil.Eventually(t, 3*time.Second+2*time.Second+time.Second, "playlist served", func() bool {
+				code, _ := httpGet(t, base+"index.m3u8")
+				return code == http.StatusOK
+			})
+			t.Logf("playlist %v after the first media", time.Since(first).Round(10*time.Millisecond))
+			for _, u := range []string{base + "index.m3u8", base + "index.mpd"} {
+				p := testutil.FFprobe(t, u, false)
+				var v, a bool
+				for _, s := range p.Streams {
+					v = v || (s.CodecName == c.video && s.Width == 640 && s.Height == 360)
+					a = a || s.CodecName == "aac"
+				}
+				if !v || !a {
+					t.Errorf("%s: want %s 640x360 and aac, got %+v", u, c.video, p.Streams)
+				}
+			}
+			pub.Stop()
+		})
+	}
+}
