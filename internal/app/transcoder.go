@@ -81,7 +81,7 @@ func (tr *transcoder) check(tc *storage.Transcoding) error {
 		{ID: 1, Codec: media.CodecAAC, ClockRate: 48000, Params: media.Params{SampleRate: 48000, Channels: 2}},
 	}
 	if _, err := transcode.Args(tc, typical, tr.hw); err != nil {
-		return fmt.Errorf("%w: %v", api.ErrUnsupported, err)
+		return fmt.Errorf("%w: %w", api.ErrUnsupported, err)
 	}
 	return nil
 }
