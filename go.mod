@@ -3,7 +3,9 @@ module github.com/sluicemedia/sluice
 go 1.26.0
 
 require (
+	github.com/Eyevinn/dash-mpd v0.12.0
 	github.com/Eyevinn/mp4ff v0.50.0
+	github.com/bluenviron/gohlslib/v2 v2.2.0
 	github.com/bluenviron/gortsplib/v4 v4.16.2
 	github.com/bluenviron/mediacommon/v2 v2.4.2
 	github.com/datarhei/gosrt v0.10.0
@@ -17,13 +19,9 @@ require (
 )
 
 require (
-	github.com/Eyevinn/dash-mpd v0.12.0 // indirect
 	github.com/abema/go-mp4 v1.4.1 // indirect
-	github.com/asticode/go-astikit v0.30.0 // indirect
-	github.com/asticode/go-astits v1.13.0 // indirect
 	github.com/barkimedes/go-deepcopy v0.0.0-20220514131651-17c30cfc62df // indirect
 	github.com/benburkert/openpgp v0.0.0-20160410205803-c2471f86866c // indirect
-	github.com/bluenviron/gohlslib/v2 v2.2.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/ebitengine/purego v0.9.0 // indirect
 	github.com/go-ole/go-ole v1.2.6 // indirect

@@ -8,7 +8,9 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/protocols/dash"
 	"github.com/sluicemedia/sluice/protocols/ffin"
+	"github.com/sluicemedia/sluice/protocols/hls"
 	"github.com/sluicemedia/sluice/protocols/httpts"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
 	"github.com/sluicemedia/sluice/protocols/rtsp"
@@ -142,6 +144,14 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 	case inHTTPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return httpts.Pull(ctx, input.InputStreamURL, s, httpts.PullOptions{Log: log})
+		}, nil
+	case inHLSURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return hls.Pull(ctx, input.InputStreamURL, s, log)
+		}, nil
+	case inDASHURL:
+		return func(ctx context.Context, s *stream.Stream) error {
+			return dash.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
 	case inOther:
 		return func(ctx context.Context, s *stream.Stream) error {

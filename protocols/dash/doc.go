@@ -1,0 +1,34 @@
+// Package dash is the INPUT_TYPE_MPEG_DASH_URL input: a live MPEG-DASH client that publishes
+// a remote presentation into a stream.Stream (see [Pull]).
+//
+// The MPD is read with github.com/Eyevinn/dash-mpd, after the standard library's XML decoder
+// has checked it and written it back plainly (see normalize): dash-mpd's own decoder loops for
+// ever on a '>' in character data and on some malformed documents. Segments are addressed by SegmentTemplate,
+// with $Number$ or $Time$ (and $RepresentationID$, $Bandwidth$, width formats such as %05d),
+// either through a SegmentTimeline or by @duration from availabilityStartTime; SegmentBase and
+// SegmentList are not supported, nor content protection. In each period the video
+// representation with the highest bandwidth plays, with one audio representation (of the
+// first audio adaptation set with role main, else the first; its highest bandwidth).
+//
+// A dynamic MPD is reloaded every minimumUpdatePeriod, and sooner when a representation runs
+// out of announced segments or a segment is late (at most every 500 ms). Playback starts at
+// the live edge minus suggestedPresentationDelay (at least minBufferTime and two segments):
+// the edge is the end of the SegmentTimeline when there is one, else the wall clock against
+// availabilityStartTime. A static MPD plays once from its start. Periods play in order, each
+// on the presentation timeline (its start minus presentationTimeOffset), so timestamps
+// continue across them. The pull ends when the presentation does (a dynamic MPD turned
+// static), and fails when no new segment comes for three segment durations.
+//
+// Init and media segments are fragmented MP4: boxes are read with github.com/Eyevinn/mp4ff,
+// samples are cut out of the segment by this package (every offset checked) from the moof's
+// tfhd/trun (or the init's trex defaults), timed by tfdt, sample durations and composition
+// offsets. avcC and hvcC give the parameter sets, esds the AAC AudioSpecificConfig; NAL units
+// come length-prefixed (4 bytes, the only size mp4ff reads). Units are normalised on the way
+// in: AUDs dropped, parameter sets in front of every key frame, video from a key frame.
+//
+// The two representations are fetched by one goroutine each; their units are interleaved by
+// time and paced to the wall clock, so the stream receives them as from a live encoder, with
+// timestamps rebased to 0 at the first video key frame.
+//
+// No dash-mpd or mp4ff type appears in this package's API.
+package dash

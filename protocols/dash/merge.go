@@ -1,0 +1,318 @@
+package dash
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+)
+
+// Pacing limits: a unit later than maxLate (a stall upstream) or earlier than maxEarly (a
+// timestamp jump) moves the pacing clock instead of bursting or waiting.
+const (
+	maxLate  = time.Second
+	maxEarly = 10 * time.Second
+)
+
+// source is one representation as the merger sees it.
+type source struct {
+	name   string
+	ch     <-chan batch
+	done   bool          // ch closed (the representation ended), or given up on
+	tracks []media.Track // as the representation announced them; nil until then
+	base   int           // stream track ID of the representation's track 0
+	queue  [][]*media.AccessUnit
+	queued int
+	shift  int64 // 90 kHz ticks added to the representation's timestamps after discontinuities
+	last   int64 // the latest timestamp taken, 90 kHz, shifted; -1 before the first
+	lead   bool  // the representation the pacing follows (the video representation)
+	// changes are track changes announced with later units, applied when those units are
+	// published: a representation downloads ahead of what is published.
+	changes []trackChange
+}
+
+// trackChange is a representation's new tracks, from unit at on.
+type trackChange struct {
+	at     *media.AccessUnit
+	tracks []media.Track
+}
+
+// merger publishes the units of one or two representations into a Stream: it interleaves them by
+// time and paces them to the wall clock, so that units arrive as they would from a live
+// encoder. Timestamps are rebased to start at 0 at the first unit published, which is a video
+// key frame when there is video.
+type merger struct {
+	pub  *stream.Publisher
+	log  *slog.Logger
+	cfg  config
+	srcs []*source
+
+	set    bool // SetTracks done for the tracks announced
+	tracks []media.Track
+	video  bool  // the tracks include video
+	origin int64 // 90 kHz timestamp published as 0
+	anchor time.Time
+	keyed  bool // a video key frame was published
+	units  int64
+}
+
+// t90 returns a queued unit's DTS on the common 90 kHz timeline of the representations.
+func t90(src *source, local int, au *media.AccessUnit) int64 {
+	return media.Rescale(au.DTS, src.tracks[local].ClockRate, 90000)
+}
+
+// run publishes until every representation ended and its units are out (nil), or until errs
+// brings a representation's failure, or ctx ends.
+func (m *merger) run(ctx context.Context, errs <-chan error) error {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		if err := m.setTracks(); err != nil {
+			return err
+		}
+		src, local := m.pick()
+		var wait <-chan time.Time
+		switch {
+		case src != nil:
+			d := time.Until(m.due(src, local))
+			if d <= 0 {
+				if err := m.publish(src, local); err != nil {
+					return err
+				}
+				continue
+			}
+			timer.Reset(d)
+			wait = timer.C
+		case m.allDone():
+			return nil
+		}
+		select {
+		case b, ok := <-m.accepting(0):
+			m.take(m.srcs[0], b, ok)
+		case b, ok := <-m.accepting(1):
+			m.take(m.srcs[1], b, ok)
+		case err := <-errs:
+			return err
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		timer.Stop()
+	}
+}
+
+// accepting returns source i's channel while it has room, else nil.
+func (m *merger) accepting(i int) <-chan batch {
+	if i >= len(m.srcs) || m.srcs[i].done || m.srcs[i].queued >= m.cfg.maxQueued {
+		return nil
+	}
+	return m.srcs[i].ch
+}
+
+func (m *merger) allDone() bool {
+	for _, s := range m.srcs {
+		if !s.done || s.queued > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// take queues a batch of src; ok false means the representation ended.
+func (m *merger) take(src *source, b batch, ok bool) {
+	if !ok {
+		src.done = true
+		return
+	}
+	switch {
+	case b.tracks == nil || sameTracks(src.tracks, b.tracks):
+	case src.tracks == nil || len(b.units) == 0 || len(b.tracks) != len(src.tracks):
+		src.tracks = slices.Clone(b.tracks)
+		for len(src.queue) < len(src.tracks) {
+			src.queue = append(src.queue, nil)
+		}
+		m.set = false
+	default:
+		src.changes = append(src.changes, trackChange{at: b.units[0], tracks: slices.Clone(b.tracks)})
+	}
+	if src.tracks == nil {
+		return
+	}
+	for i, au := range b.units {
+		if au.Track < 0 || au.Track >= len(src.tracks) {
+			continue
+		}
+		if i == 0 && b.disc && src.last >= 0 {
+			// Continue the timeline one frame (at 25 fps) after the last unit taken.
+			src.shift = src.last + 3600 - t90(src, au.Track, au)
+			m.anchor = time.Time{}
+		}
+		if src.shift != 0 {
+			sh := media.Rescale(src.shift, 90000, src.tracks[au.Track].ClockRate)
+			au.DTS += sh
+			au.PTS += sh
+		}
+		src.last = max(src.last, t90(src, au.Track, au))
+		src.queue[au.Track] = append(src.queue[au.Track], au)
+		src.queued++
+	}
+	if !m.set && src.queued >= m.cfg.maxQueued {
+		// One representation filled its queue while another has announced no track: stop waiting
+		// for that one rather than for ever.
+		for _, s := range m.srcs {
+			if s.tracks == nil && !s.done {
+				m.log.Warn("dash: representation left out: no track found", "representation", s.name)
+				s.done = true
+			}
+		}
+	}
+}
+
+// setTracks publishes the stream's tracks once every representation announced its own, and again
+// when one changed.
+func (m *merger) setTracks() error {
+	if m.set {
+		return nil
+	}
+	var tracks []media.Track
+	for _, s := range m.srcs {
+		if s.tracks == nil && !s.done {
+			return nil
+		}
+		s.base = len(tracks)
+		for _, t := range s.tracks {
+			t.ID = len(tracks)
+			tracks = append(tracks, t)
+		}
+	}
+	if len(tracks) == 0 {
+		return nil
+	}
+	if err := m.pub.SetTracks(tracks); err != nil {
+		return err
+	}
+	if m.tracks == nil {
+		m.log.Info("dash: tracks", "tracks", describe(tracks))
+	} else {
+		m.log.Info("dash: tracks changed", "tracks", describe(tracks))
+	}
+	m.tracks, m.set = tracks, true
+	m.video = slices.ContainsFunc(tracks, func(t media.Track) bool { return t.Codec.IsVideo() })
+	return nil
+}
+
+// pick returns the queued unit with the smallest timestamp, once the tracks are set.
+func (m *merger) pick() (*source, int) {
+	if !m.set {
+		return nil, 0
+	}
+	var best *source
+	var bestLocal int
+	var bestT int64
+	for _, s := range m.srcs {
+		for i, q := range s.queue {
+			if len(q) == 0 || i >= len(s.tracks) {
+				continue
+			}
+			if t := t90(s, i, q[0]); best == nil || t < bestT {
+				best, bestLocal, bestT = s, i, t
+			}
+		}
+	}
+	return best, bestLocal
+}
+
+// due returns when the head unit of src's track local is to be published. Until the first
+// unit is out, units are due at once (those before the first key frame are dropped); the
+// first starts the clock. The leading representation moves the clock when it runs late (a stall
+// upstream) or jumps ahead.
+func (m *merger) due(src *source, local int) time.Time {
+	t := t90(src, local, src.queue[local][0])
+	now := time.Now()
+	if m.units == 0 {
+		m.origin, m.anchor = t, now
+		return now
+	}
+	if m.anchor.IsZero() {
+		m.anchor = now.Add(-ticks90(t - m.origin))
+	}
+	due := m.anchor.Add(ticks90(t - m.origin))
+	if src.lead && (now.Sub(due) > maxLate || due.Sub(now) > maxEarly) {
+		m.anchor = now.Add(-ticks90(t - m.origin))
+		due = now
+	}
+	return due
+}
+
+// publish writes the head unit of src's track local, or drops it when it comes before the
+// first video key frame.
+func (m *merger) publish(src *source, local int) error {
+	q := src.queue[local]
+	au := q[0]
+	q[0] = nil
+	src.queue[local] = q[1:]
+	src.queued--
+	if len(src.changes) > 0 && src.changes[0].at == au {
+		src.tracks = src.changes[0].tracks
+		src.changes = src.changes[1:]
+		m.set = false
+		if err := m.setTracks(); err != nil {
+			return err
+		}
+	}
+	tr := src.tracks[local]
+	if m.video && !m.keyed {
+		if !tr.Codec.IsVideo() || !au.Key {
+			return nil
+		}
+		m.keyed = true
+	}
+	t := t90(src, local, au)
+	if t < m.origin {
+		return nil
+	}
+	shift := media.Rescale(m.origin, 90000, tr.ClockRate)
+	au.Track = src.base + local
+	au.DTS -= shift
+	au.PTS -= shift
+	au.Arrival = time.Now()
+	if err := m.pub.Write(au); err != nil {
+		return err
+	}
+	m.units++
+	return nil
+}
+
+// sameTracks tells whether two track lists have the same codecs, clocks and parameters.
+func sameTracks(a, b []media.Track) bool {
+	return slices.EqualFunc(a, b, func(x, y media.Track) bool {
+		p, q := x.Params, y.Params
+		return x.Codec == y.Codec && x.ClockRate == y.ClockRate &&
+			bytes.Equal(p.VPS, q.VPS) && bytes.Equal(p.SPS, q.SPS) && bytes.Equal(p.PPS, q.PPS) &&
+			bytes.Equal(p.AudioConfig, q.AudioConfig) && p.Width == q.Width && p.Height == q.Height &&
+			p.SampleRate == q.SampleRate && p.Channels == q.Channels
+	})
+}
+
+// ticks90 converts 90 kHz ticks to a duration.
+func ticks90(t int64) time.Duration { return time.Duration(t) * time.Second / 90000 }
+
+// describe renders tracks for a log line, e.g. "H264 640x360, AAC 48000 Hz 2 ch".
+func describe(tracks []media.Track) string {
+	parts := make([]string, 0, len(tracks))
+	for _, t := range tracks {
+		if t.Codec.IsVideo() {
+			parts = append(parts, fmt.Sprintf("%s %dx%d", t.Codec, t.Params.Width, t.Params.Height))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %d Hz %d ch", t.Codec, t.Params.SampleRate, t.Params.Channels))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,270 @@
+package hls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+// maxBroken is how many unreadable segments in a row end a pull.
+const maxBroken = 3
+
+// errEncrypted is returned for segments under EXT-X-KEY encryption.
+var errEncrypted = errors.New("encrypted segments (EXT-X-KEY) are not supported")
+
+// batch is what a rendition hands to the merger: the units of one segment.
+type batch struct {
+	tracks []media.Track // the rendition's tracks when first known or changed; else nil
+	units  []*media.AccessUnit
+	disc   bool // the segment follows an EXT-X-DISCONTINUITY or a gap in the sequence
+}
+
+// rendition follows one media playlist: it starts startDistance segments from the live edge
+// (at the first segment of a VOD playlist), downloads each segment in order, reads it into
+// units and hands them to the merger, reloading the playlist when it needs the next segment.
+// It returns nil after the last segment of an ended playlist (EXT-X-ENDLIST).
+type rendition struct {
+	name string // "main" (the variant or the only playlist) or "audio"
+	u    *url.URL
+	ld   *loader
+	cfg  config
+	log  *slog.Logger
+	out  chan<- batch
+
+	pl       *playlist.Media
+	next     int64         // media sequence number of the next segment to download; -1 before the start
+	target   time.Duration // EXT-X-TARGETDURATION
+	fresh    time.Time     // when the playlist last brought a new segment
+	edge     int64         // newest sequence number seen listed
+	reader   segmentReader
+	initURI  string // EXT-X-MAP the fMP4 reader was made with
+	broken   int    // unreadable segments in a row
+	rangeURI string // resource of the last byte-range segment, and where its range ended
+	rangeEnd uint64
+	segments int64
+}
+
+func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Logger, out chan<- batch) *rendition {
+	return &rendition{name: name, u: u, ld: ld, cfg: cfg, log: log.With("rendition", name), out: out,
+		next: -1, edge: -1, target: 10 * time.Second, fresh: time.Now()}
+}
+
+// stallLimit is how long the playlist may bring no new segment.
+func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.stallFactor) * r.target }
+
+// run follows the playlist until it ends, fails or ctx ends. first is the playlist already
+// downloaded (the primary one), or nil.
+func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
+	if first == nil {
+		b, err := r.ld.get(ctx, r.u, nil)
+		if err != nil {
+			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		}
+		pl, err := parsePlaylist(b)
+		if err != nil {
+			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		}
+		m, ok := pl.(*playlist.Media)
+		if !ok {
+			return fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+		}
+		first = m
+	}
+	r.take(first)
+	skipped := false
+	for {
+		seg, gap, err := r.nextSegment(ctx)
+		if err != nil || seg == nil {
+			return err
+		}
+		if seg.Gap { // EXT-X-GAP: nothing to download; the timeline jumps over it
+			r.next++
+			skipped = true
+			continue
+		}
+		if err := r.download(ctx, seg, gap || skipped || seg.Discontinuity); err != nil {
+			return err
+		}
+		skipped = false
+	}
+}
+
+// take records a loaded playlist.
+func (r *rendition) take(pl *playlist.Media) {
+	r.pl = pl
+	if pl.TargetDuration > 0 {
+		r.target = min(max(time.Duration(pl.TargetDuration)*time.Second, time.Second), 2*time.Minute)
+	}
+	if e := int64(pl.MediaSequence) + int64(len(pl.Segments)) - 1; e > r.edge {
+		r.edge, r.fresh = e, time.Now()
+	}
+}
+
+// nextSegment returns the segment to download next, reloading the playlist until it lists it.
+// gap is set when the playlist moved on past segments not downloaded. It returns a nil segment
+// after the last one of an ended playlist.
+func (r *rendition) nextSegment(ctx context.Context) (seg *playlist.MediaSegment, gap bool, err error) {
+	for {
+		pl := r.pl
+		seq, n := int64(pl.MediaSequence), int64(len(pl.Segments))
+		if r.next < 0 {
+			vod := pl.PlaylistType != nil && *pl.PlaylistType == playlist.MediaPlaylistTypeVOD
+			switch {
+			case vod || (pl.Endlist && n > 0 && n <= int64(r.cfg.startDistance)):
+				r.next = seq
+			case n >= int64(r.cfg.startDistance):
+				r.next = seq + n - int64(r.cfg.startDistance)
+			}
+		}
+		if r.next >= 0 {
+			if r.next < seq {
+				r.log.Warn("hls: fell behind the playlist window", "skipped", seq-r.next)
+				r.next, gap = seq, true
+			}
+			if i := r.next - seq; i < n {
+				return pl.Segments[i], gap, nil
+			}
+			if pl.Endlist {
+				return nil, false, nil
+			}
+		}
+		if err := r.reload(ctx); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// reload waits half a target duration (RFC 8216 6.3.4), then loads the playlist again. It
+// fails once no new segment has appeared for the stall limit.
+func (r *rendition) reload(ctx context.Context) error {
+	deadline := r.fresh.Add(r.stallLimit())
+	if !time.Now().Before(deadline) {
+		return fmt.Errorf("%s playlist %s: no new segment for %s: %w", r.name, r.u.Redacted(), r.stallLimit(), errStalled)
+	}
+	if err := sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
+		return err
+	}
+	b, err := r.ld.getRetry(ctx, r.u, nil, deadline)
+	if err != nil {
+		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+	}
+	pl, err := parsePlaylist(b)
+	if err != nil {
+		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+	}
+	m, ok := pl.(*playlist.Media)
+	if !ok {
+		return fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+	}
+	r.take(m)
+	return nil
+}
+
+// download fetches one segment (and a new init segment when EXT-X-MAP changed), reads it and
+// hands its units to the merger.
+func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, disc bool) error {
+	if seg.Key != nil && seg.Key.Method != playlist.MediaKeyMethodNone {
+		return errEncrypted
+	}
+	deadline := time.Now().Add(r.stallLimit())
+	if err := r.prepareReader(ctx, deadline, disc); err != nil {
+		return err
+	}
+	su, err := r.u.Parse(seg.URI)
+	if err != nil {
+		return fmt.Errorf("segment %q: %w", seg.URI, err)
+	}
+	rng := r.segmentRange(su.String(), seg)
+	body, err := r.ld.getRetry(ctx, su, rng, deadline)
+	if err != nil {
+		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
+	}
+	r.next++
+	r.segments++
+	tracks, units, err := r.reader.segment(body)
+	if err != nil {
+		// One broken segment is skipped (the next key frame recovers); several in a row end
+		// the pull.
+		if r.broken++; r.broken >= maxBroken {
+			return fmt.Errorf("segment %s (%d unreadable in a row): %w", su.Redacted(), r.broken, err)
+		}
+		r.log.Warn("hls: segment skipped", "url", su.Redacted(), "error", err)
+		return nil
+	}
+	r.broken = 0
+	if tracks == nil && len(units) == 0 && !disc {
+		return nil
+	}
+	select {
+	case r.out <- batch{tracks: tracks, units: units, disc: disc}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// prepareReader makes the segment reader: MPEG-TS without EXT-X-MAP, fMP4 with one (read
+// again when the map changes). After a discontinuity a TS stream starts a new Demuxer, whose
+// timestamps need not follow the old ones.
+func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc bool) error {
+	m := r.pl.Map
+	if m == nil || m.URI == "" {
+		if r.reader == nil || disc || r.initURI != "" {
+			r.reader, r.initURI = newTSReader(), ""
+		}
+		return nil
+	}
+	if r.reader != nil && r.initURI == m.URI && !disc {
+		return nil
+	}
+	iu, err := r.u.Parse(m.URI)
+	if err != nil {
+		return fmt.Errorf("init segment %q: %w", m.URI, err)
+	}
+	b, err := r.ld.getRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), deadline)
+	if err != nil {
+		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
+	}
+	fr, err := newFMP4Reader(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", iu.Redacted(), err)
+	}
+	r.reader, r.initURI = fr, m.URI
+	return nil
+}
+
+// segmentRange returns the byte range of a segment; one without an offset starts where the
+// previous range of the same resource ended (RFC 8216 4.3.2.2).
+func (r *rendition) segmentRange(u string, seg *playlist.MediaSegment) *byteRange {
+	if seg.ByteRangeLength == nil {
+		r.rangeURI = ""
+		return nil
+	}
+	rng := &byteRange{length: *seg.ByteRangeLength}
+	switch {
+	case seg.ByteRangeStart != nil:
+		rng.start = *seg.ByteRangeStart
+	case r.rangeURI == u:
+		rng.start = r.rangeEnd
+	}
+	r.rangeURI, r.rangeEnd = u, rng.start+rng.length
+	return rng
+}
+
+func rangeOf(start, length *uint64) *byteRange {
+	if length == nil {
+		return nil
+	}
+	r := &byteRange{length: *length}
+	if start != nil {
+		r.start = *start
+	}
+	return r
+}
