@@ -67,7 +67,7 @@ func recorded(t testing.TB, kind string) *fixture {
 			"-f", "dash", "-seg_duration", "1", "-use_template", "1", "-use_timeline", timeline,
 			filepath.Join(f.dir, "index.mpd"))
 		if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
-			f.err = fmt.Errorf("ffmpeg: %v: %s", err, out)
+			f.err = fmt.Errorf("ffmpeg: %w: %s", err, out)
 		}
 	})
 	if f.err != nil {

@@ -191,7 +191,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if key := p.id + "\x00" + r.id; f.reader == nil || f.readFor != key {
 		iu, err := r.url(r.init, 0, 0)
 		if err != nil || r.init == "" {
-			return fmt.Errorf("%s representation %q: initialization %q: %v", kindName(f.kind), r.id, r.init, err)
+			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
 		}
 		b, err := f.ld.getRetry(ctx, iu, deadline, nil)
 		if err != nil {

@@ -67,7 +67,7 @@ func recorded(t testing.TB, kind string) *fixture {
 		}
 		args = append(args, "-hls_segment_filename", filepath.Join(f.dir, "seg%d."+f.ext), filepath.Join(f.dir, "vod.m3u8"))
 		if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
-			f.err = fmt.Errorf("ffmpeg: %v: %s", err, out)
+			f.err = fmt.Errorf("ffmpeg: %w: %s", err, out)
 		}
 	})
 	if f.err != nil {
