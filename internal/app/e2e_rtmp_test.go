@@ -20,8 +20,13 @@ func TestRTMPServerModuleInput(t *testing.T) {
 	rs := ts.create("restream", restreamBody("cam1-out", map[string]any{
 		"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam1"}))
 
+	// A second process reads the same stream as from a hardware encoder (timestamp repair on).
+	hw := ts.create("recording", recordingBody("cam1-hw", map[string]any{
+		"input_type": "INPUT_TYPE_RTMP_HARDWARE", "input_server_id": srv, "input_stream_id": "cam1"}))
+
 	pub := testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", rtmpURL(port, "cam1"))...)
 	ts.checkBitrate("restream", rs)
+	ts.checkBitrate("recording", hw)
 
 	var streams []map[string]any
 	ts.call("/api/rtmp-servers/getActiveStreams", map[string]any{"id": srv}, http.StatusOK, &streams)

@@ -31,8 +31,13 @@ func TestSRTServerModule(t *testing.T) {
 	rs := ts.create("restream", map[string]any{"restream_name": "srt-relay",
 		"input":  map[string]any{"input_type": "INPUT_TYPE_SRT_SOFTWARE", "input_server_id": srv, "input_stream_id": "publisher/studio-a/cam1"},
 		"output": map[string]any{"output_type": "OUTPUT_TYPE_SRT_URL", "output_stream_url": fmt.Sprintf("srt://127.0.0.1:%d", outPort)}})
+	// A second process reads the same stream as from a hardware encoder (timestamp repair on),
+	// named in the Haivision stream-id form.
+	hw := ts.create("recording", recordingBody("srt-hw", map[string]any{
+		"input_type": "INPUT_TYPE_SRT_HARDWARE", "input_server_id": srv, "input_stream_id": "#!::r=cam1,m=publish"}))
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", srtURL(port, "streamid=publisher/studio-a/cam1"))...)
 	ts.checkBitrate("restream", rs)
+	ts.checkBitrate("recording", hw)
 
 	var streams []map[string]any
 	ts.call("/api/srt-servers/getActiveStreams", map[string]any{"id": srv}, http.StatusOK, &streams)

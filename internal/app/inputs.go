@@ -60,7 +60,9 @@ func (in *inputs) build(id string, input storage.Input, log *slog.Logger) (*stre
 	switch input.InputType {
 	case inRTMPSoftware, inRTMPHardware:
 		s := in.hub.registry(input.InputServerID).GetOrCreate(input.InputStreamID)
-		s.SetHardware(input.InputType == inRTMPHardware)
+		if input.InputType == inRTMPHardware {
+			s.SetHardware(true) // see the SRT case below
+		}
 		return s, nil, nil
 	case inSRTSoftware, inSRTHardware:
 		name, err := in.srtStreamName(input)
@@ -68,7 +70,11 @@ func (in *inputs) build(id string, input storage.Input, log *slog.Logger) (*stre
 			return nil, nil, err
 		}
 		s := in.hub.registry(input.InputServerID).GetOrCreate(name)
-		s.SetHardware(input.InputType == inSRTHardware)
+		// The repair belongs to the published stream, which several processes may read: one
+		// *_HARDWARE reader turns it on for the stream's next publishers, and it stays on.
+		if input.InputType == inSRTHardware {
+			s.SetHardware(true)
+		}
 		return s, nil, nil
 	}
 	src, err := in.source(input, log)
