@@ -8,7 +8,9 @@ import (
 
 	"github.com/Eyevinn/mp4ff/mp4"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // errFMP4 is wrapped by the errors of the fMP4 readers.
@@ -130,20 +132,17 @@ func describeTrack(stsd *mp4.StsdBox, t *media.Track) bool {
 			return false
 		}
 		t.Codec, t.ClockRate = media.CodecH264, 90000
-		t.Params = newVideoFixer(media.CodecH264, nil, c.SPSnalus[0], c.PPSnalus[0]).params()
+		t.Params = ingest.NewVideoFixer(media.CodecH264, nil, c.SPSnalus[0], c.PPSnalus[0]).Params()
 	case stsd.HvcX != nil && stsd.HvcX.HvcC != nil:
 		var vps, sps, pps []byte
 		for _, a := range stsd.HvcX.HvcC.NaluArrays {
 			for _, n := range a.Nalus {
-				if len(n) < 2 {
-					continue
-				}
-				switch (n[0] >> 1) & 0x3f {
-				case h265VPS:
+				switch nal.Classify(media.CodecH265, n) {
+				case nal.VPS:
 					vps = first(vps, n)
-				case h265SPS:
+				case nal.SPS:
 					sps = first(sps, n)
-				case h265PPS:
+				case nal.PPS:
 					pps = first(pps, n)
 				}
 			}
@@ -152,7 +151,7 @@ func describeTrack(stsd *mp4.StsdBox, t *media.Track) bool {
 			return false
 		}
 		t.Codec, t.ClockRate = media.CodecH265, 90000
-		t.Params = newVideoFixer(media.CodecH265, vps, sps, pps).params()
+		t.Params = ingest.NewVideoFixer(media.CodecH265, vps, sps, pps).Params()
 	case stsd.Mp4a != nil && stsd.Mp4a.Esds != nil && stsd.Mp4a.Esds.DecConfigDescriptor != nil:
 		return describeMP4A(stsd.Mp4a, t)
 	case stsd.Opus != nil:
@@ -188,7 +187,7 @@ func describeMP4A(e *mp4.AudioSampleEntryBox, t *media.Track) bool {
 			return false
 		}
 		t.Codec, t.ClockRate = media.CodecAAC, rate
-		t.Params = media.Params{AudioConfig: clone(dc.DecSpecificInfo.DecConfig), SampleRate: rate, Channels: ch}
+		t.Params = media.Params{AudioConfig: bytes.Clone(dc.DecSpecificInfo.DecConfig), SampleRate: rate, Channels: ch}
 	case otiMP3, otiMPEG2MP3:
 		if e.SampleRate == 0 {
 			return false

@@ -1,6 +1,7 @@
 package dash
 
 import (
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
@@ -9,7 +10,7 @@ import (
 // is the presentation's time 0 (the period's start minus the presentationTimeOffset).
 type repReader struct {
 	ti       *trackInfo
-	video    *videoFixer
+	video    *ingest.VideoFixer
 	keyed    bool   // video: a key frame was read
 	next     uint64 // decode time after the last sample, for fragments without tfdt
 	shift    int64  // in the track's clock rate
@@ -22,7 +23,7 @@ type repReader struct {
 func newRepReader(ti *trackInfo, presentation int64) *repReader {
 	r := &repReader{ti: ti, announce: true, shift: media.Rescale(presentation, 90000, ti.track.ClockRate)}
 	if p := ti.track.Params; ti.track.Codec.IsVideo() {
-		r.video = newVideoFixer(ti.track.Codec, p.VPS, p.SPS, p.PPS)
+		r.video = ingest.NewVideoFixer(ti.track.Codec, p.VPS, p.SPS, p.PPS)
 	}
 	return r
 }
@@ -56,9 +57,9 @@ func (r *repReader) segment(b []byte) (tracks []media.Track, units []*media.Acce
 			continue // one broken sample: the next key frame recovers
 		}
 		var changed bool
-		au.Payload, au.Key, changed = r.video.fix(nalus)
+		au.Payload, au.Key, changed = r.video.Fix(nalus)
 		if changed {
-			tr.Params = r.video.params()
+			tr.Params = r.video.Params()
 			r.announce = true
 		}
 		if len(au.Payload) == 0 || (!r.keyed && !au.Key) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
@@ -124,9 +125,9 @@ func FuzzVideoFixer(f *testing.F) {
 		if h265 {
 			codec = media.CodecH265
 		}
-		v := newVideoFixer(codec, nil, nil, nil)
+		v := ingest.NewVideoFixer(codec, nil, nil, nil)
 		for range 2 {
-			out, key, _ := v.fix([][]byte{a, b, c})
+			out, key, _ := v.Fix([][]byte{a, b, c})
 			for _, n := range out {
 				if len(n) == 0 {
 					t.Fatal("empty NAL unit out")
@@ -135,10 +136,10 @@ func FuzzVideoFixer(f *testing.F) {
 					t.Fatal("AUD out")
 				}
 			}
-			if key && v.ready() && !hasParams(codec, out) {
+			if key && v.Ready() && !hasParams(codec, out) {
 				t.Fatal("key frame without parameter sets")
 			}
-			_ = v.params()
+			_ = v.Params()
 		}
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // Source of the end-to-end tests: 640x360 at 25 fps, a key frame every 2 s (one per
@@ -182,29 +183,17 @@ func checkUnits(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
 }
 
 func hasParams(c media.Codec, nalus [][]byte) bool {
-	seen := map[byte]bool{}
+	seen := map[nal.Kind]bool{}
 	for _, n := range nalus {
-		if len(n) == 0 {
-			continue
-		}
-		if c == media.CodecH265 {
-			seen[(n[0]>>1)&0x3f] = true
-		} else {
-			seen[n[0]&0x1f] = true
-		}
+		seen[nal.Classify(c, n)] = true
 	}
 	if c == media.CodecH265 {
-		return seen[h265VPS] && seen[h265SPS] && seen[h265PPS]
+		return seen[nal.VPS] && seen[nal.SPS] && seen[nal.PPS]
 	}
-	return seen[h264SPS] && seen[h264PPS]
+	return seen[nal.SPS] && seen[nal.PPS]
 }
 
-func isAUD(c media.Codec, n []byte) bool {
-	if c == media.CodecH265 {
-		return (n[0]>>1)&0x3f == h265AUD
-	}
-	return n[0]&0x1f == h264AUD
-}
+func isAUD(c media.Codec, n []byte) bool { return nal.Classify(c, n) == nal.AUD }
 
 // meanBitrate samples the stream's reported bitrate every 200 ms for d and returns the mean,
 // in kbit/s.

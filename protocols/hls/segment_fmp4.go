@@ -8,6 +8,7 @@ import (
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
@@ -26,7 +27,7 @@ type fmp4Reader struct {
 type fmp4Track struct {
 	idx       int    // index in fmp4Reader.tracks
 	timescale uint32 // mdhd timescale
-	video     *videoFixer
+	video     *ingest.VideoFixer
 	keyed     bool
 }
 
@@ -50,11 +51,11 @@ func newFMP4Reader(init []byte) (r *fmp4Reader, err error) {
 		tr := media.Track{ID: t.idx}
 		switch c := it.Codec.(type) {
 		case *mp4.CodecH264:
-			t.video = newVideoFixer(media.CodecH264, nil, c.SPS, c.PPS)
-			tr.Codec, tr.ClockRate, tr.Params = media.CodecH264, 90000, t.video.params()
+			t.video = ingest.NewVideoFixer(media.CodecH264, nil, c.SPS, c.PPS)
+			tr.Codec, tr.ClockRate, tr.Params = media.CodecH264, 90000, t.video.Params()
 		case *mp4.CodecH265:
-			t.video = newVideoFixer(media.CodecH265, c.VPS, c.SPS, c.PPS)
-			tr.Codec, tr.ClockRate, tr.Params = media.CodecH265, 90000, t.video.params()
+			t.video = ingest.NewVideoFixer(media.CodecH265, c.VPS, c.SPS, c.PPS)
+			tr.Codec, tr.ClockRate, tr.Params = media.CodecH265, 90000, t.video.Params()
 		case *mp4.CodecMPEG4Audio:
 			asc, err := c.Config.Marshal()
 			if err != nil || c.Config.SampleRate <= 0 {
@@ -75,7 +76,7 @@ func newFMP4Reader(init []byte) (r *fmp4Reader, err error) {
 		default:
 			continue
 		}
-		if t.video != nil && !t.video.ready() {
+		if t.video != nil && !t.video.Ready() {
 			return nil, fmt.Errorf("init segment: %s track %d without parameter sets", tr.Codec, it.ID)
 		}
 		r.tracks = append(r.tracks, tr)
@@ -137,9 +138,9 @@ func (r *fmp4Reader) unit(t *fmp4Track, dts, cto int64, s *fmp4.Sample) *media.A
 		return nil
 	}
 	var changed bool
-	au.Payload, au.Key, changed = t.video.fix(nalus)
+	au.Payload, au.Key, changed = t.video.Fix(nalus)
 	if changed {
-		tr.Params = t.video.params()
+		tr.Params = t.video.Params()
 		r.announce = true
 	}
 	if len(au.Payload) == 0 || (!t.keyed && !au.Key) {
