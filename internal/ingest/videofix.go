@@ -37,14 +37,12 @@ func NewVideoFixer(codec media.Codec, vps, sps, pps []byte) *VideoFixer {
 	return &VideoFixer{h265: codec == media.CodecH265, vps: cloneBytes(vps), sps: cloneBytes(sps), pps: cloneBytes(pps)}
 }
 
-// ready tells whether the parameter sets the codec needs are known.
-// Ready tells whether the SPS and PPS (and VPS for H.265) are known.
+// Ready tells whether the parameter sets the codec needs are known.
 func (v *VideoFixer) Ready() bool {
 	return len(v.sps) > 0 && len(v.pps) > 0 && (!v.h265 || len(v.vps) > 0)
 }
 
-// params returns the track parameters: the parameter sets and the picture size from the SPS.
-// Params returns the track parameters the known parameter sets give.
+// Params returns the track parameters: the parameter sets and the picture size from the SPS.
 func (v *VideoFixer) Params() media.Params {
 	p := media.Params{VPS: v.vps, SPS: v.sps, PPS: v.pps}
 	p.Width, p.Height = nal.VideoSize(v.codec(), v.sps)
@@ -59,9 +57,8 @@ func (v *VideoFixer) nalType(n []byte) byte {
 	return n[0] & 0x1f
 }
 
-// fix returns the NAL units of au to publish, whether it is a key frame, and whether it
+// Fix returns the NAL units of au to publish, whether it is a key frame, and whether it
 // changed a parameter set. au is not modified; the result may share its units.
-// Fix normalises one access unit; changed reports new parameter sets.
 func (v *VideoFixer) Fix(au [][]byte) (out [][]byte, key, changed bool) {
 	var hasVPS, hasSPS, hasPPS, drop bool
 	for _, n := range au {
