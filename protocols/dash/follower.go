@@ -9,15 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 )
-
-// batch is what a representation hands to the merger: the units of one segment.
-type batch struct {
-	tracks []media.Track // the representation's track when first known or changed; else nil
-	units  []*media.AccessUnit
-	disc   bool // unused by DASH: periods continue the presentation timeline
-}
 
 // next is the segment a follower fetches next.
 type next struct {
@@ -36,7 +30,7 @@ type follower struct {
 	ld   *loader
 	cfg  config
 	log  *slog.Logger
-	out  chan<- batch
+	out  chan<- ingest.Batch
 
 	p       *period       // the period being played
 	target  time.Duration // start time in p, for the first segment
@@ -231,7 +225,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	}
 	f.broken = 0
 	select {
-	case f.out <- batch{tracks: tracks, units: units}:
+	case f.out <- ingest.Batch{Tracks: tracks, Units: units}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -79,7 +80,7 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	man := newManifests(m)
-	mg := &merger{pub: pub, log: log, cfg: cfg}
+	mg := ingest.NewMerger(pub, log, "dash", cfg.maxQueued)
 	errs := make(chan error, 2)
 	var wg sync.WaitGroup
 	var followers []*follower
@@ -87,8 +88,8 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 		if !hasKind(m, kind) {
 			continue
 		}
-		ch := make(chan batch)
-		mg.srcs = append(mg.srcs, &source{name: kindName(kind), ch: ch, last: -1, lead: len(mg.srcs) == 0})
+		ch := make(chan ingest.Batch)
+		mg.AddSource(kindName(kind), ch)
 		f := &follower{kind: kind, man: man, ld: ld, cfg: cfg, log: log, out: ch, p: p, target: target}
 		followers = append(followers, f)
 		wg.Add(1)
@@ -107,18 +108,18 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 			man.refresh(ctx, ld, final, log)
 		}()
 	}
-	err = mg.run(ctx, errs)
+	err = mg.Run(ctx, errs)
 	cancel()
 	wg.Wait()
 	segments := int64(0)
 	for _, f := range followers {
 		segments += f.count
 	}
-	log.Info("dash: ended", "segments", segments, "units", mg.units, "error", err)
+	log.Info("dash: ended", "segments", segments, "units", mg.Units(), "error", err)
 	if err != nil {
 		return err
 	}
-	if mg.units == 0 {
+	if mg.Units() == 0 {
 		return ErrNoMedia
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
@@ -46,7 +47,7 @@ func checkLive(t *testing.T, r *liveRun, video media.Codec) {
 	t.Helper()
 	tracks := waitTracks(t, r.s, 60*time.Second)
 	if len(tracks) != 2 || tracks[0].Codec != video || tracks[1].Codec != media.CodecAAC {
-		t.Fatalf("tracks %v, want %v and AAC", describe(tracks), video)
+		t.Fatalf("tracks %v, want %v and AAC", ingest.Describe(tracks), video)
 	}
 	if p := tracks[0].Params; p.Width != srcWidth || p.Height != srcHeight || len(p.SPS) == 0 || len(p.PPS) == 0 {
 		t.Fatalf("video params %dx%d sps %d pps %d", p.Width, p.Height, len(p.SPS), len(p.PPS))

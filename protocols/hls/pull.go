@@ -11,6 +11,7 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -94,12 +95,12 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := &merger{pub: pub, log: log, cfg: cfg}
+	m := ingest.NewMerger(pub, log, "hls", cfg.maxQueued)
 	errs := make(chan error, 2)
 	var wg sync.WaitGroup
 	start := func(name string, ru *url.URL, first *playlist.Media) {
-		ch := make(chan batch)
-		m.srcs = append(m.srcs, &source{name: name, ch: ch, last: -1, lead: len(m.srcs) == 0})
+		ch := make(chan ingest.Batch)
+		m.AddSource(name, ch)
 		r := newRendition(name, ru, ld, cfg, log, ch)
 		wg.Add(1)
 		go func() {
@@ -116,14 +117,14 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 	if audioURL != nil {
 		start("audio", audioURL, nil)
 	}
-	err = m.run(ctx, errs)
+	err = m.Run(ctx, errs)
 	cancel()
 	wg.Wait()
-	log.Info("hls: ended", "units", m.units, "error", err)
+	log.Info("hls: ended", "units", m.Units(), "error", err)
 	if err != nil {
 		return err
 	}
-	if m.units == 0 {
+	if m.Units() == 0 {
 		return ErrNoMedia
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
-	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/ingest"
 )
 
 // maxBroken is how many unreadable segments in a row end a pull.
@@ -18,13 +18,6 @@ const maxBroken = 3
 
 // errEncrypted is returned for segments under EXT-X-KEY encryption.
 var errEncrypted = errors.New("encrypted segments (EXT-X-KEY) are not supported")
-
-// batch is what a rendition hands to the merger: the units of one segment.
-type batch struct {
-	tracks []media.Track // the rendition's tracks when first known or changed; else nil
-	units  []*media.AccessUnit
-	disc   bool // the segment follows an EXT-X-DISCONTINUITY or a gap in the sequence
-}
 
 // rendition follows one media playlist: it starts startDistance segments from the live edge
 // (at the first segment of a VOD playlist), downloads each segment in order, reads it into
@@ -36,7 +29,7 @@ type rendition struct {
 	ld   *loader
 	cfg  config
 	log  *slog.Logger
-	out  chan<- batch
+	out  chan<- ingest.Batch
 
 	pl       *playlist.Media
 	next     int64         // media sequence number of the next segment to download; -1 before the start
@@ -51,7 +44,7 @@ type rendition struct {
 	segments int64
 }
 
-func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Logger, out chan<- batch) *rendition {
+func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Logger, out chan<- ingest.Batch) *rendition {
 	return &rendition{name: name, u: u, ld: ld, cfg: cfg, log: log.With("rendition", name), out: out,
 		next: -1, edge: -1, target: 10 * time.Second, fresh: time.Now()}
 }
@@ -203,7 +196,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 		return nil
 	}
 	select {
-	case r.out <- batch{tracks: tracks, units: units, disc: disc}:
+	case r.out <- ingest.Batch{Tracks: tracks, Units: units, Disc: disc}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

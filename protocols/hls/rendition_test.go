@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -244,7 +245,7 @@ func TestPullSeparateAudio(t *testing.T) {
 	// The fixture's segments carry video and audio: the stream has both from each playlist.
 	tracks := s.Tracks()
 	if len(tracks) != 4 || tracks[0].Codec != media.CodecH264 || tracks[3].Codec != media.CodecAAC {
-		t.Fatalf("tracks %v", describe(tracks))
+		t.Fatalf("tracks %v", ingest.Describe(tracks))
 	}
 	checkUnits(t, tracks, c.snapshot())
 }

@@ -1,12 +1,10 @@
-package hls
+package ingest
 
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -20,38 +18,39 @@ const (
 	maxEarly = 10 * time.Second
 )
 
-// source is one rendition as the merger sees it.
+// source is one source as the merger sees it.
 type source struct {
 	name   string
-	ch     <-chan batch
-	done   bool          // ch closed (the rendition ended), or given up on
-	tracks []media.Track // as the rendition announced them; nil until then
-	base   int           // stream track ID of the rendition's track 0
+	ch     <-chan Batch
+	done   bool          // ch closed (the source ended), or given up on
+	tracks []media.Track // as the source announced them; nil until then
+	base   int           // stream track ID of the source's track 0
 	queue  [][]*media.AccessUnit
 	queued int
-	shift  int64 // 90 kHz ticks added to the rendition's timestamps after discontinuities
+	shift  int64 // 90 kHz ticks added to the source's timestamps after discontinuities
 	last   int64 // the latest timestamp taken, 90 kHz, shifted; -1 before the first
-	lead   bool  // the rendition the pacing follows (the variant's, with the video)
+	lead   bool  // the source the pacing follows (the variant's, with the video)
 	// changes are track changes announced with later units, applied when those units are
-	// published: a rendition downloads ahead of what is published.
+	// published: a source downloads ahead of what is published.
 	changes []trackChange
 }
 
-// trackChange is a rendition's new tracks, from unit at on.
+// trackChange is a source's new tracks, from unit at on.
 type trackChange struct {
 	at     *media.AccessUnit
 	tracks []media.Track
 }
 
-// merger publishes the units of one or two renditions into a Stream: it interleaves them by
+// Merger publishes the units of one or two sources (HLS renditions, DASH representations) into a Stream: it interleaves them by
 // time and paces them to the wall clock, so that units arrive as they would from a live
 // encoder. Timestamps are rebased to start at 0 at the first unit published, which is a video
 // key frame when there is video.
-type merger struct {
-	pub  *stream.Publisher
-	log  *slog.Logger
-	cfg  config
-	srcs []*source
+type Merger struct {
+	pub       *stream.Publisher
+	log       *slog.Logger
+	label     string // "hls" or "dash", for the logs
+	maxQueued int    // units a source may download ahead of the pacing
+	srcs      []*source
 
 	set    bool // SetTracks done for the tracks announced
 	tracks []media.Track
@@ -62,14 +61,14 @@ type merger struct {
 	units  int64
 }
 
-// t90 returns a queued unit's DTS on the common 90 kHz timeline of the renditions.
+// t90 returns a queued unit's DTS on the common 90 kHz timeline of the sources.
 func t90(src *source, local int, au *media.AccessUnit) int64 {
 	return media.Rescale(au.DTS, src.tracks[local].ClockRate, 90000)
 }
 
-// run publishes until every rendition ended and its units are out (nil), or until errs
-// brings a rendition's failure, or ctx ends.
-func (m *merger) run(ctx context.Context, errs <-chan error) error {
+// Run publishes until every source ended and its units are out (nil), or until errs
+// brings a source's failure, or ctx ends.
+func (m *Merger) Run(ctx context.Context, errs <-chan error) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -109,14 +108,14 @@ func (m *merger) run(ctx context.Context, errs <-chan error) error {
 }
 
 // accepting returns source i's channel while it has room, else nil.
-func (m *merger) accepting(i int) <-chan batch {
-	if i >= len(m.srcs) || m.srcs[i].done || m.srcs[i].queued >= m.cfg.maxQueued {
+func (m *Merger) accepting(i int) <-chan Batch {
+	if i >= len(m.srcs) || m.srcs[i].done || m.srcs[i].queued >= m.maxQueued {
 		return nil
 	}
 	return m.srcs[i].ch
 }
 
-func (m *merger) allDone() bool {
+func (m *Merger) allDone() bool {
 	for _, s := range m.srcs {
 		if !s.done || s.queued > 0 {
 			return false
@@ -125,31 +124,31 @@ func (m *merger) allDone() bool {
 	return true
 }
 
-// take queues a batch of src; ok false means the rendition ended.
-func (m *merger) take(src *source, b batch, ok bool) {
+// take queues a batch of src; ok false means the source ended.
+func (m *Merger) take(src *source, b Batch, ok bool) {
 	if !ok {
 		src.done = true
 		return
 	}
 	switch {
-	case b.tracks == nil || sameTracks(src.tracks, b.tracks):
-	case src.tracks == nil || len(b.units) == 0 || len(b.tracks) != len(src.tracks):
-		src.tracks = slices.Clone(b.tracks)
+	case b.Tracks == nil || sameTracks(src.tracks, b.Tracks):
+	case src.tracks == nil || len(b.Units) == 0 || len(b.Tracks) != len(src.tracks):
+		src.tracks = slices.Clone(b.Tracks)
 		for len(src.queue) < len(src.tracks) {
 			src.queue = append(src.queue, nil)
 		}
 		m.set = false
 	default:
-		src.changes = append(src.changes, trackChange{at: b.units[0], tracks: slices.Clone(b.tracks)})
+		src.changes = append(src.changes, trackChange{at: b.Units[0], tracks: slices.Clone(b.Tracks)})
 	}
 	if src.tracks == nil {
 		return
 	}
-	for i, au := range b.units {
+	for i, au := range b.Units {
 		if au.Track < 0 || au.Track >= len(src.tracks) {
 			continue
 		}
-		if i == 0 && b.disc && src.last >= 0 {
+		if i == 0 && b.Disc && src.last >= 0 {
 			// Continue the timeline one frame (at 25 fps) after the last unit taken.
 			src.shift = src.last + 3600 - t90(src, au.Track, au)
 			m.anchor = time.Time{}
@@ -163,21 +162,21 @@ func (m *merger) take(src *source, b batch, ok bool) {
 		src.queue[au.Track] = append(src.queue[au.Track], au)
 		src.queued++
 	}
-	if !m.set && src.queued >= m.cfg.maxQueued {
-		// One rendition filled its queue while another has announced no track: stop waiting
+	if !m.set && src.queued >= m.maxQueued {
+		// One source filled its queue while another has announced no track: stop waiting
 		// for that one rather than for ever.
 		for _, s := range m.srcs {
 			if s.tracks == nil && !s.done {
-				m.log.Warn("hls: rendition left out: no track found", "rendition", s.name)
+				m.log.Warn(m.label+": source left out: no track found", "source", s.name)
 				s.done = true
 			}
 		}
 	}
 }
 
-// setTracks publishes the stream's tracks once every rendition announced its own, and again
+// setTracks publishes the stream's tracks once every source announced its own, and again
 // when one changed.
-func (m *merger) setTracks() error {
+func (m *Merger) setTracks() error {
 	if m.set {
 		return nil
 	}
@@ -199,9 +198,9 @@ func (m *merger) setTracks() error {
 		return err
 	}
 	if m.tracks == nil {
-		m.log.Info("hls: tracks", "tracks", describe(tracks))
+		m.log.Info(m.label+": tracks", "tracks", Describe(tracks))
 	} else {
-		m.log.Info("hls: tracks changed", "tracks", describe(tracks))
+		m.log.Info(m.label+": tracks changed", "tracks", Describe(tracks))
 	}
 	m.tracks, m.set = tracks, true
 	m.video = slices.ContainsFunc(tracks, func(t media.Track) bool { return t.Codec.IsVideo() })
@@ -209,7 +208,7 @@ func (m *merger) setTracks() error {
 }
 
 // pick returns the queued unit with the smallest timestamp, once the tracks are set.
-func (m *merger) pick() (*source, int) {
+func (m *Merger) pick() (*source, int) {
 	if !m.set {
 		return nil, 0
 	}
@@ -231,9 +230,9 @@ func (m *merger) pick() (*source, int) {
 
 // due returns when the head unit of src's track local is to be published. Until the first
 // unit is out, units are due at once (those before the first key frame are dropped); the
-// first starts the clock. The leading rendition moves the clock when it runs late (a stall
+// first starts the clock. The leading source moves the clock when it runs late (a stall
 // upstream) or jumps ahead.
-func (m *merger) due(src *source, local int) time.Time {
+func (m *Merger) due(src *source, local int) time.Time {
 	t := t90(src, local, src.queue[local][0])
 	now := time.Now()
 	if m.units == 0 {
@@ -253,7 +252,7 @@ func (m *merger) due(src *source, local int) time.Time {
 
 // publish writes the head unit of src's track local, or drops it when it comes before the
 // first video key frame.
-func (m *merger) publish(src *source, local int) error {
+func (m *Merger) publish(src *source, local int) error {
 	q := src.queue[local]
 	au := q[0]
 	q[0] = nil
@@ -304,15 +303,23 @@ func sameTracks(a, b []media.Track) bool {
 // ticks90 converts 90 kHz ticks to a duration.
 func ticks90(t int64) time.Duration { return time.Duration(t) * time.Second / 90000 }
 
-// describe renders tracks for a log line, e.g. "H264 640x360, AAC 48000 Hz 2 ch".
-func describe(tracks []media.Track) string {
-	parts := make([]string, 0, len(tracks))
-	for _, t := range tracks {
-		if t.Codec.IsVideo() {
-			parts = append(parts, fmt.Sprintf("%s %dx%d", t.Codec, t.Params.Width, t.Params.Height))
-		} else {
-			parts = append(parts, fmt.Sprintf("%s %d Hz %d ch", t.Codec, t.Params.SampleRate, t.Params.Channels))
-		}
-	}
-	return strings.Join(parts, ", ")
+// Batch is what a source hands to the Merger: the units of one segment.
+type Batch struct {
+	Tracks []media.Track // the source's tracks when first known or changed; else nil
+	Units  []*media.AccessUnit
+	Disc   bool // a discontinuity precedes these units
 }
+
+// NewMerger returns a Merger publishing through pub; label ("hls", "dash") prefixes its logs and
+// maxQueued bounds the units each source may download ahead of the pacing.
+func NewMerger(pub *stream.Publisher, log *slog.Logger, label string, maxQueued int) *Merger {
+	return &Merger{pub: pub, log: log, label: label, maxQueued: maxQueued}
+}
+
+// AddSource adds a source before Run; the first added leads the pacing (the one with video).
+func (m *Merger) AddSource(name string, ch <-chan Batch) {
+	m.srcs = append(m.srcs, &source{name: name, ch: ch, last: -1, lead: len(m.srcs) == 0})
+}
+
+// Units counts the units published.
+func (m *Merger) Units() int64 { return m.units }
