@@ -36,6 +36,9 @@ type Config struct {
 	// SpeedtestCmd is an Ookla `speedtest` binary; when set, its JSON result is returned instead.
 	// Default: none.
 	SpeedtestCmd string
+	// DebugAddr, when set, serves Go's pprof profiles (/debug/pprof/) on this address, for
+	// profiling and benchmarks. Default: none. Keep it on loopback: it has no authentication.
+	DebugAddr string
 	// AdminPassword is the admin's password on first start (SLUICE_ADMIN_PASSWORD only, no flag).
 	// Default: generated and printed once.
 	AdminPassword string
@@ -70,6 +73,7 @@ func settings() []setting {
 		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},
 		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{"speedtest-cmd", "SLUICE_SPEEDTEST_CMD", "", "Ookla speedtest binary to run instead of the built-in test (empty: built-in)", str(func(c *Config) *string { return &c.SpeedtestCmd })},
+		{"debug-addr", "SLUICE_DEBUG_ADDR", "", "serve pprof profiles at /debug/pprof/ on this address, e.g. 127.0.0.1:6060 (empty: off; no authentication)", str(func(c *Config) *string { return &c.DebugAddr })},
 		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
 	}
 }

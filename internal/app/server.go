@@ -69,6 +69,15 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		log.Warn("cannot record the API port claim", "port", apiPort, "err", err)
 	}
 
+	if cfg.DebugAddr != "" {
+		stopDebug, err := serveDebug(cfg.DebugAddr, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopDebug()
+	}
+
 	h := newHub(stream.Options{Log: log})
 	hw := transcode.ProbeHW(ctx, cfg.FFmpeg)
 	log.Info("hardware encoders", "available", hw.Available())
