@@ -1,0 +1,15 @@
+package avi
+
+import "errors"
+
+// ErrUnsupportedCodec is returned by NewWriter for a track AVI cannot carry here.
+var ErrUnsupportedCodec = errors.New("avi: unsupported codec")
+
+// ErrClosed is returned by WriteUnit after Close.
+var ErrClosed = errors.New("avi: writer closed")
+
+// ErrTooLarge is returned when a file would need more RIFF segments than its indexes hold.
+var ErrTooLarge = errors.New("avi: too many RIFF segments")
+
+// ErrNotAVI is returned by Repair for a file that does not start as an AVI file.
+var ErrNotAVI = errors.New("avi: not an AVI file")
