@@ -106,11 +106,9 @@ func (w *Writer) WriteUnit(au *media.AccessUnit) error {
 	return w.err
 }
 
-// Duration returns the media written so far: the longest stream.
+// Duration returns the media written so far, the longest stream; zero while the first units
+// wait for the video frame rate.
 func (w *Writer) Duration() time.Duration {
-	if !w.started {
-		return w.pendingSpan()
-	}
 	var d float64
 	for _, s := range w.streams {
 		d = max(d, s.seconds(s.count))
