@@ -1,0 +1,130 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/fmp4"
+)
+
+// FragmentDuration is how much media an MP4 fragment holds: what a crash can lose at most.
+const FragmentDuration = time.Second
+
+// MP4 writes a fragmented MP4 (or QuickTime) file: the init segment, then a moof+mdat about
+// every FragmentDuration, each in one Write; Close writes the last fragment and an mfra index
+// so that players can seek.
+type MP4 struct {
+	out   *counter
+	frag  *fmp4.Fragmenter
+	clk   clock
+	video int // index of the video track, -1 without video
+	seq   uint32
+	open  time.Duration // file time of the open fragment's first unit
+	index fragIndex
+}
+
+// NewMP4 writes the init segment of tracks to w; quicktime gives the file the "qt  " brand.
+func NewMP4(w io.Writer, tracks []media.Track, quicktime bool) (*MP4, error) {
+	init, err := fmp4.InitSegment(tracks)
+	if err != nil {
+		return nil, err
+	}
+	if quicktime {
+		setMajorBrand(init, "qt  ")
+	}
+	frag, err := fmp4.NewFragmenter(tracks)
+	if err != nil {
+		return nil, err
+	}
+	m := &MP4{out: &counter{w: w}, frag: frag, clk: clock{tracks: tracks}, video: -1}
+	for i, t := range tracks {
+		if t.Codec.IsVideo() && m.video < 0 {
+			m.video = i
+		}
+	}
+	if _, err := m.out.Write(init); err != nil {
+		return nil, fmt.Errorf("record: write init segment: %w", err)
+	}
+	return m, nil
+}
+
+// setMajorBrand rewrites the major brand of the ftyp box that starts b.
+func setMajorBrand(b []byte, brand string) {
+	if len(b) >= 12 && string(b[4:8]) == "ftyp" {
+		copy(b[8:12], brand)
+	}
+}
+
+// WriteUnit implements Writer. A fragment is cut before a video unit (or, without video, any
+// unit) once the open one holds FragmentDuration.
+func (m *MP4) WriteUnit(au *media.AccessUnit) error {
+	first := !m.clk.based
+	if !m.clk.admit(au) {
+		return nil
+	}
+	if first {
+		m.frag.SetShift(-m.clk.base)
+	}
+	t := m.clk.at(au) - m.clk.base
+	if m.frag.Samples() > 0 && t-m.open >= FragmentDuration && (m.video < 0 || au.Track == m.video) {
+		if err := m.flush(au); err != nil {
+			return err
+		}
+	}
+	if m.frag.Samples() == 0 {
+		m.open = t
+	}
+	return m.frag.Add(au)
+}
+
+// flush writes the open fragment; next starts the following one (nil at the end).
+func (m *MP4) flush(next *media.AccessUnit) error {
+	m.seq++
+	f, err := m.frag.Flush(m.seq, next)
+	if err != nil || f == nil {
+		return err
+	}
+	data := f.Data[boxSize(f.Data):] // a file has no styp between fragments
+	moofAt := m.out.n
+	if _, err := m.out.Write(data); err != nil {
+		return fmt.Errorf("record: write fragment %d: %w", m.seq, err)
+	}
+	for i, tf := range f.Tracks {
+		if tf.Key || tf.Track != m.video {
+			m.index.add(fmp4.TrackID(m.clk.tracks[tf.Track]), uint64(tf.BaseTime), uint64(moofAt), uint32(i+1))
+		}
+	}
+	return nil
+}
+
+// boxSize returns the size of the box that starts b.
+func boxSize(b []byte) int {
+	if len(b) < 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint32(b))
+}
+
+// Duration implements Writer.
+func (m *MP4) Duration() time.Duration { return m.clk.end }
+
+// Size implements Writer.
+func (m *MP4) Size() int64 { return m.out.n }
+
+// Close implements Writer: the last fragment, then the mfra index.
+func (m *MP4) Close() error {
+	if err := m.flush(nil); err != nil {
+		return err
+	}
+	b, err := m.index.encode()
+	if err != nil {
+		return err
+	}
+	if _, err := m.out.Write(b); err != nil {
+		return fmt.Errorf("record: write index: %w", err)
+	}
+	return nil
+}
