@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -292,5 +293,10 @@ func (m *Manager) OpenFile(_ context.Context, f storage.RecordedFile) (io.ReadSe
 
 // MemoryMP4 implements api.Processes.
 func (m *Manager) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
-	return nil, fmt.Errorf("memory recording %s holds nothing: %w", id, storage.ErrNotFound)
+	if r := m.get(storage.ModuleRecording, id); r != nil && r.p.Memory != nil {
+		if b := r.p.Memory(); len(b) > 0 {
+			return bytes.NewReader(b), nil
+		}
+	}
+	return nil, fmt.Errorf("memory recording %s holds nothing yet (it is stopped, or no key frame has arrived): %w", id, storage.ErrNotFound)
 }

@@ -21,6 +21,8 @@ type Pipeline struct {
 	Sinks []Part
 	// Streams lists a server module's published streams for getActiveStreams.
 	Streams func() []api.ActiveStream
+	// Memory returns what a memory recording holds as one MP4 (nil: nothing yet).
+	Memory func() []byte
 	// Close releases what the pipeline owns once every part stopped.
 	Close func()
 }

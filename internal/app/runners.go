@@ -19,13 +19,6 @@ type errNotBuilt struct{ what string }
 
 func (e errNotBuilt) Error() string { return e.what + " is not built in this version" }
 
-// notBuilt is a part that fails at once, saying what is missing.
-func notBuilt(what string) Part {
-	return Part{Name: "output", Run: func(context.Context, supervisor.Reporter) error {
-		return supervisor.Permanent(errNotBuilt{what})
-	}}
-}
-
 // mediaRunners builds the pipeline of every record kind.
 func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
@@ -42,7 +35,7 @@ func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *pla
 		case *storage.Restream:
 			return restreamPipeline(in, tr, outs, r, plog)
 		case *storage.Recording:
-			return processPipeline(in, r.ID, r.Input, plog, notBuilt("the recorder"))
+			return recordingPipeline(in, tr, st, cfg.RecordingsDir(), r, plog)
 		}
 		return &Pipeline{Input: &Part{Name: "server", Run: func(context.Context, supervisor.Reporter) error {
 			return supervisor.Permanent(errNotBuilt{fmt.Sprintf("the %s module", rec.Module())})

@@ -117,6 +117,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
+	repairRecordings(ctx, st, cfg.RecordingsDir(), log)
 	if err := bootActive(ctx, st, mgr, log); err != nil {
 		log.Error("starting active records", "err", err)
 	}

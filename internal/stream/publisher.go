@@ -42,6 +42,7 @@ func (s *Stream) Publish() (*Publisher, error) {
 	}
 	s.sessions++
 	s.gop.reset(s.video)
+	s.publishingChanged()
 	return p, nil
 }
 
@@ -131,4 +132,5 @@ func (p *Publisher) Close() {
 	s.pub = nil
 	s.since = time.Time{}
 	s.gop.reset(s.video)
+	s.publishingChanged()
 }

@@ -65,6 +65,10 @@ func (r *Reader) Name() string { return r.name }
 // Stream returns the stream r reads.
 func (r *Reader) Stream() *Stream { return r.s }
 
+// Pending returns the number of units queued for this reader: what Read returns without
+// waiting. For the goroutine calling Read.
+func (r *Reader) Pending() int { return int(r.ring.tail.Load() - r.ring.head.Load()) }
+
 // Dropped counts the units this reader lost because it was behind.
 func (r *Reader) Dropped() int64 { return r.dropped.Load() }
 

@@ -24,6 +24,7 @@ type Stream struct {
 	discs    int64
 	tracks   []media.Track // read-only once set
 	tracksCh chan struct{} // closed when tracks change or the stream closes
+	pubCh    chan struct{} // closed when a publisher attaches or detaches, or the stream closes
 	video    bool          // tracks include video
 	readers  []*Reader
 	gop      gop
@@ -41,6 +42,7 @@ func New(name string, opts Options) *Stream {
 		opts:     opts,
 		log:      opts.Log.With("stream", name),
 		tracksCh: make(chan struct{}),
+		pubCh:    make(chan struct{}),
 	}
 	s.gop.init(opts.QueueSize, opts.AudioPrefill)
 	return s
@@ -63,6 +65,22 @@ func (s *Stream) WatchTracks() ([]media.Track, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tracks, s.tracksCh
+}
+
+// WatchPublishing tells whether a publisher is attached and returns a channel closed when one
+// attaches or detaches, or the stream closes.
+func (s *Stream) WatchPublishing() (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pub != nil, s.pubCh
+}
+
+// publishingChanged wakes the watchers of WatchPublishing. s.mu held.
+func (s *Stream) publishingChanged() {
+	close(s.pubCh)
+	if !s.closed {
+		s.pubCh = make(chan struct{})
+	}
 }
 
 // Publishing tells whether a publisher is attached.
@@ -113,6 +131,7 @@ func (s *Stream) Close() {
 	s.readers = nil
 	s.gop.reset(s.video)
 	close(s.tracksCh)
+	s.publishingChanged()
 	s.mu.Unlock()
 	for _, r := range readers {
 		r.finish(io.EOF)

@@ -241,3 +241,56 @@ func TestWatchTracks(t *testing.T) {
 		t.Errorf("SetTracks after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestWatchPublishingAndPending(t *testing.T) {
+	s := New("watch", Options{})
+	pub, ch := s.WatchPublishing()
+	if pub {
+		t.Fatal("publishing before Publish")
+	}
+	rd, err := s.NewReader("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	p, err := s.Publish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Publish did not wake the watcher")
+	}
+	pub, ch = s.WatchPublishing()
+	if !pub {
+		t.Fatal("not publishing after Publish")
+	}
+	if err := p.SetTracks([]media.Track{{ID: 0, Codec: media.CodecAAC, ClockRate: 48000}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := p.Write(&media.AccessUnit{Track: 0, DTS: int64(i) * 1024, PTS: int64(i) * 1024, Key: true, Payload: [][]byte{{1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rd.Pending(); n != 3 {
+		t.Errorf("Pending() = %d after 3 writes, want 3", n)
+	}
+	p.Close()
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Publisher.Close did not wake the watcher")
+	}
+	if pub, _ := s.WatchPublishing(); pub {
+		t.Fatal("publishing after Close")
+	}
+	_, ch = s.WatchPublishing()
+	s.Close()
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Stream.Close did not wake the watcher")
+	}
+}

@@ -1,0 +1,206 @@
+package app
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+)
+
+// recordedFile is an entry of a recording's recordedFiles.
+type recordedFile struct {
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Path     string  `json:"path"`
+	Format   string  `json:"format"`
+	Size     int64   `json:"size"`
+	Duration float64 `json:"duration"`
+	Ended    *string `json:"ended"`
+	State    string  `json:"state"`
+}
+
+// recordedFiles returns a recording's files.
+func (ts *testServer) recordedFiles(id string) []recordedFile {
+	ts.t.Helper()
+	var rec struct {
+		Files []recordedFile `json:"recordedFiles"`
+	}
+	ts.call("/api/recording/getById", map[string]any{"id": id}, http.StatusOK, &rec)
+	return rec.Files
+}
+
+// get fetches path from the API with the token, with extra headers.
+func (ts *testServer) get(path string, hdr map[string]string) (*http.Response, []byte) {
+	ts.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, ts.base+path, nil)
+	req.Header.Set("x-access-token", ts.token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// probeSeconds returns the duration ffprobe reads in a file, and its codec names.
+func probeSeconds(t *testing.T, path string) (float64, []string) {
+	t.Helper()
+	p := testutil.FFprobe(t, path, false)
+	d, err := strconv.ParseFloat(p.Format.Duration, 64)
+	if err != nil {
+		t.Fatalf("ffprobe %s: no duration (%q)", path, p.Format.Duration)
+	}
+	var codecs []string
+	for _, s := range p.Streams {
+		codecs = append(codecs, s.CodecName)
+	}
+	return d, codecs
+}
+
+// TestRecordingEveryFormat records two publishing sessions of a 10 s clip into every format
+// and into memory, from the same RTMP server module stream.
+func TestRecordingEveryFormat(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	data := t.TempDir()
+	ts := startServer(t, data, nil)
+	defer ts.stop()
+
+	clip := filepath.Join(t.TempDir(), "clip.ts")
+	testutil.MakeClip(t, clip, 10, 1000)
+	sent, _ := probeSeconds(t, clip)
+
+	port := testutil.FreePort(t)
+	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
+	waitState(t, ts, "/api/rtmp-servers/getById", srv, "running")
+	input := map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}
+	formats := []string{"mp4", "mov", "avi", "flv"}
+	ids := map[string]string{}
+	for _, f := range formats {
+		body := recordingBody("rec-"+f, input)
+		body["output_format"] = f
+		ids[f] = ts.create("recording", body)
+	}
+	mem := ts.create("recording", map[string]any{"recording_name": "rec-memory", "recording_type": "RECORDING_STREAM_TO_MEMORY",
+		"memory_duration_sec": 6, "output_format": "mp4", "input": input})
+	for _, id := range append(slices.Collect(mapValues(ids)), mem) {
+		waitState(t, ts, "/api/recording/getById", id, "waiting")
+	}
+
+	for session := 1; session <= 2; session++ {
+		pub := testutil.FFmpeg(t, "-re", "-i", clip, "-c", "copy", "-f", "flv", rtmpURL(port, "cam"))
+		if session == 1 {
+			// While the first session runs: the live bitrate, and growing files.
+			ts.checkBitrate("recording", ids["mp4"])
+			testutil.Eventually(t, 10*time.Second, "a growing mp4 file listed", func() bool {
+				fs := ts.recordedFiles(ids["mp4"])
+				return len(fs) == 1 && fs[0].State == "recording" && fs[0].Size > 0 && fs[0].Duration > 0
+			})
+		}
+		if err := pub.Wait(60 * time.Second); err != nil {
+			t.Fatalf("publisher %d: %v", session, err)
+		}
+		for _, f := range formats {
+			testutil.Eventually(t, 15*time.Second, fmt.Sprintf("%s file %d complete", f, session), func() bool {
+				fs := ts.recordedFiles(ids[f])
+				return len(fs) == session && fs[session-1].State == "complete"
+			})
+		}
+		time.Sleep(time.Second) // a gap between the sessions
+	}
+
+	wantCodecs := []string{"h264", "aac"}
+	for _, f := range formats {
+		files := ts.recordedFiles(ids[f])
+		for i, e := range files {
+			path := filepath.Join(data, "recordings", filepath.FromSlash(e.Path))
+			if !strings.HasPrefix(e.Path, "rec-"+f+"/rec-"+f+"_") || !strings.HasSuffix(e.Path, "."+f) || e.Format != f || e.Ended == nil {
+				t.Errorf("%s file %d: entry %+v", f, i, e)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatalf("%s file %d: %v", f, i, err)
+			}
+			if st.Size() != e.Size {
+				t.Errorf("%s file %d: entry says %d bytes, disk has %d", f, i, e.Size, st.Size())
+			}
+			d, codecs := probeSeconds(t, path)
+			t.Logf("%s file %d: ffprobe %.2f s (sent %.2f s), entry %.2f s, %d bytes, %v", f, i, d, sent, e.Duration, e.Size, codecs)
+			if math.Abs(d-sent) > 0.5 {
+				t.Errorf("%s file %d: ffprobe reads %.2f s, %.2f s were sent", f, i, d, sent)
+			}
+			if math.Abs(e.Duration-d) > 0.5 {
+				t.Errorf("%s file %d: entry duration %.2f s, ffprobe %.2f s", f, i, e.Duration, d)
+			}
+			if !slices.Equal(codecs, wantCodecs) {
+				t.Errorf("%s file %d: codecs %v, want %v", f, i, codecs, wantCodecs)
+			}
+		}
+	}
+
+	// Download returns the file's bytes, whole and by range.
+	e := ts.recordedFiles(ids["mp4"])[0]
+	disk, err := os.ReadFile(filepath.Join(data, "recordings", filepath.FromSlash(e.Path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := ts.get("/api/recording/download/"+e.ID, nil)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, disk) || resp.Header.Get("Content-Type") != "video/mp4" {
+		t.Errorf("download: status %d, %d bytes (disk %d), type %q", resp.StatusCode, len(body), len(disk), resp.Header.Get("Content-Type"))
+	}
+	resp, body = ts.get("/api/recording/download/"+e.ID, map[string]string{"Range": "bytes=100-199"})
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(body, disk[100:200]) {
+		t.Errorf("range download: status %d, %d bytes", resp.StatusCode, len(body))
+	}
+
+	// removeFile deletes the file and its entry.
+	ts.call("/api/recording/removeFile", map[string]any{"record_id": ids["mp4"], "file_id": e.ID}, http.StatusOK, nil)
+	if _, err := os.Stat(filepath.Join(data, "recordings", filepath.FromSlash(e.Path))); !os.IsNotExist(err) {
+		t.Errorf("removed file still on disk: %v", err)
+	}
+	if fs := ts.recordedFiles(ids["mp4"]); len(fs) != 1 || fs[0].ID == e.ID {
+		t.Errorf("files after removeFile: %+v", fs)
+	}
+	if resp, _ := ts.get("/api/recording/download/"+e.ID, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("download of a removed file: status %d", resp.StatusCode)
+	}
+
+	// The memory recording holds the last 6 s (whole GOPs of 1 s) of the second session.
+	resp, body = ts.get("/api/recording/download-memory/"+mem, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("download-memory: status %d: %s", resp.StatusCode, body)
+	}
+	mp := filepath.Join(t.TempDir(), "memory.mp4")
+	if err := os.WriteFile(mp, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, codecs := probeSeconds(t, mp)
+	t.Logf("memory: ffprobe %.2f s, %d bytes, %v", d, len(body), codecs)
+	if d < 5.5 || d > 7.5 || !slices.Equal(codecs, wantCodecs) {
+		t.Errorf("memory download: %.2f s of %v, want about 6 s of %v", d, codecs, wantCodecs)
+	}
+}
+
+// mapValues returns a map's values.
+func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
+	return func(yield func(V) bool) {
+		for _, v := range m {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
