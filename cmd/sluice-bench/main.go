@@ -1,0 +1,101 @@
+// Command sluice-bench is the `make bench` runner: it compares sluice with ffmpeg doing the same
+// job on loopback, fed the same pre-encoded stream, and writes the medians to BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/bench"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	sluiceBin := flag.String("sluice", "bin/sluice", "sluice binary to measure (make build writes it)")
+	clipPath := flag.String("clip", "bin/bench/clip.ts", "pre-encoded source clip; made with ffmpeg when missing")
+	runs := flag.Int("runs", 3, "runs of each arm of each scenario (medians over these)")
+	window := flag.Duration("window", 10*time.Second, "measurement window of one run")
+	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
+	out := flag.String("out", "BENCHMARKS.md", "report file; empty for none")
+	micro := flag.String("micro", "", "file with the output of the Go micro-benchmarks, included in the report")
+	caveat := flag.String("caveat", "", "a sentence about the conditions of this run, put at the top of the report")
+	profile := flag.Bool("profile", true, "profile one more SRT player run of sluice and print its top 10")
+
+	verbose := flag.Bool("v", false, "log details of every run")
+	flag.Parse()
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	began := time.Now()
+	bin, err := filepath.Abs(*sluiceBin)
+	if err != nil {
+		return fmt.Errorf("sluice binary %s: %w", *sluiceBin, err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("sluice binary: %w (run make build)", err)
+	}
+	work, err := os.MkdirTemp("", "sluice-bench-work-")
+	if err != nil {
+		return fmt.Errorf("scratch folder: %w", err)
+	}
+	defer os.RemoveAll(work)
+	machine := bench.DescribeMachine()
+	// The clip lasts the window plus room for set-up, so that a run never reaches its end.
+	clip, err := bench.MakeClip(ctx, *clipPath, int(window.Seconds())+20)
+	if err != nil {
+		return err
+	}
+	if clip.At[len(clip.At)-1] < *window+5*time.Second {
+		return fmt.Errorf("clip %s lasts %v: too short for a %v window; delete it to make a longer one", *clipPath, clip.At[len(clip.At)-1], *window)
+	}
+	env := &bench.Env{Clip: clip, Sluice: bin, Window: *window, WorkDir: work, Log: log}
+	var names []string
+	if *only != "" {
+		names = strings.Split(*only, ",")
+	}
+	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, Only: names, Profile: *profile, ProfileTo: filepath.Dir(*clipPath)})
+
+	rep := bench.Report{Machine: machine, When: began, Window: *window, Runs: *runs, Outcome: outcome, Caveat: *caveat}
+	if *micro != "" {
+		b, err := os.ReadFile(*micro)
+		if err != nil {
+			return fmt.Errorf("micro-benchmarks: %w", err)
+		}
+		rep.Micro = bench.Benchmarks(string(b))
+	}
+	rep.Took = time.Since(began)
+	fmt.Println(bench.Table(outcome.Rows()))
+	for _, e := range outcome.Errors {
+		fmt.Println("failed:", e)
+	}
+	if outcome.Profile != "" {
+		fmt.Println(outcome.Profile)
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(rep.Markdown()), 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return nil
+}

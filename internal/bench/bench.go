@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Options set a bench run.
+type Options struct {
+	Runs      int      // runs of each arm of each scenario; medians are over these
+	Only      []string // scenario names to run; all when empty
+	Profile   bool     // one more sluice run of player-srt with a CPU profile
+	ProfileTo string   // folder for the profile file
+}
+
+// Outcome is every run of every scenario, and the profile.
+type Outcome struct {
+	Scenarios []Scenario
+	Runs      map[string]map[Arm][]RunResult // scenario → arm → runs
+	Errors    []string
+	Profile   string // go tool pprof -top of the SRT player, empty when not taken
+}
+
+// Run runs the scenarios, alternating the arms so that a slow spell of the machine hits both.
+func Run(ctx context.Context, env *Env, opts Options) *Outcome {
+	out := &Outcome{Runs: map[string]map[Arm][]RunResult{}}
+	for _, sc := range Scenarios() {
+		if len(opts.Only) > 0 && !contains(opts.Only, sc.Name) {
+			continue
+		}
+		out.Scenarios = append(out.Scenarios, sc)
+		out.Runs[sc.Name] = map[Arm][]RunResult{}
+		for i := range opts.Runs {
+			for _, arm := range []Arm{ArmSluice, ArmRef} {
+				if ctx.Err() != nil {
+					return out
+				}
+				t := time.Now()
+				res, err := runOnce(ctx, env, sc, arm, nil)
+				if err != nil {
+					env.Log.Error("run failed", "scenario", sc.Name, "arm", arm, "run", i+1, "err", err)
+					out.Errors = append(out.Errors, fmt.Sprintf("%s %s run %d: %v", sc.Name, arm, i+1, err))
+					continue
+				}
+				env.Log.Info("run", "scenario", sc.Name, "arm", arm, "run", i+1, "cpu_pct", fmt.Sprintf("%.1f", res.Usage.CPUPercent()),
+					"rss_mib", res.Usage.PeakRSS>>20, "first_playlist_s", res.FirstPlaylist, "frames_short", res.FramesShort,
+					"note", res.Note, "took", time.Since(t).Round(100*time.Millisecond))
+				out.Runs[sc.Name][arm] = append(out.Runs[sc.Name][arm], res)
+			}
+		}
+	}
+	if opts.Profile && (len(opts.Only) == 0 || contains(opts.Only, "player-srt")) && ctx.Err() == nil {
+		out.Profile = profileRun(ctx, env, opts.ProfileTo, out)
+	}
+	return out
+}
+
+// profileRun runs the SRT player once more with a CPU profile over most of the window.
+func profileRun(ctx context.Context, env *Env, dir string, out *Outcome) string {
+	var top string
+	var perr error
+	_, err := runOnce(ctx, env, Scenarios()[0], ArmSluice, func(sl *Sluice) {
+		top, perr = cpuProfile(ctx, sl, env.Sluice, dir, env.Window-2*time.Second)
+	})
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		out.Errors = append(out.Errors, fmt.Sprintf("profile of player-srt: %v", err))
+		return ""
+	}
+	return top
+}
+
+// contains reports whether names holds name.
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

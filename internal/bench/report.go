@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Report is the content of BENCHMARKS.md.
+type Report struct {
+	Machine Machine
+	When    time.Time
+	Window  time.Duration
+	Runs    int
+	Took    time.Duration
+	Outcome *Outcome
+	Micro   string // output of the Go micro-benchmarks, empty when not run
+	Caveat  string // a sentence on the conditions of this run, empty when none
+}
+
+// Markdown renders the report.
+func (r Report) Markdown() string {
+	var b strings.Builder
+	m := r.Machine
+	b.WriteString("# Benchmarks\n\nWritten by `make bench` (`cmd/sluice-bench`); do not edit by hand, run it again.\n\n")
+	if r.Caveat != "" {
+		b.WriteString("**" + r.Caveat + "**\n\n")
+	}
+	fmt.Fprintf(&b, "## Machine\n\n| | |\n|---|---|\n| CPU | %s |\n| cores | %d |\n| RAM | %s |\n| kernel | %s |\n| Go | %s |\n| ffmpeg | %s |\n| load average at start | %s |\n| date | %s |\n| duration of the bench | %s |\n\n",
+		m.CPU, m.Cores, m.RAM, m.Kernel, m.Go, m.FFmpeg, m.Load, r.When.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second))
+	fmt.Fprintf(&b, `## Method
+
+One pre-encoded clip (ffmpeg: 1280x720 30 fps H.264 High at 4 Mbit/s with a key frame every 2 s, AAC
+128 kbit/s, MPEG-TS) feeds both arms the same way: SRT inputs get it from a Go pacer in the bench that
+writes 7×188-byte payloads at the pace of the clip's PCRs (so the bench knows when each frame left);
+RTMP inputs get it from `+"`ffmpeg -re -c copy -f flv`"+`. Receivers (SRT listeners in the bench that check
+MPEG-TS continuity and count frames) are the same for both arms. SRT latency is 200 ms everywhere.
+Only the server is measured: the sluice process (with its children), or the ffmpeg processes doing
+its job. CPU is utime+stime from /proc/<pid>/stat over a %s window that starts when the publishers
+start; peak RSS is the highest sum of VmRSS sampled every 250 ms. Every sluice run starts a fresh
+sluice with an empty data folder. Each arm runs %d times, alternating; the table shows medians (the
+listing delays pool the segments of every run). Players use 2 s fragments and
+initial_live_manifest_size 1, so that sluice lists a segment as soon as ffmpeg's HLS muxer does.
+The listing delay is measured from the moment the pacer sent a segment's last frame to the first poll
+(every 20 ms) of the playlist that lists the segment; it includes SRT's 200 ms latency.
+
+`, r.Window, r.Runs)
+	b.WriteString("| scenario | sluice does | reference runs |\n|---|---|---|\n")
+	for _, sc := range r.Outcome.Scenarios {
+		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", sc.Name, sc.Job, sc.Ref)
+	}
+	b.WriteString("\n## Results\n\n")
+	b.WriteString(Table(r.Outcome.Rows()))
+	if len(r.Outcome.Errors) > 0 {
+		b.WriteString("\nFailed runs (left out of the medians):\n\n")
+		for _, e := range r.Outcome.Errors {
+			b.WriteString("- " + oneLine(e) + "\n")
+		}
+	}
+	if r.Outcome.Profile != "" {
+		b.WriteString("\n## CPU profile of sluice, SRT input → player\n\n`go tool pprof -top` of a profile taken over the window of one more run:\n\n```\n")
+		b.WriteString(strings.TrimSpace(r.Outcome.Profile))
+		b.WriteString("\n```\n")
+	}
+	if r.Micro != "" {
+		b.WriteString("\n## Go micro-benchmarks of the hot paths\n\n`go test -run '^$' -bench . -benchmem ./...`:\n\n```\n")
+		b.WriteString(strings.TrimSpace(r.Micro))
+		b.WriteString("\n```\n")
+	}
+	return b.String()
+}
+
+// oneLine keeps an error message on one Markdown line, at most 400 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// Benchmarks keeps the lines of `go test -bench` output that carry results or name a package.
+func Benchmarks(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "pkg: ") || strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "--- FAIL") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}

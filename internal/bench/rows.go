@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Rows turns the outcome into the results table: medians over the runs.
+func (o *Outcome) Rows() []Row {
+	var rows []Row
+	for _, sc := range o.Scenarios {
+		s, r := o.Runs[sc.Name][ArmSluice], o.Runs[sc.Name][ArmRef]
+		row := func(metric, unit string, f func([]RunResult) float64) Row {
+			return Row{Scenario: sc.Name, Metric: metric, Unit: unit, Sluice: f(s), Ref: f(r)}
+		}
+		rows = append(rows,
+			row("CPU", "% of a core", medianOf(func(x RunResult) float64 { return x.Usage.CPUPercent() })),
+			row("peak RSS", "MiB", medianOf(func(x RunResult) float64 { return float64(x.Usage.PeakRSS) / (1 << 20) })),
+		)
+		if hasAny(s, r, func(x RunResult) bool { return len(x.FirstPlaylist) > 0 }) {
+			rows = append(rows, row("publish → first playlist", "s", medianOf(func(x RunResult) float64 { return Median(x.FirstPlaylist) })))
+		}
+		if hasAny(s, r, func(x RunResult) bool { return len(x.Delays) > 0 }) {
+			m := row("last frame → segment listed, median", "ms", pooled(func(x RunResult) []float64 { return x.Delays }, 50))
+			m.Note = fmt.Sprintf("%d / %d segments", countPooled(s), countPooled(r))
+			rows = append(rows, m, row("last frame → segment listed, p99", "ms", pooled(func(x RunResult) []float64 { return x.Delays }, 99)))
+		}
+		if strings.HasPrefix(sc.Name, "fanout") {
+			d := row("frames not received, worst run", "frames", worst(func(x RunResult) float64 { return float64(x.FramesShort) }))
+			d.Note = fmt.Sprintf("sent %s frames a run; continuity errors: sluice %s, ref %s; sluice drop warnings %s",
+				num(medianOf(func(x RunResult) float64 { return float64(x.FramesSent) })(s)),
+				num(worst(func(x RunResult) float64 { return float64(x.CCErrors) })(s)),
+				num(worst(func(x RunResult) float64 { return float64(x.CCErrors) })(r)),
+				num(worst(func(x RunResult) float64 { return float64(x.DropWarnings) })(s)))
+			rows = append(rows, d)
+		}
+		if notes := runNotes(s, r); notes != "" {
+			rows[len(rows)-1].Note = strings.TrimSpace(rows[len(rows)-1].Note + " " + notes)
+		}
+	}
+	return rows
+}
+
+// medianOf is the median of f over runs.
+func medianOf(f func(RunResult) float64) func([]RunResult) float64 {
+	return func(runs []RunResult) float64 {
+		xs := make([]float64, 0, len(runs))
+		for _, x := range runs {
+			if v := f(x); !math.IsNaN(v) {
+				xs = append(xs, v)
+			}
+		}
+		return Median(xs)
+	}
+}
+
+// worst is the largest value of f over runs, NaN for none.
+func worst(f func(RunResult) float64) func([]RunResult) float64 {
+	return func(runs []RunResult) float64 {
+		w := math.NaN()
+		for _, x := range runs {
+			if v := f(x); math.IsNaN(w) || v > w {
+				w = v
+			}
+		}
+		return w
+	}
+}
+
+// pooled is the p-th percentile of f's samples of every run together.
+func pooled(f func(RunResult) []float64, p float64) func([]RunResult) float64 {
+	return func(runs []RunResult) float64 {
+		var xs []float64
+		for _, x := range runs {
+			xs = append(xs, f(x)...)
+		}
+		return Percentile(xs, p)
+	}
+}
+
+// countPooled counts the delay samples of runs.
+func countPooled(runs []RunResult) int {
+	n := 0
+	for _, x := range runs {
+		n += len(x.Delays)
+	}
+	return n
+}
+
+// hasAny reports whether some run of either arm satisfies f.
+func hasAny(s, r []RunResult, f func(RunResult) bool) bool {
+	for _, x := range append(append([]RunResult{}, s...), r...) {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// runNotes joins the distinct notes of the runs, per arm.
+func runNotes(s, r []RunResult) string {
+	var parts []string
+	for _, arm := range []struct {
+		name string
+		runs []RunResult
+	}{{"sluice", s}, {"ref", r}} {
+		seen := map[string]bool{}
+		var ns []string
+		for _, x := range arm.runs {
+			if x.Note != "" && !seen[x.Note] {
+				seen[x.Note] = true
+				ns = append(ns, x.Note)
+			}
+		}
+		if len(ns) > 0 {
+			parts = append(parts, arm.name+": "+strings.Join(ns, "; "))
+		}
+	}
+	return strings.Join(parts, " / ")
+}

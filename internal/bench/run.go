@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Arm is one side of a comparison.
+type Arm int
+
+// The two arms: sluice, and ffmpeg doing the same job.
+const (
+	ArmSluice Arm = iota
+	ArmRef
+)
+
+// String names the arm.
+func (a Arm) String() string {
+	if a == ArmSluice {
+		return "sluice"
+	}
+	return "reference"
+}
+
+// Env is what every run needs.
+type Env struct {
+	Clip    *Clip
+	Sluice  string        // path of the sluice binary
+	Window  time.Duration // measurement window of one run
+	WorkDir string        // scratch folder for the references' files
+	Log     *slog.Logger
+}
+
+// publish is one publisher of a run and what it feeds.
+type publish struct {
+	srtAddr, streamID string                 // SRT: paced by the bench
+	rtmpURL           string                 // RTMP: ffmpeg -re -c copy
+	waitProto         string                 // "tcp" or "udp": the listener to wait for
+	waitPort          int                    //
+	playlist          func() (string, error) // the HLS media playlist fed, nil when none
+}
+
+// setup is an arm made ready for a run by a scenario.
+type setup struct {
+	pids    func() []int         // the processes doing the server's job
+	pubs    []publish            //
+	sinks   []*srtSink           // receivers, when the scenario has any
+	check   func() (string, error) // at the end of the window, before the publishers stop: a note
+	after   func() (string, error) // once the publishers stopped: a note
+	cleanup func()
+}
+
+// RunResult is what one run of one arm measured.
+type RunResult struct {
+	Usage         Usage
+	FirstPlaylist []float64 // seconds from publish start to the first playlist, one per player
+	Delays        []float64 // milliseconds from a segment's last frame sent to its listing
+	FramesSent    int       // frames the publisher sent completely
+	FramesShort   int       // frames sent but not received, summed over the receivers
+	CCErrors      int       // continuity errors at the receivers
+	DropWarnings  int       // sluice log lines about dropped units or evicted readers
+	Note          string
+}
+
+// runOnce runs one arm of sc once; profile, when set, runs beside the window with the sluice.
+func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*Sluice)) (RunResult, error) {
+	var res RunResult
+	var sl *Sluice
+	if arm == ArmSluice {
+		var err error
+		if sl, err = StartSluice(ctx, env.Sluice, profile != nil); err != nil {
+			return res, err
+		}
+		defer sl.Stop()
+	}
+	st, err := sc.build(ctx, env, arm, sl)
+	if err != nil {
+		return res, fmt.Errorf("%s %s: set up: %w", sc.Name, arm, err)
+	}
+	defer st.cleanup()
+	waitCtx, cancelWait := context.WithTimeout(ctx, 20*time.Second)
+	defer cancelWait()
+	for _, p := range st.pubs {
+		if err := waitListening(waitCtx, p.waitProto, p.waitPort); err != nil {
+			return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
+		}
+	}
+
+	pubCtx, stopPubs := context.WithCancel(ctx)
+	defer stopPubs()
+	var wg sync.WaitGroup
+	var pubErrMu sync.Mutex
+	var pubErr error
+	sents := make([]*Sent, len(st.pubs))
+	listings := make([]*Listing, len(st.pubs))
+	start := time.Now()
+	for i, p := range st.pubs {
+		if p.rtmpURL != "" {
+			proc, err := ffmpeg("rtmp publisher", "-re", "-i", env.Clip.Path, "-c", "copy", "-map", "0", "-f", "flv", p.rtmpURL)
+			if err != nil {
+				return res, err
+			}
+			defer proc.Stop(syscall.SIGKILL, time.Second)
+			go func() { <-pubCtx.Done(); proc.Stop(syscall.SIGKILL, time.Second) }()
+		} else {
+			sents[i] = newSent(env.Clip)
+			wg.Go(func() {
+				if err := publishSRT(pubCtx, p.srtAddr, p.streamID, env.Clip, sents[i]); err != nil {
+					pubErrMu.Lock()
+					pubErr = err
+					pubErrMu.Unlock()
+				}
+			})
+		}
+		if p.playlist != nil {
+			wg.Go(func() { listings[i] = watchPlaylist(pubCtx, p.playlist, 20*time.Millisecond) })
+		}
+	}
+	if profile != nil {
+		wg.Go(func() { profile(sl) })
+	}
+	res.Usage = Measure(ctx, st.pids, env.Window)
+	var notes []string
+	if st.check != nil {
+		note, err := st.check()
+		if err != nil {
+			stopPubs()
+			wg.Wait()
+			return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
+		}
+		notes = append(notes, note)
+	}
+	stopPubs()
+	wg.Wait()
+	if pubErr != nil {
+		return res, fmt.Errorf("%s %s: %w", sc.Name, arm, pubErr)
+	}
+	if len(st.sinks) > 0 {
+		time.Sleep(time.Second) // let the last units reach the receivers
+	}
+
+	for i, l := range listings {
+		if l == nil {
+			continue
+		}
+		if !l.First.IsZero() {
+			res.FirstPlaylist = append(res.FirstPlaylist, l.First.Sub(start).Seconds())
+		}
+		if sents[i] != nil {
+			res.Delays = append(res.Delays, l.Delays(sents[i])...)
+		}
+	}
+	for _, s := range sents {
+		if s != nil {
+			res.FramesSent = max(res.FramesSent, s.FramesSent())
+		}
+	}
+	for _, k := range st.sinks {
+		c := k.Count()
+		// The frame being sent when the publisher stopped is never complete at the server.
+		res.FramesShort += max(0, res.FramesSent-1-c.Frames)
+		res.CCErrors += c.CCErrors
+		if c.Frames > 0 && c.Frames < res.FramesSent-1 {
+			env.Log.Debug("receiver short", "port", k.Port, "frames", c.Frames, "sent", res.FramesSent,
+				"first_pts", c.FirstPTS, "last_pts", c.LastPTS, "span_s", ticks90k(c.LastPTS-c.FirstPTS).Seconds())
+		}
+	}
+	if sl != nil {
+		res.DropWarnings = sl.DropWarnings()
+	}
+	if st.after != nil {
+		note, err := st.after()
+		if err != nil {
+			return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
+		}
+		notes = append(notes, note)
+	}
+	res.Note = strings.TrimSpace(strings.Join(notes, " "))
+	return res, nil
+}

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Scenario is one comparison: how to set up each arm for a run.
+type Scenario struct {
+	Name  string
+	Job   string // what the server does, for the report
+	Ref   string // what the reference runs, for the report
+	build func(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, error)
+}
+
+// Scenarios lists the comparisons in the order they run.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{Name: "player-srt", Job: "SRT listen input → HLS+DASH player", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f hls (fMP4)",
+			build: playerScenario(1, "srt")},
+		{Name: "player-rtmp", Job: "RTMP listen input → HLS+DASH player", Ref: "ffmpeg -listen 1 -i rtmp://… -c copy -f hls (fMP4)",
+			build: playerScenario(1, "rtmp")},
+		{Name: "fanout-20", Job: "1 SRT publish to the SRT server module → 20 SRT restreams", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f tee with 20 SRT outputs",
+			build: fanoutScenario(20)},
+		{Name: "fanout-100", Job: "1 SRT publish to the SRT server module → 100 SRT restreams", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f tee with 100 SRT outputs",
+			build: fanoutScenario(100)},
+		{Name: "players-10", Job: "10 SRT listen inputs, each → its own HLS+DASH player", Ref: "10 × ffmpeg -i srt://… -c copy -f hls (fMP4)",
+			build: playerScenario(10, "srt")},
+		{Name: "record-mp4", Job: "SRT listen input → MP4 recording", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f mp4",
+			build: recordScenario},
+	}
+}
+
+// refSRTListen is the ffmpeg input address of a reference SRT listener.
+func refSRTListen(port int) string {
+	return fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&latency=%d", port, srtLatency.Microseconds())
+}
+
+// refHLS is the ffmpeg output of a reference HLS player: fMP4 segments of 2 s at the key frames.
+func refHLS(dir string) []string {
+	return []string{"-c", "copy", "-map", "0", "-bsf:a", "aac_adtstoasc", "-f", "hls", "-hls_time", "2", "-hls_list_size", "10",
+		"-hls_segment_type", "fmp4", "-hls_flags", "delete_segments+temp_file", filepath.Join(dir, "index.m3u8")}
+}
+
+// listenInput is a sluice listen input on port.
+func listenInput(kind string, port int) map[string]any {
+	transport := "UDP"
+	if kind == "INPUT_TYPE_RTMP_LISTEN" {
+		transport = "TCP"
+	}
+	return map[string]any{"input_type": kind, "input_stream_listen_port": map[string]any{"port": port, "transport": transport}}
+}
+
+// refPids collects the pids of the reference processes and their children.
+func refPids(procs []*Proc) func() []int {
+	return func() []int {
+		var out []int
+		for _, p := range procs {
+			if !p.Exited() {
+				out = append(out, withChildren(p.Pid())...)
+			}
+		}
+		return out
+	}
+}
+
+// stopAll interrupts the reference processes, letting ffmpeg finish its files.
+func stopAll(procs []*Proc) {
+	for _, p := range procs {
+		p.Stop(syscall.SIGINT, 5*time.Second)
+	}
+}
+
+// exitedEarly names a reference process that ended before the window did.
+func exitedEarly(procs []*Proc) error {
+	for _, p := range procs {
+		if p.Exited() {
+			return fmt.Errorf("%s ended during the run: %s", p.Name, tail(p.Output()))
+		}
+	}
+	return nil
+}
+
+// sluiceStates checks that sluice's records of module are running; it answers a note.
+func sluiceStates(sl *Sluice, module string, ids []string) (string, error) {
+	bad := 0
+	var last string
+	for _, id := range ids {
+		rec, err := sl.Record(module, id)
+		if err != nil {
+			return "", err
+		}
+		if rec["state"] != "running" {
+			bad++
+			last = fmt.Sprintf("%v: %v", rec["state"], rec["last_error"])
+		}
+	}
+	if bad > 0 {
+		return fmt.Sprintf("%d of %d %s not running (%s)", bad, len(ids), module, last), nil
+	}
+	return "", nil
+}

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	gosrt "github.com/datarhei/gosrt"
+)
+
+// srtLatency is the SRT latency of every peer, sluice's default; ffmpeg's URL option is in microseconds.
+const srtLatency = 200 * time.Millisecond
+
+// dialSRT calls addr as a publisher with streamID, retrying until ctx ends.
+func dialSRT(ctx context.Context, addr, streamID string) (gosrt.Conn, error) {
+	conf := gosrt.DefaultConfig()
+	conf.StreamId = streamID
+	conf.Latency = srtLatency
+	conf.ConnectionTimeout = time.Second
+	for {
+		conn, err := gosrt.Dial("srt", addr, conf)
+		if err == nil {
+			return conn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("srt dial %s: %w", addr, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// publishSRT dials addr and paces c into it until the clip or ctx ends.
+func publishSRT(ctx context.Context, addr, streamID string, c *Clip, s *Sent) error {
+	conn, err := dialSRT(ctx, addr, streamID)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// gosrt drops what is still queued when closed: let the last payloads go out first.
+		time.Sleep(srtLatency + 300*time.Millisecond)
+		conn.Close()
+	}()
+	return Pace(ctx, c, conn, s)
+}
+
+// srtSink is a receiver: an SRT listener that takes one caller and counts what it sends.
+type srtSink struct {
+	Port int
+	ln   gosrt.Listener
+	mu   sync.Mutex
+	cnt  TSCount
+	done chan struct{}
+}
+
+// listenSRT starts a receiver on 127.0.0.1:port.
+func listenSRT(port int) (*srtSink, error) {
+	conf := gosrt.DefaultConfig()
+	conf.Latency = srtLatency
+	ln, err := gosrt.Listen("srt", fmt.Sprintf("127.0.0.1:%d", port), conf)
+	if err != nil {
+		return nil, fmt.Errorf("srt receiver on port %d: %w", port, err)
+	}
+	k := &srtSink{Port: port, ln: ln, done: make(chan struct{})}
+	go k.run()
+	return k, nil
+}
+
+// run accepts callers one after another and counts their packets.
+func (k *srtSink) run() {
+	defer close(k.done)
+	buf := make([]byte, 2048)
+	for {
+		conn, _, err := k.ln.Accept(func(gosrt.ConnRequest) gosrt.ConnType { return gosrt.PUBLISH })
+		if err != nil {
+			return
+		}
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				break
+			}
+			k.mu.Lock()
+			k.cnt.Feed(buf[:n])
+			k.mu.Unlock()
+		}
+		conn.Close()
+	}
+}
+
+// Count is what the receiver got so far.
+func (k *srtSink) Count() TSCount {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cnt
+}
+
+// Close stops the receiver.
+func (k *srtSink) Close() {
+	k.ln.Close()
+	select {
+	case <-k.done:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+// errNoPlaylist is returned by a playlist source that has none yet.
+var errNoPlaylist = errors.New("no playlist yet")

@@ -1,0 +1,28 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestTable(t *testing.T) {
+	rows := []Row{
+		{Scenario: "player-srt", Metric: "CPU", Unit: "% of a core", Sluice: 6.4, Ref: 8},
+		{Scenario: "player-srt", Metric: "peak RSS", Unit: "MiB", Sluice: 38.6, Ref: 0},
+		{Scenario: "record-mp4", Metric: "CPU", Sluice: math.NaN(), Ref: 3.83, Note: "recorder not built"},
+		{Scenario: "fanout-100", Metric: "frames lost", Sluice: 0, Ref: 1234},
+	}
+	got := Table(rows)
+	want := []string{
+		"| scenario | metric | sluice | reference | sluice / ref | note |",
+		"|---|---|---:|---:|---:|---|",
+		"| player-srt | CPU (% of a core) | 6.40 | 8.00 | 0.800 |  |",
+		"| player-srt | peak RSS (MiB) | 38.6 | 0 | n/a |  |",
+		"| record-mp4 | CPU | n/a | 3.83 | n/a | recorder not built |",
+		"| fanout-100 | frames lost | 0 | 1234 | 0 |  |",
+	}
+	if got != strings.Join(want, "\n")+"\n" {
+		t.Fatalf("table:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
