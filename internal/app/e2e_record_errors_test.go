@@ -115,3 +115,33 @@ func TestRecordingPathsConfined(t *testing.T) {
 		t.Errorf("recorded file gone after refused removals: %v", err)
 	}
 }
+
+// TestRecordingTranscoded records the test stream through the transcode stage: the file has
+// the asked codec and size.
+func TestRecordingTranscoded(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	data := t.TempDir()
+	ts := startServer(t, data, nil)
+	defer ts.stop()
+	body := recordingBody("small", map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 640, "resolution_height": 360, "test_video_bitrate": 800, "encoding_rate": 25})
+	body["output_format"] = "mkv"
+	ts.call("/api/recording/create", body, http.StatusBadRequest, nil)
+	body["output_format"] = "mp4"
+	body["transcoding"] = map[string]any{"video_transcoding": "libx265", "frame_width": 320, "frame_height": 180,
+		"preset": "ultrafast", "output_video_bitrate": 300}
+	rec := ts.create("recording", body)
+	testutil.Eventually(t, 60*time.Second, "6 s recorded", func() bool {
+		fs := ts.recordedFiles(rec)
+		return len(fs) == 1 && fs[0].Duration >= 6
+	})
+	ts.call("/api/recording/stop", map[string]any{"id": rec}, http.StatusOK, nil)
+	fs := ts.recordedFiles(rec)
+	if len(fs) != 1 || fs[0].State != "complete" {
+		t.Fatalf("files after stop: %+v", fs)
+	}
+	p := testutil.FFprobe(t, filepath.Join(data, "recordings", filepath.FromSlash(fs[0].Path)), false)
+	if len(p.Streams) != 2 || p.Streams[0].CodecName != "hevc" || p.Streams[0].Width != 320 || p.Streams[0].Height != 180 {
+		t.Errorf("transcoded recording streams %+v, want hevc 320x180 and audio", p.Streams)
+	}
+}
