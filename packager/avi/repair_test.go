@@ -2,7 +2,7 @@ package avi
 
 import (
 	"io"
-		"math/rand/v2"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"

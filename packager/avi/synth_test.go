@@ -1,0 +1,253 @@
+package avi
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+// synthTracks are an H.264 track with made-up parameter sets and a 48 kHz AAC track.
+func synthTracks() []media.Track {
+	return []media.Track{
+		{ID: 0, Codec: media.CodecH264, ClockRate: 90000, Params: media.Params{
+			SPS: []byte{0x67, 0x42, 0xc0, 0x1e}, PPS: []byte{0x68, 0xce, 0x3c, 0x80}, Width: 320, Height: 240}},
+		{ID: 1, Codec: media.CodecAAC, ClockRate: 48000, Params: media.Params{
+			AudioConfig: []byte{0x11, 0x90}, SampleRate: 48000, Channels: 2}},
+	}
+}
+
+// synthUnits makes seconds of 25 fps video (a key frame a second) and AAC frames, in decode
+// order, with the video missing over [gapFrom, gapTo) frames.
+func synthUnits(rng *rand.Rand, seconds float64, gapFrom, gapTo int) []*media.AccessUnit {
+	var aus []*media.AccessUnit
+	frames := int(seconds * 25)
+	audio := int64(0)
+	for i := range frames {
+		dts := int64(i) * 3600
+		for ; media.Rescale(audio*1024, 48000, 90000) <= dts; audio++ {
+			aus = append(aus, &media.AccessUnit{Track: 1, DTS: audio * 1024, PTS: audio * 1024, Key: true,
+				Payload: [][]byte{randBytes(rng, 200+rng.IntN(100))}})
+		}
+		if i >= gapFrom && i < gapTo {
+			continue
+		}
+		key := i%25 == 0
+		n := randBytes(rng, 500+rng.IntN(2000))
+		n[0] = 0x41
+		if key {
+			n[0] = 0x65
+		}
+		aus = append(aus, &media.AccessUnit{Track: 0, DTS: dts, PTS: dts + 3600, Key: key, Payload: [][]byte{n}})
+	}
+	return aus
+}
+
+func randBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.IntN(255) + 1)
+	}
+	return b
+}
+
+// writeSynth writes units into a file and returns its bytes.
+func writeSynth(t testing.TB, units []*media.AccessUnit, opts Options, close bool) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "synth.avi")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := NewWriter(f, synthTracks(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, au := range units {
+		if err := w.WriteUnit(au); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if close {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// scanBytes parses a file's header and chunks.
+func scanBytes(t *testing.T, b []byte) (layout, []totals, scanResult) {
+	t.Helper()
+	r := bytes.NewReader(b)
+	lay, tot, movi, err := readLayout(r, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scanMovi(r, int64(len(b)), movi, &lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lay, tot, res
+}
+
+// TestGapFill checks that a gap in the video is filled with empty chunks, so that the video
+// stays in time with the audio, and that key frames are told apart in the chunks.
+func TestGapFill(t *testing.T) {
+	units := synthUnits(rand.New(rand.NewPCG(1, 2)), 4, 30, 40)
+	_, tot, res := scanBytes(t, writeSynth(t, units, Options{}, true))
+	if tot[0].scale != 1 || tot[0].rate != 25 || tot[1].scale != 1024 || tot[1].rate != 48000 {
+		t.Errorf("rates %d/%d and %d/%d, want 1/25 and 1024/48000", tot[0].scale, tot[0].rate, tot[1].scale, tot[1].rate)
+	}
+	var video, empty, keys int
+	for _, e := range res.entries {
+		if e.stream != 0 {
+			continue
+		}
+		video++
+		if e.size == 0 {
+			empty++
+			if video < 31 || video > 40 {
+				t.Errorf("empty chunk at frame %d, outside the gap", video-1)
+			}
+		}
+		if e.key {
+			keys++
+		}
+	}
+	if video != 100 || empty != 10 || keys != 4 {
+		t.Errorf("%d video chunks, %d empty, %d key; want 100, 10, 4", video, empty, keys)
+	}
+}
+
+func TestNewWriterErrors(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "x.avi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	opus := []media.Track{{Codec: media.CodecOpus, ClockRate: 48000}}
+	if _, err := NewWriter(f, opus, Options{}); !errors.Is(err, ErrUnsupportedCodec) {
+		t.Errorf("Opus: %v, want ErrUnsupportedCodec", err)
+	}
+	noASC := []media.Track{{Codec: media.CodecAAC, ClockRate: 48000}}
+	if _, err := NewWriter(f, noASC, Options{}); err == nil {
+		t.Error("AAC without configuration: no error")
+	}
+	if _, err := NewWriter(f, synthTracks(), Options{RIFFLimit: 1000}); err == nil {
+		t.Error("RIFF limit of 1000 bytes: no error")
+	}
+	if _, err := NewWriter(f, nil, Options{}); err == nil {
+		t.Error("no tracks: no error")
+	}
+	w, err := NewWriter(f, synthTracks(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteUnit(&media.AccessUnit{Track: 5}); err == nil {
+		t.Error("unit of track 5: no error")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteUnit(&media.AccessUnit{Track: 0}); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestEstimateRate(t *testing.T) {
+	steps := func(clock int, d ...int64) []int64 {
+		out := []int64{0}
+		for i := 0; i < 12; i++ {
+			out = append(out, out[len(out)-1]+d[i%len(d)])
+		}
+		return out
+	}
+	cases := []struct {
+		name        string
+		dts         []int64
+		clock       int
+		scale, rate uint32
+	}{
+		{"25 fps", steps(90000, 3600), 90000, 1, 25},
+		{"29.97 fps", steps(90000, 3003), 90000, 1001, 30000},
+		{"29.97 fps from milliseconds", steps(90000, 2970, 2970, 3060), 90000, 1001, 30000},
+		{"25 fps with a gap", steps(90000, 3600, 3600, 3600, 36000), 90000, 1, 25},
+		{"odd rate", steps(90000, 4000), 90000, 2, 45},
+		{"one frame", []int64{0}, 90000, 1, 25},
+	}
+	for _, tc := range cases {
+		if scale, rate := estimateRate(tc.dts, tc.clock, nil); scale != tc.scale || rate != tc.rate {
+			t.Errorf("%s: %d/%d, want %d/%d", tc.name, scale, rate, tc.scale, tc.rate)
+		}
+	}
+}
+
+// TestRepairSynthetic cuts a synthetic file, written in small segments, at every 997th byte
+// and checks that Repair keeps each whole chunk and that a second Repair changes nothing.
+func TestRepairSynthetic(t *testing.T) {
+	units := synthUnits(rand.New(rand.NewPCG(3, 4)), 8, -1, -1)
+	data := writeSynth(t, units, Options{RIFFLimit: minRIFFLimit}, false)
+	_, _, full := scanBytes(t, data)
+	if len(full.segs) < 3 {
+		t.Fatalf("%d segments, want several", len(full.segs))
+	}
+	dir := t.TempDir()
+	for cut := int(full.segs[0].movi) + listHeaderSize; cut < len(data); cut += 997 {
+		path := filepath.Join(dir, "cut.avi")
+		if err := os.WriteFile(path, data[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		repairFile(t, path)
+		once, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, res := scanBytes(t, once)
+		whole := 0
+		for _, e := range full.entries {
+			if e.off+chunkHeaderSize+padded(int64(e.size)) <= int64(cut) {
+				whole++
+			}
+		}
+		if len(res.entries) != whole {
+			t.Fatalf("cut at %d: %d chunks after repair, %d whole before", cut, len(res.entries), whole)
+		}
+		repairFile(t, path)
+		twice, _ := os.ReadFile(path)
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("cut at %d: a second Repair changed the file", cut)
+		}
+	}
+}
+
+// discard is an io.WriteSeeker that keeps nothing.
+type discard struct{ pos, size int64 }
+
+func (d *discard) Write(p []byte) (int, error) {
+	d.pos += int64(len(p))
+	d.size = max(d.size, d.pos)
+	return len(p), nil
+}
+
+func (d *discard) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+		d.pos = off
+	case io.SeekCurrent:
+		d.pos += off
+	case io.SeekEnd:
+		d.pos = d.size + off
+	}
+	return d.pos, nil
+}
