@@ -82,6 +82,13 @@ func makeClip(t testing.TB, vcodec, acodec string) *clip {
 		}
 		c.units = append(c.units, au)
 	}
+	reordered := false
+	for _, au := range c.units {
+		reordered = reordered || (c.tracks[au.Track].Codec.IsVideo() && au.PTS != au.DTS)
+	}
+	if !reordered {
+		t.Fatalf("clip %s has no B-frames", key)
+	}
 	c.duration = ffprobeDuration(t, path)
 	clips[key] = c
 	return c

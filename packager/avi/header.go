@@ -131,7 +131,9 @@ func appendStrf(b []byte, s *stream) ([]byte, int64) {
 	b = le16(b, uint16(channels))
 	b = le32(b, s.rate)
 	b = le32(b, 0) // nAvgBytesPerSec, patched
-	b = le16(b, uint16(s.blockAlign()))
+	// nBlockAlign 0: each chunk is one frame whatever its size (ffmpeg counts a chunk as
+	// ceil(size/nBlockAlign) frames otherwise, and an empty one as none).
+	b = le16(b, 0)
 	b = le16(b, 0) // wBitsPerSample: compressed
 	b = le16(b, uint16(len(extra)))
 	b = append(b, extra...)
@@ -140,9 +142,6 @@ func appendStrf(b []byte, s *stream) ([]byte, int64) {
 	}
 	return b, at
 }
-
-// blockAlign is the WAVEFORMATEX nBlockAlign of an audio stream.
-func (s *stream) blockAlign() uint32 { return 0 }
 
 // appendSuperIndex appends the body of an indx super index without room for more entries.
 func appendSuperIndex(b []byte, id fourCC, entries []superEntry) []byte {
