@@ -30,6 +30,8 @@ type Manager struct {
 	runners RunnerFactory
 	// checkTranscoding refuses a transcoding object this server cannot run (nil: accept all).
 	checkTranscoding func(*storage.Transcoding) error
+	// checkOutputs refuses an output that cannot carry the input's known codecs (nil: accept all).
+	checkOutputs func(storage.Record) error
 	recDir           string
 	log              *slog.Logger
 	booted           time.Time
@@ -76,6 +78,11 @@ func (m *Manager) Check(_ context.Context, rec storage.Record) error {
 		tc = r.Transcoding
 	case *storage.Recording:
 		tc = r.Transcoding
+	}
+	if m.checkOutputs != nil {
+		if err := m.checkOutputs(rec); err != nil {
+			return err
+		}
 	}
 	if m.checkTranscoding != nil {
 		return m.checkTranscoding(tc)

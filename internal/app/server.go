@@ -89,6 +89,16 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
 	mgr.checkTranscoding = tr.check
+	checkIn := &inputs{cfg: cfg, store: st, hub: h, log: log}
+	mgr.checkOutputs = func(rec storage.Record) error {
+		switch r := rec.(type) {
+		case *storage.Restream:
+			return checkRestream(checkIn, r)
+		case *storage.Recording:
+			return checkRecording(checkIn, r)
+		}
+		return nil
+	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
 		Speed: &SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
 
