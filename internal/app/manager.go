@@ -32,9 +32,9 @@ type Manager struct {
 	checkTranscoding func(*storage.Transcoding) error
 	// checkOutputs refuses an output that cannot carry the input's known codecs (nil: accept all).
 	checkOutputs func(storage.Record) error
-	recDir           string
-	log              *slog.Logger
-	booted           time.Time
+	recDir       string
+	log          *slog.Logger
+	booted       time.Time
 
 	mu        sync.Mutex
 	procs     map[procKey]*running
