@@ -8,8 +8,10 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 LDFLAGS     := -X github.com/sluicemedia/sluice/internal/app.Version=$(VERSION)
 GOLANGCI    := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 FUZZTIME    ?= 60s
+SOAK_CYCLES ?= 1000
+SOAK_TRANSCODES ?= 100
 
-.PHONY: help build run test lint fuzz bench deps ffmpeg clean
+.PHONY: help build run test lint fuzz bench soak deps ffmpeg clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -41,6 +43,9 @@ fuzz: ## run every fuzz target for FUZZTIME (default 60s) each
 
 bench: ## run the Go benchmarks of the hot paths
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+soak: ffmpeg build ## endurance test (minutes): SOAK_CYCLES publisher drops, SOAK_TRANSCODES transcoding restreams, leak checks
+	$(GO) run ./cmd/sluice-soak -bin $(BIN) -cycles $(SOAK_CYCLES) -transcodes $(SOAK_TRANSCODES) $(SOAKFLAGS)
 
 clean: ## remove build output (not ./data)
 	rm -rf bin
