@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"io"
 	"os"
 	"os/exec"
@@ -18,7 +19,8 @@ func lookTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s not found in PATH: install ffmpeg to run this test", name)
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("%s not found in PATH: install ffmpeg to run this test", name)
 	}
 	return p
 }
@@ -90,15 +92,13 @@ func TestReadFFmpegFLV(t *testing.T) {
 	}{
 		{"libx264", "aac", media.CodecH264, media.CodecAAC},
 		{"libx264", "libmp3lame", media.CodecH264, media.CodecMP3},
-		{"libx265", "aac", media.CodecH265, media.CodecAAC},
+		// H.265 in FLV (enhanced FLV) is written by ffmpeg from 6.1 on; Debian 12 has 5.1, so
+		// H.265 is covered by TestFileWriterH265RoundTrip with this package's own writer.
 	} {
 		t.Run(tc.vcodec+"+"+tc.acodec, func(t *testing.T) {
 			t.Parallel()
 			b, msg, ok := ffmpegFLV(t, tc.vcodec, tc.acodec)
 			if !ok {
-				if tc.video == media.CodecH265 {
-					t.Skipf("this ffmpeg cannot write H.265 in FLV (enhanced FLV needs ffmpeg 6.1 or later): %s", strings.TrimSpace(msg))
-				}
 				t.Fatalf("ffmpeg: %s", msg)
 			}
 			tracks, aus := readFLV(t, b)
@@ -218,8 +218,10 @@ func TestFileWriterFFprobe(t *testing.T) {
 	}
 }
 
-// TestFileWriterH265FFprobe writes H.265 as enhanced FLV; ffprobe reads it from ffmpeg 6.1 on.
-func TestFileWriterH265FFprobe(t *testing.T) {
+// TestFileWriterH265RoundTrip writes H.265 as enhanced FLV and reads it back with this
+// package's reader: the tracks and every unit come back. (ffprobe reads enhanced FLV from
+// ffmpeg 6.1 on; the Debian 12 ffmpeg 5.1 this project tests with cannot, so it is not used.)
+func TestFileWriterH265RoundTrip(t *testing.T) {
 	tracks := []media.Track{h265Track(0), aacTrack(1)}
 	path := filepath.Join(t.TempDir(), "h265.flv")
 	f, err := os.Create(path)
@@ -239,14 +241,9 @@ func TestFileWriterH265FFprobe(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
-	got, _ := readFLV(t, b)
+	got, aus := readFLV(t, b)
 	checkTracks(t, got, tracks)
-	cmd := exec.Command(lookTool(t, "ffprobe"), "-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", path)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "hevc,320,240") {
-		if !strings.Contains(string(out), "hevc") {
-			t.Skipf("this ffprobe does not read enhanced FLV (needs ffmpeg 6.1 or later): it sees %q", bytes.TrimSpace(out))
-		}
-		t.Errorf("ffprobe: %v: %s", err, out)
+	if want := len(synthStream(tracks, 1, 0)); len(aus) != want {
+		t.Errorf("%d units read back, %d written", len(aus), want)
 	}
 }

@@ -3,6 +3,7 @@ package mpegts
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,8 @@ func lookTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s not found in PATH: install ffmpeg to run this test", name)
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("%s not found in PATH: install ffmpeg to run this test", name)
 	}
 	return p
 }

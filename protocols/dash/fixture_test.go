@@ -3,6 +3,7 @@ package dash
 import (
 	"flag"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,8 @@ type fixture struct {
 func recorded(t testing.TB, kind string) *fixture {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("ffmpeg not found in PATH: install ffmpeg to run this test")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this test")
 	}
 	v, _ := fixtures.LoadOrStore(kind, &fixture{dir: filepath.Join(fixtureRoot, kind)})
 	f := v.(*fixture)

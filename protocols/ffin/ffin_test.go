@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,7 +80,8 @@ func requireFFmpeg(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Skip("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"math"
 	"net"
 	"os"
@@ -27,10 +28,12 @@ func requireFFmpeg(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Skip("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
 	}
 	if _, err := exec.LookPath("ffprobe"); err != nil {
-		t.Skip("ffprobe not found in PATH: install ffmpeg to run this end-to-end test")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffprobe not found in PATH: install ffmpeg to run this end-to-end test")
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"io"
 	"log/slog"
 	"net"
@@ -24,10 +25,12 @@ func requireFFmpeg(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Skip("ffmpeg not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
 	}
 	if _, err := exec.LookPath("ffprobe"); err != nil {
-		t.Skip("ffprobe not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffprobe not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"log/slog"
 	"maps"
 	"net"
@@ -28,7 +29,8 @@ func requireTool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s not found in PATH: install ffmpeg to run this end-to-end test", name)
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("%s not found in PATH: install ffmpeg to run this end-to-end test", name)
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"log/slog"
 	"net"
 	"os"
@@ -38,7 +39,8 @@ func requireFFmpeg(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"ffmpeg", "ffprobe"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found in PATH: install ffmpeg (with libsrt) to run this test", tool)
+			testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+			t.Fatalf("%s not found in PATH: install ffmpeg (with libsrt) to run this test", tool)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package testsrc
 import (
 	"context"
 	"errors"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"slices"
@@ -104,7 +105,8 @@ func requireFFmpeg(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Skip("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
+		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
+		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
 	}
 	return p
 }
