@@ -39,8 +39,14 @@ func (ts *testServer) recordedFiles(id string) []recordedFile {
 	return rec.Files
 }
 
+// got is a GET's answer.
+type got struct {
+	StatusCode int
+	Header     http.Header
+}
+
 // get fetches path from the API with the token, with extra headers.
-func (ts *testServer) get(path string, hdr map[string]string) (*http.Response, []byte) {
+func (ts *testServer) get(path string, hdr map[string]string) (got, []byte) {
 	ts.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, ts.base+path, nil)
 	req.Header.Set("x-access-token", ts.token)
@@ -53,7 +59,7 @@ func (ts *testServer) get(path string, hdr map[string]string) (*http.Response, [
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return got{StatusCode: resp.StatusCode, Header: resp.Header}, b
 }
 
 // probeSeconds returns the duration ffprobe reads in a file, and its codec names.
