@@ -53,6 +53,9 @@ func (r *runner) checkRound(f *Fixture, lanes []LaneResult, tr TranscodeResult, 
 		if report {
 			r.printf("%s\n", line)
 		}
+		if s.Restarts > 0 {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s %s on lane %s restarted %d times (last error: %s)", s.Module, s.Name, s.Lane, s.Restarts, s.LastError))
+		}
 		switch {
 		case s.State == "failed":
 			r.verdict.Fail("%s %s on lane %s failed: %s", s.Module, s.Name, s.Lane, s.LastError)

@@ -40,6 +40,8 @@ type runner struct {
 	clip    *Clip
 	ports   Ports
 	verdict Verdict
+	// warnings are shown but do not fail the soak: a process that recovered by a restart.
+	warnings []string
 }
 
 // Run runs the soak and returns its verdict; an error means the soak could not run at all.
@@ -132,6 +134,9 @@ func (r *runner) soak(ctx context.Context) (*Verdict, error) {
 	r.printf("\nresources (baseline after the warm-up round; loaded before the teardown; after = %v after the teardown):\n", r.cfg.Settle)
 	if err := r.verdict.WriteTable(r.cfg.Out); err != nil {
 		return nil, err
+	}
+	for _, w := range r.warnings {
+		r.printf("warning: %s\n", w)
 	}
 	r.printf("total time %v\n", time.Since(start).Round(time.Second))
 	return &r.verdict, nil
