@@ -37,8 +37,7 @@ var transcoding = map[string]any{"video_transcoding": "libx264", "preset": "ultr
 // transcoding restream reading the fixture's steady stream (which a looping publisher feeds
 // meanwhile) and sending to a UDP port nobody reads. After each remove, no child process of
 // the server (pid) that was not there before the create may remain.
-func RunTranscodes(ctx context.Context, c *Client, f *Fixture, clip *Clip, pid, n int, done *atomic.Int64, log *slog.Logger) TranscodeResult {
-	var res TranscodeResult
+func RunTranscodes(ctx context.Context, c *Client, f *Fixture, clip *Clip, pid, n int, done *atomic.Int64, log *slog.Logger) (res TranscodeResult) {
 	pctx, stopPub := context.WithCancel(ctx)
 	pubDone := make(chan error, 1)
 	go func() { pubDone <- Publish(pctx, f.Steady, clip, 0, true, log) }()
