@@ -75,7 +75,7 @@ func (s *Server) waitHealthy(ctx context.Context, d time.Duration) error {
 	for {
 		select {
 		case <-s.done:
-			return fmt.Errorf("sluice exited at start (%v); its log: %s", s.err, s.LogPath)
+			return fmt.Errorf("sluice exited at start (%w); its log: %s", s.err, s.LogPath)
 		default:
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.API+"/healthz", nil)
@@ -114,7 +114,7 @@ func (s *Server) Stop(grace time.Duration) error {
 	case <-s.done:
 		var ee *exec.ExitError
 		if errors.As(s.err, &ee) {
-			return fmt.Errorf("sluice exited with %v after SIGTERM", ee)
+			return fmt.Errorf("sluice exited with %w after SIGTERM", ee)
 		}
 		return s.err
 	case <-time.After(grace):
