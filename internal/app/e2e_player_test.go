@@ -112,7 +112,7 @@ func TestPlayerFromTestStream(t *testing.T) {
 	}
 
 	for _, c := range []struct{ kind, url string }{{"hls", hlsURL}, {"dash", dashURL}} {
-		res := browser.Play(t, c.kind, c.url, 12*time.Second)
+		res := browser.Play(t, c.kind, c.url, 16*time.Second)
 		t.Logf("%s: played %.1f s, errors %v", c.kind, res.PlayedSeconds, res.Errors)
 		if res.PlayedSeconds < 10 || len(res.Errors) > 0 {
 			t.Errorf("%s did not play 10 s: %+v", c.kind, res)
