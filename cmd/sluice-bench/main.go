@@ -28,13 +28,14 @@ func run() error {
 	sluiceBin := flag.String("sluice", "bin/sluice", "sluice binary to measure (make build writes it)")
 	clipPath := flag.String("clip", "bin/bench/clip.ts", "pre-encoded source clip; made with ffmpeg when missing")
 	runs := flag.Int("runs", 3, "runs of each arm of each scenario (medians over these)")
-	window := flag.Duration("window", 10*time.Second, "measurement window of one run")
+	window := flag.Duration("window", 9*time.Second, "measurement window of one run")
 	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
 	out := flag.String("out", "BENCHMARKS.md", "report file; empty for none")
 	micro := flag.String("micro", "", "file with the output of the Go micro-benchmarks, included in the report")
 	caveat := flag.String("caveat", "", "a sentence about the conditions of this run, put at the top of the report")
 	profile := flag.Bool("profile", true, "profile one more SRT player run of sluice and print its top 10")
 
+	poll := flag.Duration("poll", 20*time.Millisecond, "playlist polling interval (the resolution of the listing delays)")
 	verbose := flag.Bool("v", false, "log details of every run")
 	flag.Parse()
 	level := slog.LevelInfo
@@ -66,7 +67,7 @@ func run() error {
 	if clip.At[len(clip.At)-1] < *window+5*time.Second {
 		return fmt.Errorf("clip %s lasts %v: too short for a %v window; delete it to make a longer one", *clipPath, clip.At[len(clip.At)-1], *window)
 	}
-	env := &bench.Env{Clip: clip, Sluice: bin, Window: *window, WorkDir: work, Log: log}
+	env := &bench.Env{Clip: clip, Sluice: bin, Window: *window, WorkDir: work, Log: log, Poll: *poll}
 	var names []string
 	if *only != "" {
 		names = strings.Split(*only, ",")

@@ -33,6 +33,7 @@ type Env struct {
 	Sluice  string        // path of the sluice binary
 	Window  time.Duration // measurement window of one run
 	WorkDir string        // scratch folder for the references' files
+	Poll    time.Duration // playlist polling interval
 	Log     *slog.Logger
 }
 
@@ -47,9 +48,9 @@ type publish struct {
 
 // setup is an arm made ready for a run by a scenario.
 type setup struct {
-	pids    func() []int         // the processes doing the server's job
-	pubs    []publish            //
-	sinks   []*srtSink           // receivers, when the scenario has any
+	pids    func() []int           // the processes doing the server's job
+	pubs    []publish              //
+	sinks   []*srtSink             // receivers, when the scenario has any
 	check   func() (string, error) // at the end of the window, before the publishers stop: a note
 	after   func() (string, error) // once the publishers stopped: a note
 	cleanup func()
@@ -118,7 +119,7 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 			})
 		}
 		if p.playlist != nil {
-			wg.Go(func() { listings[i] = watchPlaylist(pubCtx, p.playlist, 20*time.Millisecond) })
+			wg.Go(func() { listings[i] = watchPlaylist(pubCtx, p.playlist, env.Poll) })
 		}
 	}
 	if profile != nil {

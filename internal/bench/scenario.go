@@ -84,16 +84,23 @@ func exitedEarly(procs []*Proc) error {
 	return nil
 }
 
-// sluiceStates checks that sluice's records of module are running; it answers a note.
+// sluiceStates checks that sluice's records of module with the given ids are running; it
+// answers a note naming how many are not.
 func sluiceStates(sl *Sluice, module string, ids []string) (string, error) {
+	var recs []map[string]any
+	if err := sl.Call("/api/"+module+"/getAll", map[string]any{}, &recs); err != nil {
+		return "", err
+	}
+	state := map[string]map[string]any{}
+	for _, r := range recs {
+		if id, ok := r["id"].(string); ok {
+			state[id] = r
+		}
+	}
 	bad := 0
 	var last string
 	for _, id := range ids {
-		rec, err := sl.Record(module, id)
-		if err != nil {
-			return "", err
-		}
-		if rec["state"] != "running" {
+		if rec := state[id]; rec == nil || rec["state"] != "running" {
 			bad++
 			last = fmt.Sprintf("%v: %v", rec["state"], rec["last_error"])
 		}
