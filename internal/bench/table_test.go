@@ -26,3 +26,19 @@ func TestTable(t *testing.T) {
 		t.Fatalf("table:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+func TestChecks(t *testing.T) {
+	rows := []Row{
+		{Scenario: "player-rtmp", Metric: "CPU", Sluice: 1.3, Ref: 1.6},
+		{Scenario: "player-srt", Metric: "CPU", Sluice: 5, Ref: 4},
+		{Scenario: "fanout-100", Metric: "frames not received, worst run", Sluice: 3, Ref: 1300},
+	}
+	got := Checks(rows)
+	if len(got) != 3 || !strings.Contains(got[0], "**yes**") || !strings.Contains(got[1], "ratio 1.25") || !strings.Contains(got[2], "**no**") {
+		t.Fatalf("checks %q", got)
+	}
+	rows[0].Sluice = math.NaN()
+	if got := Checks(rows[:1]); !strings.Contains(got[0], "**no**") {
+		t.Fatalf("a missing figure passed: %q", got)
+	}
+}
