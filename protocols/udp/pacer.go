@@ -15,6 +15,11 @@ const (
 	// aheadLimit: a unit due further ahead than this re-anchors the clock (a jump forward in
 	// the timestamps) instead of a long silence.
 	aheadLimit = 2 * time.Second
+	// maxLag: a unit due this long after it reached the server re-anchors the clock. A burst
+	// (a publisher catching up, a new reader's GOP) is paced out over its duration, but forward
+	// jumps under aheadLimit, one per publisher session, must not add up to a lag that fills the
+	// reader's queue (it would be evicted as too slow).
+	maxLag = 6 * time.Second
 	// minSleep: a datagram due sooner than this is sent at once.
 	minSleep = time.Millisecond
 )
@@ -29,13 +34,14 @@ type pacer struct {
 	timer      *time.Timer
 }
 
-// due returns when a unit with output DTS dts90 is to be sent.
-func (p *pacer) due(dts90 int64, now time.Time) time.Time {
+// due returns when a unit with output DTS dts90 that reached the server at arrival (zero:
+// unknown) is to be sent.
+func (p *pacer) due(dts90 int64, arrival, now time.Time) time.Time {
 	if !p.anchored {
 		p.anchored, p.anchorWall, p.anchor90 = true, now, dts90
 	}
 	at := p.anchorWall.Add(time.Duration(dts90-p.anchor90) * time.Second / 90000)
-	if at.Before(now.Add(-lateLimit)) || at.After(now.Add(aheadLimit)) {
+	if at.Before(now.Add(-lateLimit)) || at.After(now.Add(aheadLimit)) || !arrival.IsZero() && at.After(arrival.Add(maxLag)) {
 		p.anchorWall, p.anchor90, at = now, dts90, now
 	}
 	if at.Before(p.prev) {

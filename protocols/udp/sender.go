@@ -156,7 +156,7 @@ func (d *datagrams) run(ctx context.Context, r *stream.Reader, out *mpegts.Remux
 			continue
 		}
 		d.buf = buf
-		at := d.pace.due(dts90, time.Now())
+		at := d.pace.due(dts90, au.Arrival, time.Now())
 		if d.hasPend {
 			if err := d.flush(ctx, n, at); err != nil {
 				return err
