@@ -41,8 +41,10 @@ lint: ## gofmt, go vet, go mod tidy -diff, golangci-lint
 fuzz: ## run every fuzz target for FUZZTIME (default 60s) each
 	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-bench: ## run the Go benchmarks of the hot paths
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: ffmpeg build ## Go benchmarks of the hot paths, then sluice against ffmpeg (cmd/sluice-bench) into BENCHMARKS.md
+	@mkdir -p bin/bench
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem ./... | tee bin/bench/micro.txt
+	$(GO) run ./cmd/sluice-bench -sluice $(BIN) -micro bin/bench/micro.txt -out BENCHMARKS.md $(BENCHFLAGS)
 
 soak: ffmpeg build ## endurance test (minutes): SOAK_CYCLES publisher drops, SOAK_TRANSCODES transcoding restreams, leak checks
 	$(GO) run ./cmd/sluice-soak -bin $(BIN) -cycles $(SOAK_CYCLES) -transcodes $(SOAK_TRANSCODES) $(SOAKFLAGS)

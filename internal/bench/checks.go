@@ -22,9 +22,11 @@ func Checks(rows []Row) []string {
 		out = append(out, fmt.Sprintf("SRT input → player: sluice / ffmpeg CPU ratio %s (sluice %s%%, ffmpeg %s%% of a core); its profile is below.",
 			num(r.Ratio()), num(r.Sluice), num(r.Ref)))
 	}
-	if r, ok := find("fanout-100", "frames not received, worst run"); ok {
-		out = append(out, fmt.Sprintf("Fan-out to 100 SRT readers with zero lost frames: %s (worst run: %s frames not received by sluice's readers, %s by ffmpeg's; continuity errors and sluice's own drop warnings in the note).",
-			verdict(r.Sluice == 0), num(r.Sluice), num(r.Ref)))
+	r, ok1 := find("fanout-100", "frames not received, worst run")
+	cc, ok2 := find("fanout-100", "continuity errors, worst run")
+	if ok1 && ok2 {
+		out = append(out, fmt.Sprintf("Fan-out to 100 SRT readers with zero dropped units: %s (worst run: sluice's readers missed %s frames and %s TS packets; ffmpeg's %s frames and %s packets).",
+			verdict(r.Sluice == 0 && cc.Sluice == 0), num(r.Sluice), num(cc.Sluice), num(r.Ref), num(cc.Ref)))
 	}
 	return out
 }

@@ -26,7 +26,7 @@ func (r Report) Markdown() string {
 	if r.Caveat != "" {
 		b.WriteString("**" + r.Caveat + "**\n\n")
 	}
-	fmt.Fprintf(&b, "## Machine\n\n| | |\n|---|---|\n| CPU | %s |\n| cores | %d |\n| RAM | %s |\n| kernel | %s |\n| Go | %s |\n| ffmpeg | %s |\n| load average at start | %s |\n| date | %s |\n| duration of the bench | %s |\n\n",
+	fmt.Fprintf(&b, "## Machine\n\n| | |\n|---|---|\n| CPU | %s |\n| cores | %d |\n| RAM | %s |\n| kernel | %s |\n| Go | %s |\n| ffmpeg | %s |\n| load average at start | %s |\n| date | %s |\n| duration of the comparison (after the micro-benchmarks) | %s |\n\n",
 		m.CPU, m.Cores, m.RAM, m.Kernel, m.Go, m.FFmpeg, m.Load, r.When.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second))
 	fmt.Fprintf(&b, `## Method
 

@@ -28,12 +28,12 @@ func (o *Outcome) Rows() []Row {
 		}
 		if strings.HasPrefix(sc.Name, "fanout") {
 			d := row("frames not received, worst run", "frames", worst(func(x RunResult) float64 { return float64(x.FramesShort) }))
-			d.Note = fmt.Sprintf("sent %s frames a run; continuity errors: sluice %s, ref %s; sluice drop warnings %s",
-				num(medianOf(func(x RunResult) float64 { return float64(x.FramesSent) })(s)),
-				num(worst(func(x RunResult) float64 { return float64(x.CCErrors) })(s)),
-				num(worst(func(x RunResult) float64 { return float64(x.CCErrors) })(r)),
+			d.Note = fmt.Sprintf("of %s frames sent a run to each receiver",
+				num(medianOf(func(x RunResult) float64 { return float64(x.FramesSent) })(s)))
+			cc := row("continuity errors, worst run", "TS packets", worst(func(x RunResult) float64 { return float64(x.CCErrors) }))
+			cc.Note = fmt.Sprintf("sluice's drop warnings, worst run: %s",
 				num(worst(func(x RunResult) float64 { return float64(x.DropWarnings) })(s)))
-			rows = append(rows, d)
+			rows = append(rows, d, cc)
 		}
 		if notes := runNotes(s, r); notes != "" {
 			rows[len(rows)-1].Note = strings.TrimSpace(rows[len(rows)-1].Note + " " + notes)

@@ -31,7 +31,8 @@ func TestChecks(t *testing.T) {
 	rows := []Row{
 		{Scenario: "player-rtmp", Metric: "CPU", Sluice: 1.3, Ref: 1.6},
 		{Scenario: "player-srt", Metric: "CPU", Sluice: 5, Ref: 4},
-		{Scenario: "fanout-100", Metric: "frames not received, worst run", Sluice: 3, Ref: 1300},
+		{Scenario: "fanout-100", Metric: "frames not received, worst run", Sluice: 0, Ref: 1300},
+		{Scenario: "fanout-100", Metric: "continuity errors, worst run", Sluice: 4, Ref: 900},
 	}
 	got := Checks(rows)
 	if len(got) != 3 || !strings.Contains(got[0], "**yes**") || !strings.Contains(got[1], "ratio 1.25") || !strings.Contains(got[2], "**no**") {
