@@ -166,6 +166,9 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 		// The frame being sent when the publisher stopped is never complete at the server.
 		res.FramesShort += max(0, res.FramesSent-1-c.Frames)
 		res.CCErrors += c.CCErrors
+		if c.CCErrors > 0 {
+			env.Log.Debug("receiver continuity errors", "port", k.Port, "errors", c.CCErrors, "first", c.FirstErr, "packets", c.Packets)
+		}
 		if c.Frames > 0 && c.Frames < res.FramesSent-1 {
 			env.Log.Debug("receiver short", "port", k.Port, "frames", c.Frames, "sent", res.FramesSent,
 				"first_pts", c.FirstPTS, "last_pts", c.LastPTS, "span_s", ticks90k(c.LastPTS-c.FirstPTS).Seconds())

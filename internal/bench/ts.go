@@ -1,6 +1,9 @@
 package bench
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // tsSize is the size of an MPEG-TS packet; SRT carries seven of them per payload.
 const (
@@ -73,6 +76,7 @@ type TSCount struct {
 	CCErrors int
 	FirstPTS int64 // 90 kHz PTS of the first video frame received, -1 before one
 	LastPTS  int64 // 90 kHz PTS of the last video frame received
+	FirstErr string // the first continuity error: where and what, empty when none
 	last     map[uint16]uint8
 }
 
@@ -95,6 +99,9 @@ func (c *TSCount) Feed(b []byte) {
 		}
 		if prev, seen := c.last[p.pid]; seen && p.cc != (prev+1)&0x0f && p.cc != prev {
 			c.CCErrors++
+			if c.FirstErr == "" {
+				c.FirstErr = fmt.Sprintf("packet %d, pid %#x: counter %d after %d", c.Packets, p.pid, p.cc, prev)
+			}
 		}
 		c.last[p.pid] = p.cc
 		if p.pusi {
