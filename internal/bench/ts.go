@@ -74,8 +74,8 @@ type TSCount struct {
 	Packets  int
 	Frames   int
 	CCErrors int
-	FirstPTS int64 // 90 kHz PTS of the first video frame received, -1 before one
-	LastPTS  int64 // 90 kHz PTS of the last video frame received
+	FirstPTS int64  // 90 kHz PTS of the first video frame received, -1 before one
+	LastPTS  int64  // 90 kHz PTS of the last video frame received
 	FirstErr string // the first continuity error: where and what, empty when none
 	last     map[uint16]uint8
 }
