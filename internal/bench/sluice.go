@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -70,7 +71,10 @@ func (s *Sluice) ready(ctx context.Context) error {
 			}
 		}
 		if s.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("sluice on %s not ready: %v; output: %s", s.Addr, err, tail(s.Output()))
+			if err == nil {
+				err = errors.New("/healthz does not answer 200")
+			}
+			return fmt.Errorf("sluice on %s not ready: %w; output: %s", s.Addr, err, tail(s.Output()))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -73,9 +73,13 @@ func (k *srtSink) run() {
 	defer close(k.done)
 	buf := make([]byte, 2048)
 	for {
-		conn, _, err := k.ln.Accept(func(gosrt.ConnRequest) gosrt.ConnType { return gosrt.PUBLISH })
+		req, err := k.ln.Accept2()
 		if err != nil {
 			return
+		}
+		conn, err := req.Accept()
+		if err != nil {
+			continue
 		}
 		for {
 			n, err := conn.Read(buf)
