@@ -1,6 +1,7 @@
 package fmp4
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -46,6 +47,8 @@ func BenchmarkFragment(b *testing.B) {
 	}
 	f, _ := NewFragmenter([]media.Track{v, a})
 	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	for b.Loop() {
 		for _, au := range aus {
 			if err := f.Add(au); err != nil {
@@ -56,4 +59,7 @@ func BenchmarkFragment(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	runtime.ReadMemStats(&m1)
+	// The allocations are the fragment's boxes and bytes, per fragment, not per unit.
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N*len(aus)), "allocs/unit")
 }
