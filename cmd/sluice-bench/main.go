@@ -28,6 +28,7 @@ func run() error {
 	sluiceBin := flag.String("sluice", "bin/sluice", "sluice binary to measure (make build writes it)")
 	clipPath := flag.String("clip", "bin/bench/clip.ts", "pre-encoded source clip; made with ffmpeg when missing")
 	runs := flag.Int("runs", 3, "runs of each arm of each scenario (medians over these)")
+	teeRuns := flag.Int("tee-runs", 1, "runs of the fan-outs' extra reference, one ffmpeg with a tee muxer (0: none)")
 	window := flag.Duration("window", 9*time.Second, "measurement window of one run")
 	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
 	out := flag.String("out", "BENCHMARKS.md", "report file; empty for none")
@@ -72,9 +73,9 @@ func run() error {
 	if *only != "" {
 		names = strings.Split(*only, ",")
 	}
-	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, Only: names, Profile: *profile, ProfileTo: filepath.Dir(*clipPath)})
+	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, TeeRuns: min(*teeRuns, *runs), Only: names, Profile: *profile, ProfileTo: filepath.Dir(*clipPath)})
 
-	rep := bench.Report{Machine: machine, When: began, Window: *window, Runs: *runs, Outcome: outcome, Caveat: *caveat}
+	rep := bench.Report{Machine: machine, When: began, Window: *window, Runs: *runs, TeeRuns: min(*teeRuns, *runs), Outcome: outcome, Caveat: *caveat}
 	if *micro != "" {
 		b, err := os.ReadFile(*micro)
 		if err != nil {

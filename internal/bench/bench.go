@@ -9,6 +9,7 @@ import (
 // Options set a bench run.
 type Options struct {
 	Runs      int      // runs of each arm of each scenario; medians are over these
+	TeeRuns   int      // runs of the extra tee reference of the fan-outs, at most Runs; 0 for none
 	Only      []string // scenario names to run; all when empty
 	Profile   bool     // one more sluice run of player-srt with a CPU profile
 	ProfileTo string   // folder for the profile file
@@ -32,7 +33,7 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 		out.Scenarios = append(out.Scenarios, sc)
 		out.Runs[sc.Name] = map[Arm][]RunResult{}
 		for i := range opts.Runs {
-			for _, arm := range []Arm{ArmSluice, ArmRef} {
+			for _, arm := range arms(sc, i, opts.TeeRuns) {
 				if ctx.Err() != nil {
 					return out
 				}
@@ -71,6 +72,15 @@ func profileRun(ctx context.Context, env *Env, dir string, out *Outcome) string 
 		return ""
 	}
 	return top
+}
+
+// arms lists the arms of run i of sc: sluice and the reference, then the tee reference for the
+// first teeRuns runs of a scenario that has one.
+func arms(sc Scenario, i, teeRuns int) []Arm {
+	if sc.Tee != "" && i < teeRuns {
+		return []Arm{ArmSluice, ArmRef, ArmTee}
+	}
+	return []Arm{ArmSluice, ArmRef}
 }
 
 // contains reports whether names holds name.

@@ -1,9 +1,13 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
-// Checks states the issue's acceptance points against the table: the RTMP player uses no more
-// CPU than the ffmpeg remux, the SRT player's ratio, and fan-out to 100 readers loses nothing.
+// Checks states the issues' acceptance points against the table: the RTMP player uses no more
+// CPU than the ffmpeg remux, the SRT player's ratio, fan-out to 100 readers loses nothing, and
+// the CPU and RSS ratios of the fan-outs against as many ffmpeg processes.
 func Checks(rows []Row) []string {
 	find := func(scenario, metric string) (Row, bool) {
 		for _, r := range rows {
@@ -25,8 +29,16 @@ func Checks(rows []Row) []string {
 	r, ok1 := find("fanout-100", "frames not received, worst run")
 	cc, ok2 := find("fanout-100", "continuity errors, worst run")
 	if ok1 && ok2 {
-		out = append(out, fmt.Sprintf("Fan-out to 100 SRT readers with zero dropped units: %s (worst run: sluice's readers missed %s frames and %s TS packets; ffmpeg's %s frames and %s packets).",
+		out = append(out, fmt.Sprintf("Fan-out to 100 SRT/RTMP readers with zero dropped units: %s (worst run: sluice's readers missed %s frames and %s TS packets; those of the 100 ffmpeg processes %s frames and %s packets).",
 			verdict(r.Sluice == 0 && cc.Sluice == 0), num(r.Sluice), num(cc.Sluice), num(r.Ref), num(cc.Ref)))
+	}
+	for _, name := range []string{"fanout-20", "fanout-100"} {
+		cpu, ok1 := find(name, "CPU")
+		rss, ok2 := find(name, "peak RSS")
+		if ok1 && ok2 {
+			out = append(out, fmt.Sprintf("%s passthrough restreams (half SRT, half RTMP) against as many `ffmpeg -c copy`: CPU ratio %s (sluice %s%%, ffmpeg %s%% of a core), RSS ratio %s (sluice %s MiB, ffmpeg %s MiB).",
+				strings.TrimPrefix(name, "fanout-"), num(cpu.Ratio()), num(cpu.Sluice), num(cpu.Ref), num(rss.Ratio()), num(rss.Sluice), num(rss.Ref)))
+		}
 	}
 	return out
 }

@@ -3,16 +3,18 @@ package bench
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 )
 
-// children lists the live child processes of pid, from /proc/<n>/stat's ppid field.
-func children(pid int) []int {
+// parents maps each live process to its parent, from /proc/<n>/stat's ppid field: one scan of
+// /proc however many processes are followed.
+func parents() map[int]int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
+	out := make(map[int]int, len(entries))
 	for _, e := range entries {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -22,8 +24,30 @@ func children(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if ppid, ok := statPPID(raw); ok && ppid == pid {
-			out = append(out, n)
+		if ppid, ok := statPPID(raw); ok {
+			out[n] = ppid
+		}
+	}
+	return out
+}
+
+// descendants returns roots and every process below them in ppid (pid → parent), roots first.
+func descendants(roots []int, ppid map[int]int) []int {
+	kids := map[int][]int{}
+	for pid, parent := range ppid {
+		kids[parent] = append(kids[parent], pid)
+	}
+	out := slices.Clone(roots)
+	seen := map[int]bool{}
+	for _, r := range roots {
+		seen[r] = true
+	}
+	for i := 0; i < len(out); i++ {
+		for _, k := range kids[out[i]] {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ type Report struct {
 	When    time.Time
 	Window  time.Duration
 	Runs    int
+	TeeRuns int // runs of the fan-outs' tee reference
 	Took    time.Duration
 	Outcome *Outcome
 	Micro   string // output of the Go micro-benchmarks, empty when not run
@@ -33,14 +34,25 @@ func (r Report) Markdown() string {
 One pre-encoded clip (ffmpeg: 1280x720 30 fps H.264 High at 4 Mbit/s with a key frame every 2 s, AAC
 128 kbit/s, MPEG-TS) feeds both arms the same way: SRT inputs get it from a Go pacer in the bench that
 writes 7×188-byte payloads at the pace of the clip's PCRs (so the bench knows when each frame left);
-RTMP inputs get it from `+"`ffmpeg -re -c copy -f flv`"+`. Receivers (SRT listeners in the bench that check
-MPEG-TS continuity and count frames) are the same for both arms. SRT latency is 200 ms everywhere.
+RTMP inputs get it from `+"`ffmpeg -re -c copy -f flv`"+`. SRT latency is 200 ms everywhere.
 Only the server is measured: the sluice process (with its children), or the ffmpeg processes doing
 its job. CPU is utime+stime from /proc/<pid>/stat over a %s window that starts when the publishers
-start; peak RSS is the highest sum of VmRSS sampled every 250 ms. Every sluice run starts a fresh
-sluice with an empty data folder. Each arm runs %d times, alternating; the table shows medians (the
-listing delays pool the segments of every run). Players use 2 s fragments and
-initial_live_manifest_size 1, so that sluice lists a segment as soon as ffmpeg's HLS muxer does.
+start, summed over the processes; peak RSS is the highest sum of VmRSS sampled every 250 ms. Every
+sluice run starts a fresh sluice with an empty data folder. Each arm runs %d times, alternating; the
+table shows medians (the listing delays pool the segments of every run).
+
+Fan-outs: the receivers run in the bench process and are the same for every arm; half are SRT
+listeners that check MPEG-TS continuity and count video frames, half are RTMP servers (sluice's own
+protocols/rtmp, on an internal/stream registry) whose stream reader counts video frames. sluice
+feeds them with passthrough restreams (`+"`OUTPUT_TYPE_SRT_URL`, `OUTPUT_TYPE_OTHER_RTMP_URL`"+`) from one SRT
+publish to its SRT server module. The reference, which the ratios use, is as many `+"`ffmpeg -c copy`"+`
+processes as restreams, each doing one restream's job: its own SRT listener input, one output
+(`+"`-f mpegts srt://…`"+` or `+"`-f flv rtmp://…/live/<key>`"+`). The bench's pacer then sends the clip to all
+their listeners at once, on the one schedule; the pacer and the receivers are in the bench
+process, which is not measured but shares the same cores (with 100 listeners and 100 receivers it
+takes a visible share of them). %s
+
+Players use 2 s fragments and initial_live_manifest_size 1, so that sluice lists a segment as soon as ffmpeg's HLS muxer does.
 The listing delay runs from the moment the pacer sent a segment's last frame to the first poll of
 the playlist that lists the segment; it includes SRT's 200 ms latency, and leaves out the first
 segment (the time to the first playlist covers start-up). Playlists are polled every 20 ms before the
@@ -50,12 +62,17 @@ costs it about 1 %% of a core (roughly 170 µs a request), as much as an RTMP pl
 The reference's first playlist includes ffmpeg's input probing (default -analyzeduration).
 "Frames not received" counts, over all receivers, the frames the publisher sent completely (less the
 one in flight when it stopped) that a receiver did not get; continuity errors count MPEG-TS packets
-lost on the way; sluice's drop warnings are its log lines about readers that fell behind the bus.
+lost on the way to the SRT receivers (RTMP runs over TCP: what it loses shows only as frames not
+received); sluice's drop warnings are its log lines about readers that fell behind the bus.
 
-`, r.Window, r.Runs)
+`, r.Window, r.Runs, teeNote(r.TeeRuns))
 	b.WriteString("| scenario | sluice does | reference runs |\n|---|---|---|\n")
 	for _, sc := range r.Outcome.Scenarios {
-		fmt.Fprintf(&b, "| %s | %s | `%s` |\n", sc.Name, sc.Job, sc.Ref)
+		ref := "`" + sc.Ref + "`"
+		if sc.Tee != "" && r.TeeRuns > 0 {
+			ref += "; extra: `" + sc.Tee + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", sc.Name, sc.Job, ref)
 	}
 	rows := r.Outcome.Rows()
 	b.WriteString("\n## Results\n\n")
@@ -81,6 +98,14 @@ lost on the way; sluice's drop warnings are its log lines about readers that fel
 		b.WriteString("\n```\n")
 	}
 	return b.String()
+}
+
+// teeNote describes the fan-outs' extra reference in the method.
+func teeNote(runs int) string {
+	if runs <= 0 {
+		return "The tee reference (one ffmpeg feeding every receiver) was not run."
+	}
+	return fmt.Sprintf("The rows marked \"reference: one ffmpeg tee\" compare sluice with one ffmpeg whose tee muxer feeds every\nreceiver (%d run(s) of it; sluice's figure is the median of its runs as above).", runs)
 }
 
 // oneLine keeps an error message on one Markdown line, at most 400 characters.

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -33,7 +34,13 @@ func (o *Outcome) Rows() []Row {
 			cc := row("continuity errors, worst run", "TS packets", worst(func(x RunResult) float64 { return float64(x.CCErrors) }))
 			cc.Note = fmt.Sprintf("sluice's drop warnings, worst run: %s",
 				num(worst(func(x RunResult) float64 { return float64(x.DropWarnings) })(s)))
+			if w := worst(func(x RunResult) float64 { return float64(x.ReceiverDrops) })(append(slices.Clone(s), r...)); w > 0 {
+				cc.Note += fmt.Sprintf("; the bench's RTMP receivers dropped %s units in a run: figures of that run are unsound", num(w))
+			}
 			rows = append(rows, d, cc)
+			if tee := o.Runs[sc.Name][ArmTee]; len(tee) > 0 {
+				rows = append(rows, teeRows(sc.Name, s, tee)...)
+			}
 		}
 		if notes := runNotes(s, r); notes != "" {
 			rows[len(rows)-1].Note = strings.TrimSpace(rows[len(rows)-1].Note + " " + notes)
@@ -118,4 +125,18 @@ func runNotes(s, r []RunResult) string {
 		}
 	}
 	return strings.Join(parts, " / ")
+}
+
+// teeRows compare sluice with the extra reference of a fan-out, one ffmpeg with a tee muxer.
+func teeRows(scenario string, s, tee []RunResult) []Row {
+	row := func(metric, unit string, f func([]RunResult) float64) Row {
+		return Row{Scenario: scenario, Metric: metric + ", reference: one ffmpeg tee", Unit: unit, Sluice: f(s), Ref: f(tee)}
+	}
+	rows := []Row{
+		row("CPU", "% of a core", medianOf(func(x RunResult) float64 { return x.Usage.CPUPercent() })),
+		row("peak RSS", "MiB", medianOf(func(x RunResult) float64 { return float64(x.Usage.PeakRSS) / (1 << 20) })),
+		row("frames not received, worst run", "frames", worst(func(x RunResult) float64 { return float64(x.FramesShort) })),
+	}
+	rows[0].Note = fmt.Sprintf("tee: %d run(s)", len(tee))
+	return rows
 }

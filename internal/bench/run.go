@@ -13,16 +13,20 @@ import (
 // Arm is one side of a comparison.
 type Arm int
 
-// The two arms: sluice, and ffmpeg doing the same job.
+// The arms: sluice, ffmpeg doing the same job, and for the fan-outs one ffmpeg with a tee muxer.
 const (
 	ArmSluice Arm = iota
 	ArmRef
+	ArmTee
 )
 
 // String names the arm.
 func (a Arm) String() string {
-	if a == ArmSluice {
+	switch a {
+	case ArmSluice:
 		return "sluice"
+	case ArmTee:
+		return "tee"
 	}
 	return "reference"
 }
@@ -39,18 +43,19 @@ type Env struct {
 
 // publish is one publisher of a run and what it feeds.
 type publish struct {
-	srtAddr, streamID string                 // SRT: paced by the bench
-	rtmpURL           string                 // RTMP: ffmpeg -re -c copy
-	waitProto         string                 // "tcp" or "udp": the listener to wait for
-	waitPort          int                    //
-	playlist          func() (string, error) // the HLS media playlist fed, nil when none
+	srtAddrs  []string               // SRT: paced by the bench, one schedule for all
+	streamID  string                 //
+	rtmpURL   string                 // RTMP: ffmpeg -re -c copy
+	waitProto string                 // "tcp" or "udp": the listener to wait for
+	waitPorts []int                  //
+	playlist  func() (string, error) // the HLS media playlist fed, nil when none
 }
 
 // setup is an arm made ready for a run by a scenario.
 type setup struct {
 	pids    func() []int           // the processes doing the server's job
 	pubs    []publish              //
-	sinks   []*srtSink             // receivers, when the scenario has any
+	sinks   []receiver             // receivers, when the scenario has any
 	check   func() (string, error) // at the end of the window, before the publishers stop: a note
 	after   func() (string, error) // once the publishers stopped: a note
 	cleanup func()
@@ -65,6 +70,7 @@ type RunResult struct {
 	FramesShort   int       // frames sent but not received, summed over the receivers
 	CCErrors      int       // continuity errors at the receivers
 	DropWarnings  int       // sluice log lines about dropped units or evicted readers
+	ReceiverDrops int64     // units the bench's own RTMP readers dropped: a fault of the bench
 	Note          string
 }
 
@@ -87,8 +93,10 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 	waitCtx, cancelWait := context.WithTimeout(ctx, 20*time.Second)
 	defer cancelWait()
 	for _, p := range st.pubs {
-		if err := waitListening(waitCtx, p.waitProto, p.waitPort); err != nil {
-			return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
+		for _, port := range p.waitPorts {
+			if err := waitListening(waitCtx, p.waitProto, port); err != nil {
+				return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
+			}
 		}
 	}
 
@@ -111,7 +119,7 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 		} else {
 			sents[i] = newSent(env.Clip)
 			wg.Go(func() {
-				if err := publishSRT(pubCtx, p.srtAddr, p.streamID, env.Clip, sents[i]); err != nil {
+				if err := publishSRT(pubCtx, p.srtAddrs, p.streamID, env.Clip, sents[i]); err != nil {
 					pubErrMu.Lock()
 					pubErr = err
 					pubErrMu.Unlock()
@@ -162,15 +170,16 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 		}
 	}
 	for _, k := range st.sinks {
-		c := k.Count()
+		c := k.Received()
 		// The frame being sent when the publisher stopped is never complete at the server.
 		res.FramesShort += max(0, res.FramesSent-1-c.Frames)
 		res.CCErrors += c.CCErrors
+		res.ReceiverDrops += c.Dropped
 		if c.CCErrors > 0 {
-			env.Log.Debug("receiver continuity errors", "port", k.Port, "errors", c.CCErrors, "first", c.FirstErr, "packets", c.Packets)
+			env.Log.Debug("receiver continuity errors", "receiver", k.Label(), "errors", c.CCErrors, "first", c.FirstErr)
 		}
-		if c.Frames > 0 && c.Frames < res.FramesSent-1 {
-			env.Log.Debug("receiver short", "port", k.Port, "frames", c.Frames, "sent", res.FramesSent,
+		if c.Frames < res.FramesSent-1 {
+			env.Log.Debug("receiver short", "receiver", k.Label(), "frames", c.Frames, "sent", res.FramesSent,
 				"first_pts", c.FirstPTS, "last_pts", c.LastPTS, "span_s", ticks90k(c.LastPTS-c.FirstPTS).Seconds())
 		}
 	}

@@ -71,11 +71,10 @@ loop:
 	return u
 }
 
-// withChildren returns pid and its live descendants, read from /proc.
-func withChildren(pid int) []int {
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children(out[i])...)
+// withChildren returns pids and their live descendants, read from /proc.
+func withChildren(pids ...int) []int {
+	if len(pids) == 0 {
+		return nil
 	}
-	return out
+	return descendants(pids, parents())
 }

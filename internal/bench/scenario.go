@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -13,6 +14,7 @@ type Scenario struct {
 	Name  string
 	Job   string // what the server does, for the report
 	Ref   string // what the reference runs, for the report
+	Tee   string // what the extra tee reference runs; empty when the scenario has none
 	build func(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, error)
 }
 
@@ -23,10 +25,12 @@ func Scenarios() []Scenario {
 			build: playerScenario(1, "srt")},
 		{Name: "player-rtmp", Job: "RTMP listen input → HLS+DASH player", Ref: "ffmpeg -listen 1 -i rtmp://… -c copy -f hls (fMP4)",
 			build: playerScenario(1, "rtmp")},
-		{Name: "fanout-20", Job: "1 SRT publish to the SRT server module → 20 SRT restreams", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f tee with 20 SRT outputs",
-			build: fanoutScenario(20)},
-		{Name: "fanout-100", Job: "1 SRT publish to the SRT server module → 100 SRT restreams", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f tee with 100 SRT outputs",
-			build: fanoutScenario(100)},
+		{Name: "fanout-20", Job: "1 SRT publish to the SRT server module → 20 passthrough restreams, 10 to SRT and 10 to RTMP receivers",
+			Ref: "20 × ffmpeg -i srt://…?mode=listener -c copy, 10 × -f mpegts srt://…, 10 × -f flv rtmp://…",
+			Tee: "ffmpeg -i srt://…?mode=listener -c copy -f tee, 10 SRT and 10 RTMP slaves", build: fanoutScenario(20)},
+		{Name: "fanout-100", Job: "1 SRT publish to the SRT server module → 100 passthrough restreams, 50 to SRT and 50 to RTMP receivers",
+			Ref: "100 × ffmpeg -i srt://…?mode=listener -c copy, 50 × -f mpegts srt://…, 50 × -f flv rtmp://…",
+			Tee: "ffmpeg -i srt://…?mode=listener -c copy -f tee, 50 SRT and 50 RTMP slaves", build: fanoutScenario(100)},
 		{Name: "players-10", Job: "10 SRT listen inputs, each → its own HLS+DASH player", Ref: "10 × ffmpeg -i srt://… -c copy -f hls (fMP4)",
 			build: playerScenario(10, "srt")},
 		{Name: "record-mp4", Job: "SRT listen input → MP4 recording", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f mp4",
@@ -57,21 +61,23 @@ func listenInput(kind string, port int) map[string]any {
 // refPids collects the pids of the reference processes and their children.
 func refPids(procs []*Proc) func() []int {
 	return func() []int {
-		var out []int
+		var live []int
 		for _, p := range procs {
 			if !p.Exited() {
-				out = append(out, withChildren(p.Pid())...)
+				live = append(live, p.Pid())
 			}
 		}
-		return out
+		return withChildren(live...)
 	}
 }
 
-// stopAll interrupts the reference processes, letting ffmpeg finish its files.
+// stopAll interrupts the reference processes, all at once, letting ffmpeg finish its files.
 func stopAll(procs []*Proc) {
+	var wg sync.WaitGroup
 	for _, p := range procs {
-		p.Stop(syscall.SIGINT, 5*time.Second)
+		wg.Go(func() { p.Stop(syscall.SIGINT, 5*time.Second) })
 	}
+	wg.Wait()
 }
 
 // exitedEarly names a reference process that ended before the window did.

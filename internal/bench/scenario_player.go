@@ -18,10 +18,10 @@ func playerScenario(n int, proto string) func(context.Context, *Env, Arm, *Sluic
 			if err != nil {
 				return nil, err
 			}
-			pub := publish{srtAddr: fmt.Sprintf("127.0.0.1:%d", in), streamID: "bench", waitProto: "udp", waitPort: in}
+			pub := publish{srtAddrs: []string{fmt.Sprintf("127.0.0.1:%d", in)}, streamID: "bench", waitProto: "udp", waitPorts: []int{in}}
 			kind := "INPUT_TYPE_SRT_LISTEN"
 			if proto == "rtmp" {
-				pub = publish{rtmpURL: fmt.Sprintf("rtmp://127.0.0.1:%d/live/bench", in), waitProto: "tcp", waitPort: in}
+				pub = publish{rtmpURL: fmt.Sprintf("rtmp://127.0.0.1:%d/live/bench", in), waitProto: "tcp", waitPorts: []int{in}}
 				kind = "INPUT_TYPE_RTMP_LISTEN"
 			}
 			if arm == ArmSluice {

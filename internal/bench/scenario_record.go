@@ -13,7 +13,7 @@ func recordScenario(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup,
 	if err != nil {
 		return nil, err
 	}
-	pub := publish{srtAddr: fmt.Sprintf("127.0.0.1:%d", in), streamID: "bench", waitProto: "udp", waitPort: in}
+	pub := publish{srtAddrs: []string{fmt.Sprintf("127.0.0.1:%d", in)}, streamID: "bench", waitProto: "udp", waitPorts: []int{in}}
 	st := &setup{pubs: []publish{pub}, cleanup: func() {}}
 	if arm == ArmSluice {
 		id, err := sl.Create("recording", map[string]any{"recording_name": "bench", "recording_type": "RECORDING_STREAM_TO_FILE",

@@ -32,18 +32,39 @@ func dialSRT(ctx context.Context, addr, streamID string) (gosrt.Conn, error) {
 	}
 }
 
-// publishSRT dials addr and paces c into it until the clip or ctx ends.
-func publishSRT(ctx context.Context, addr, streamID string, c *Clip, s *Sent) error {
-	conn, err := dialSRT(ctx, addr, streamID)
-	if err != nil {
-		return err
+// publishSRT dials every address in addrs (the same streamID to each) and paces c into them
+// at once, one schedule for all, until the clip or ctx ends. A connection whose write fails is
+// left behind and the others go on; its error is returned at the end.
+func publishSRT(ctx context.Context, addrs []string, streamID string, c *Clip, s *Sent) error {
+	conns := make([]gosrt.Conn, len(addrs))
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() { conns[i], errs[i] = dialSRT(ctx, addr, streamID) })
+	}
+	wg.Wait()
+	fw := &fanWriter{}
+	for _, conn := range conns {
+		if conn != nil {
+			fw.add(conn)
+		}
 	}
 	defer func() {
 		// gosrt drops what is still queued when closed: let the last payloads go out first.
 		time.Sleep(srtLatency + 300*time.Millisecond)
-		conn.Close()
+		for _, conn := range conns {
+			if conn != nil {
+				conn.Close()
+			}
+		}
 	}()
-	return Pace(ctx, c, conn, s)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := Pace(ctx, c, fw, s); err != nil {
+		return err
+	}
+	return fw.Err()
 }
 
 // srtSink is a receiver: an SRT listener that takes one caller and counts what it sends.
@@ -100,6 +121,19 @@ func (k *srtSink) Count() TSCount {
 	defer k.mu.Unlock()
 	return k.cnt
 }
+
+// Received is what the receiver got so far.
+func (k *srtSink) Received() Received {
+	c := k.Count()
+	first := c.FirstPTS
+	if c.Packets == 0 {
+		first = -1 // Feed never ran: the counter is still its zero value
+	}
+	return Received{Frames: c.Frames, CCErrors: c.CCErrors, FirstPTS: first, LastPTS: c.LastPTS, FirstErr: c.FirstErr}
+}
+
+// Label names the receiver in logs.
+func (k *srtSink) Label() string { return fmt.Sprintf("srt 127.0.0.1:%d", k.Port) }
 
 // Close stops the receiver.
 func (k *srtSink) Close() {

@@ -42,4 +42,12 @@ func TestChecks(t *testing.T) {
 	if got := Checks(rows[:1]); !strings.Contains(got[0], "**no**") {
 		t.Fatalf("a missing figure passed: %q", got)
 	}
+	fan := Checks([]Row{
+		{Scenario: "fanout-20", Metric: "CPU", Sluice: 20, Ref: 40},
+		{Scenario: "fanout-20", Metric: "peak RSS", Sluice: 50, Ref: 500},
+	})
+	want := "20 passthrough restreams (half SRT, half RTMP) against as many `ffmpeg -c copy`: CPU ratio 0.500 (sluice 20.0%, ffmpeg 40.0% of a core), RSS ratio 0.100 (sluice 50.0 MiB, ffmpeg 500 MiB)."
+	if len(fan) != 1 || fan[0] != want {
+		t.Fatalf("fan-out check %q, want %q", fan, want)
+	}
 }
