@@ -145,3 +145,38 @@ func TestRecordingTranscoded(t *testing.T) {
 		t.Errorf("transcoded recording streams %+v, want hevc 320x180 and audio", p.Streams)
 	}
 }
+
+// TestRecordingFolderNotWritable: a recordings folder that cannot be made shows as the
+// recording's last_error; once it can, the recorder writes without being restarted by hand.
+func TestRecordingFolderNotWritable(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	data := t.TempDir()
+	ts := startServer(t, data, nil)
+	defer ts.stop()
+	// A file where the recording's folder should be: mkdir fails whoever runs the test (root too).
+	blocker := filepath.Join(data, "recordings", "blocked")
+	if err := os.MkdirAll(filepath.Dir(blocker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := ts.create("recording", recordingBody("blocked", map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 320, "resolution_height": 180, "test_video_bitrate": 300}))
+	var r struct {
+		State     string `json:"state"`
+		LastError string `json:"last_error"`
+	}
+	testutil.Eventually(t, 30*time.Second, "the folder error in last_error", func() bool {
+		ts.call("/api/recording/getById", map[string]any{"id": rec}, http.StatusOK, &r)
+		return strings.Contains(r.LastError, "not a directory")
+	})
+	t.Logf("recording: state %q, last_error %q", r.State, r.LastError)
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 40*time.Second, "a file once the folder can be made", func() bool {
+		fs := ts.recordedFiles(rec)
+		return len(fs) == 1 && fs[0].Size > 0
+	})
+}
