@@ -47,7 +47,7 @@ func repairFLV(f *os.File) (time.Duration, error) {
 	cr := &counter{w: io.Discard}
 	rd, err := flv.NewFileReader(io.TeeReader(bufio.NewReaderSize(f, 1<<16), cr))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrNothingToRepair, err)
+		return 0, fmt.Errorf("%w: %w", ErrNothingToRepair, err)
 	}
 	// The reader consumes each tag with the PreviousTagSize that follows it.
 	keep := cr.n
