@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/soak" //nolint:depguard // a test harness, not the server: it needs the soak package
+	"github.com/sluicemedia/sluice/internal/soak"
 )
 
 func main() {
