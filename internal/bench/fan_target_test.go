@@ -41,7 +41,7 @@ func TestFanTargets(t *testing.T) {
 	}
 
 	tee := refTeeArgs(5002, []fanTarget{srt, rtmp})
-	if tee[len(tee)-2] != "tee" {
+	if tee[len(tee)-2] != "tee" || !slices.Contains(tee, "-tag:v") {
 		t.Fatalf("tee args %q", tee)
 	}
 	slaves := strings.Split(tee[len(tee)-1], "|")

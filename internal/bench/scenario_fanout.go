@@ -26,9 +26,9 @@ func fanoutScenario(n int) func(context.Context, *Env, Arm, *Sluice) (*setup, er
 		case ArmSluice:
 			fail = fanoutSluice(st, sl, targets)
 		case ArmRef:
-			fail = fanoutProcesses(st, targets)
+			fail = fanoutProcesses(st, targets, env.Log)
 		default:
-			fail = fanoutTee(st, targets)
+			fail = fanoutTee(st, targets, env.Log)
 		}
 		if fail != nil {
 			st.cleanup()
@@ -95,11 +95,11 @@ func fanoutSluice(st *setup, sl *Sluice, targets []fanTarget) error {
 
 // fanoutProcesses starts one `ffmpeg -c copy` per target, each listening for SRT on its own
 // port; the pacer feeds them all.
-func fanoutProcesses(st *setup, targets []fanTarget) error {
+func fanoutProcesses(st *setup, targets []fanTarget, log *slog.Logger) error {
 	pub := publish{streamID: "bench", waitProto: "udp"}
 	var procs []*Proc
 	// Set first, so that a failure half-way stops the processes already started.
-	st.cleanup = func() { stopAll(procs); closeAll(st.sinks) }
+	st.cleanup = func() { stopAll(procs); logOutputs(log, procs); closeAll(st.sinks) }
 	for i, t := range targets {
 		in, err := freePort()
 		if err != nil {
@@ -120,7 +120,7 @@ func fanoutProcesses(st *setup, targets []fanTarget) error {
 }
 
 // fanoutTee starts one ffmpeg whose tee muxer writes every target.
-func fanoutTee(st *setup, targets []fanTarget) error {
+func fanoutTee(st *setup, targets []fanTarget, log *slog.Logger) error {
 	in, err := freePort()
 	if err != nil {
 		return err
@@ -133,8 +133,17 @@ func fanoutTee(st *setup, targets []fanTarget) error {
 	procs := []*Proc{p}
 	st.pids = refPids(procs)
 	st.check = func() (string, error) { return "", exitedEarly(procs) }
-	st.cleanup = func() { stopAll(procs); closeAll(st.sinks) }
+	st.cleanup = func() { stopAll(procs); logOutputs(log, procs); closeAll(st.sinks) }
 	return nil
+}
+
+// logOutputs logs, as details, what the reference processes printed (their errors).
+func logOutputs(log *slog.Logger, procs []*Proc) {
+	for _, p := range procs {
+		if out := p.Output(); out != "" {
+			log.Debug("reference output", "process", p.Name, "output", tail(out))
+		}
+	}
 }
 
 // closeAll closes receivers.
@@ -144,12 +153,13 @@ func closeAll(sinks []receiver) {
 	}
 }
 
-// receiverLog is the log of the RTMP receivers: warnings only, unless the bench logs details.
+// receiverLog is the log of the RTMP receivers: errors only, unless the bench logs details (a
+// copied FLV stream starts with an empty AAC header, which the receivers warn about once each).
 func receiverLog(log *slog.Logger) *slog.Logger {
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		return log.With("part", "rtmp receiver")
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("part", "rtmp receiver")
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("part", "rtmp receiver")
 }
 
 // refTeeArgs are the arguments of the tee reference: one SRT listener on port in, every target
@@ -159,7 +169,10 @@ func refTeeArgs(in int, targets []fanTarget) []string {
 	for _, t := range targets {
 		outs = append(outs, t.teeSlave())
 	}
-	return []string{"-i", refSRTListen(in), "-c", "copy", "-map", "0", "-f", "tee", strings.Join(outs, "|")}
+	// The tee muxer passes the input's codec tags (MPEG-TS stream types) on to its slaves, which
+	// the FLV muxer refuses: give it FLV's own (H.264 7, AAC 10), which MPEG-TS ignores.
+	return []string{"-i", refSRTListen(in), "-c", "copy", "-map", "0", "-tag:v", "7", "-tag:a", "10",
+		"-f", "tee", strings.Join(outs, "|")}
 }
 
 // refRestreamArgs are the arguments of one reference restream: SRT listener on port in, copied
