@@ -159,3 +159,19 @@ func TestPushMode(t *testing.T) {
 	checkTracks(t, got2, tracks)
 	checkUnits(t, tracks, got, aus)
 }
+
+func TestReadAll(t *testing.T) {
+	tracks := withIDs(h264Track(), aacTrack())
+	aus := synthStream(tracks, 2, 0, 50, true)
+	ts := muxAll(t, tracks, aus)
+	got, units, err := ReadAll(bytes.NewReader(ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(units) != len(aus) {
+		t.Fatalf("%d tracks and %d units, want 2 and %d", len(got), len(units), len(aus))
+	}
+	if _, _, err := ReadAll(bytes.NewReader(ts[:100])); err == nil {
+		t.Error("a cut stream without its tables read as whole")
+	}
+}

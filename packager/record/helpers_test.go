@@ -1,9 +1,6 @@
 package record
 
 import (
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -17,27 +14,11 @@ import (
 // clipUnits demuxes a TS clip into its tracks and units.
 func clipUnits(t testing.TB, path string) ([]media.Track, []*media.AccessUnit) {
 	t.Helper()
-	f, err := os.Open(path)
+	tracks, aus, err := mpegts.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("demux %s: %v", path, err)
 	}
-	defer f.Close()
-	d := mpegts.NewDemuxer(f)
-	tracks, err := d.Tracks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var aus []*media.AccessUnit
-	for {
-		au, err := d.Read()
-		if errors.Is(err, io.EOF) {
-			return tracks, aus
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		aus = append(aus, au)
-	}
+	return tracks, aus
 }
 
 // probeDuration returns the file's duration as ffprobe reports it.

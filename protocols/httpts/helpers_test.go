@@ -97,23 +97,9 @@ func makeFile(t testing.TB, seconds float64, format string) string {
 // readTS demuxes a whole file.
 func readTS(t testing.TB, path string) ([]media.Track, []*media.AccessUnit) {
 	t.Helper()
-	f, err := os.Open(path)
+	tracks, aus, err := mpegts.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := mpegts.NewDemuxer(f)
-	tracks, err := d.Tracks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var aus []*media.AccessUnit
-	for {
-		au, err := d.Read()
-		if err != nil {
-			break
-		}
-		aus = append(aus, au)
+		t.Fatalf("demux %s: %v", path, err)
 	}
 	return tracks, aus
 }
