@@ -69,7 +69,8 @@ func TestArms(t *testing.T) {
 // reference's rows follow when it ran.
 func TestFanoutRows(t *testing.T) {
 	run := func(cpu float64, short, cc int) RunResult {
-		return RunResult{Usage: Usage{CPU: durationOf(cpu), Wall: durationOf(100)}, FramesSent: 270, FramesShort: short, CCErrors: cc}
+		return RunResult{Usage: Usage{CPU: durationOf(cpu), Wall: durationOf(100)}, FramesSent: 270, FramesShort: short,
+			FramesShortRTMP: short / 2, CCErrors: cc}
 	}
 	o := &Outcome{
 		Scenarios: []Scenario{{Name: "fanout-20", Tee: "tee"}},
@@ -92,7 +93,8 @@ func TestFanoutRows(t *testing.T) {
 	if r := get("CPU"); r.Sluice != 11 || r.Ref != 40 {
 		t.Fatalf("CPU row %+v", r)
 	}
-	if r := get("frames not received, worst run"); r.Sluice != 0 || r.Ref != 9 {
+	if r := get("frames not received, worst run"); r.Sluice != 0 || r.Ref != 9 ||
+		r.Note != "of 270 frames sent a run to each receiver; at RTMP receivers, worst run: sluice 0, ref 4.00" {
 		t.Fatalf("frames row %+v", r)
 	}
 	if r := get("continuity errors, worst run"); r.Sluice != 1 || r.Ref != 2 {

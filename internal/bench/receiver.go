@@ -16,6 +16,7 @@ type Received struct {
 type receiver interface {
 	Received() Received
 	Label() string // protocol and address, for logs
+	Kind() string  // recvSRT or recvRTMP
 	Close()
 }
 

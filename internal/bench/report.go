@@ -63,7 +63,7 @@ The reference's first playlist includes ffmpeg's input probing (default -analyze
 "Frames not received" counts, over all receivers, the frames the publisher sent completely (less the
 one in flight when it stopped) that a receiver did not get; continuity errors count MPEG-TS packets
 lost on the way to the SRT receivers (RTMP runs over TCP: what it loses shows only as frames not
-received); sluice's drop warnings are its log lines about readers that fell behind the bus.
+received, and the note gives the RTMP receivers' share); sluice's drop warnings are its log lines about readers that fell behind the bus.
 
 `, r.Window, r.Runs, teeNote(r.TeeRuns))
 	b.WriteString("| scenario | sluice does | reference runs |\n|---|---|---|\n")
@@ -105,7 +105,7 @@ func teeNote(runs int) string {
 	if runs <= 0 {
 		return "The tee reference (one ffmpeg feeding every receiver) was not run."
 	}
-	return fmt.Sprintf("The rows marked \"reference: one ffmpeg tee\" compare sluice with one ffmpeg whose tee muxer feeds every\nreceiver (%d run(s) of it; sluice's figure is the median of its runs as above).", runs)
+	return fmt.Sprintf("The rows marked \"reference: one ffmpeg tee\" compare sluice with one ffmpeg whose tee muxer feeds every\nreceiver (%d run(s) of it; sluice's figure is the median of its runs as above). fanout-100 has no such row: the\ntee opens its slaves one after another before it forwards the first packet, and with a live SRT input 100 slaves\ntook longer than the window (it delivered nothing in trial runs).", runs)
 }
 
 // oneLine keeps an error message on one Markdown line, at most 400 characters.

@@ -22,7 +22,7 @@ func TestReportMethod(t *testing.T) {
 		"half are SRT\nlisteners", "`OUTPUT_TYPE_OTHER_RTMP_URL`", "as many `ffmpeg -c copy`",
 		"(1 run(s) of it;",
 		"| fanout-100 | 1 SRT publish to the SRT server module → 100 passthrough restreams, 50 to SRT and 50 to RTMP receivers | `100 × ffmpeg",
-		"; extra: `ffmpeg -i srt://…?mode=listener -c copy -f tee, 50 SRT and 50 RTMP slaves` |",
+		"; extra: `ffmpeg -i srt://…?mode=listener -c copy -f tee, 10 SRT and 10 RTMP slaves` |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

@@ -29,8 +29,10 @@ func (o *Outcome) Rows() []Row {
 		}
 		if strings.HasPrefix(sc.Name, "fanout") {
 			d := row("frames not received, worst run", "frames", worst(func(x RunResult) float64 { return float64(x.FramesShort) }))
-			d.Note = fmt.Sprintf("of %s frames sent a run to each receiver",
-				num(medianOf(func(x RunResult) float64 { return float64(x.FramesSent) })(s)))
+			d.Note = fmt.Sprintf("of %s frames sent a run to each receiver; at RTMP receivers, worst run: sluice %s, ref %s",
+				num(medianOf(func(x RunResult) float64 { return float64(x.FramesSent) })(s)),
+				num(worst(func(x RunResult) float64 { return float64(x.FramesShortRTMP) })(s)),
+				num(worst(func(x RunResult) float64 { return float64(x.FramesShortRTMP) })(r)))
 			cc := row("continuity errors, worst run", "TS packets", worst(func(x RunResult) float64 { return float64(x.CCErrors) }))
 			cc.Note = fmt.Sprintf("sluice's drop warnings, worst run: %s",
 				num(worst(func(x RunResult) float64 { return float64(x.DropWarnings) })(s)))

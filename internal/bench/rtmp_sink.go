@@ -95,6 +95,9 @@ func (k *rtmpSink) Received() Received {
 	return got
 }
 
+// Kind is the receiver's protocol.
+func (k *rtmpSink) Kind() string { return recvRTMP }
+
 // Label names the receiver in logs.
 func (k *rtmpSink) Label() string { return fmt.Sprintf("rtmp 127.0.0.1:%d/live/%s", k.Port, k.Key) }
 

@@ -63,15 +63,16 @@ type setup struct {
 
 // RunResult is what one run of one arm measured.
 type RunResult struct {
-	Usage         Usage
-	FirstPlaylist []float64 // seconds from publish start to the first playlist, one per player
-	Delays        []float64 // milliseconds from a segment's last frame sent to its listing
-	FramesSent    int       // frames the publisher sent completely
-	FramesShort   int       // frames sent but not received, summed over the receivers
-	CCErrors      int       // continuity errors at the receivers
-	DropWarnings  int       // sluice log lines about dropped units or evicted readers
-	ReceiverDrops int64     // units the bench's own RTMP readers dropped: a fault of the bench
-	Note          string
+	Usage           Usage
+	FirstPlaylist   []float64 // seconds from publish start to the first playlist, one per player
+	Delays          []float64 // milliseconds from a segment's last frame sent to its listing
+	FramesSent      int       // frames the publisher sent completely
+	FramesShort     int       // frames sent but not received, summed over the receivers
+	FramesShortRTMP int       // the part of FramesShort at RTMP receivers
+	CCErrors        int       // continuity errors at the receivers
+	DropWarnings    int       // sluice log lines about dropped units or evicted readers
+	ReceiverDrops   int64     // units the bench's own RTMP readers dropped: a fault of the bench
+	Note            string
 }
 
 // runOnce runs one arm of sc once; profile, when set, runs beside the window with the sluice.
@@ -172,7 +173,11 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 	for _, k := range st.sinks {
 		c := k.Received()
 		// The frame being sent when the publisher stopped is never complete at the server.
-		res.FramesShort += max(0, res.FramesSent-1-c.Frames)
+		short := max(0, res.FramesSent-1-c.Frames)
+		res.FramesShort += short
+		if k.Kind() == recvRTMP {
+			res.FramesShortRTMP += short
+		}
 		res.CCErrors += c.CCErrors
 		res.ReceiverDrops += c.Dropped
 		if c.CCErrors > 0 {

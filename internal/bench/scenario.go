@@ -29,8 +29,8 @@ func Scenarios() []Scenario {
 			Ref: "20 × ffmpeg -i srt://…?mode=listener -c copy, 10 × -f mpegts srt://…, 10 × -f flv rtmp://…",
 			Tee: "ffmpeg -i srt://…?mode=listener -c copy -f tee, 10 SRT and 10 RTMP slaves", build: fanoutScenario(20)},
 		{Name: "fanout-100", Job: "1 SRT publish to the SRT server module → 100 passthrough restreams, 50 to SRT and 50 to RTMP receivers",
-			Ref: "100 × ffmpeg -i srt://…?mode=listener -c copy, 50 × -f mpegts srt://…, 50 × -f flv rtmp://…",
-			Tee: "ffmpeg -i srt://…?mode=listener -c copy -f tee, 50 SRT and 50 RTMP slaves", build: fanoutScenario(100)},
+			Ref:   "100 × ffmpeg -i srt://…?mode=listener -c copy, 50 × -f mpegts srt://…, 50 × -f flv rtmp://…",
+			build: fanoutScenario(100)}, // no tee: ffmpeg opens 100 slaves one by one, longer than the window
 		{Name: "players-10", Job: "10 SRT listen inputs, each → its own HLS+DASH player", Ref: "10 × ffmpeg -i srt://… -c copy -f hls (fMP4)",
 			build: playerScenario(10, "srt")},
 		{Name: "record-mp4", Job: "SRT listen input → MP4 recording", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f mp4",

@@ -132,6 +132,9 @@ func (k *srtSink) Received() Received {
 	return Received{Frames: c.Frames, CCErrors: c.CCErrors, FirstPTS: first, LastPTS: c.LastPTS, FirstErr: c.FirstErr}
 }
 
+// Kind is the receiver's protocol.
+func (k *srtSink) Kind() string { return recvSRT }
+
 // Label names the receiver in logs.
 func (k *srtSink) Label() string { return fmt.Sprintf("srt 127.0.0.1:%d", k.Port) }
 
