@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"time"
 )
 
@@ -76,5 +77,9 @@ func withChildren(pids ...int) []int {
 	if len(pids) == 0 {
 		return nil
 	}
-	return descendants(pids, parents())
+	all, err := procfs.Descendants(pids)
+	if err != nil {
+		return pids
+	}
+	return all
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"net"
 	"os"
 	"os/exec"
@@ -186,28 +187,11 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 
 // Children lists the PIDs of the live child processes of pid, from /proc.
 func Children(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
+	kids, _ := procfs.Children(pid)
 	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-		i := bytes.LastIndexByte(raw, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(raw[i+1:])
-		if len(f) < 2 || string(f[0]) == "Z" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(string(f[1])); ppid == pid {
-			out = append(out, child)
+	for _, k := range kids {
+		if !k.Zombie() {
+			out = append(out, k.PID)
 		}
 	}
 	return out

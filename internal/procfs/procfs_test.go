@@ -1,0 +1,97 @@
+package procfs
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (sluice (x) y) S 17 4242 17 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 12 0 100 1000 500 18446744073709551615"
+	st, err := ParseStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stat{PID: 4242, State: 'S', PPID: 17, CPU: 3250 * time.Millisecond}
+	if st != want {
+		t.Errorf("ParseStat = %+v, want %+v", st, want)
+	}
+	for _, bad := range []string{"", "12 sluice S 1", "x (a) S 1 2 3 4 5 6 7 8 9 10 11 12", "12 (a) S 1 2", "12 (a) S 1 2 3 4 5 6 7 8 9 10 -1 12"} {
+		if _, err := ParseStat([]byte(bad)); err == nil {
+			t.Errorf("ParseStat(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	st, err := ParseStatus([]byte("Name:\tsluice\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n"))
+	if err != nil || st != (Status{RSS: 1 << 20, HWM: 2 << 20}) {
+		t.Fatalf("ParseStatus = %+v, %v", st, err)
+	}
+	for _, bad := range []string{"", "VmRSS: 12 kB\n", "VmRSS: x kB\nVmHWM: 1 kB\n", "VmRSS: 12 MB\nVmHWM: 1 kB\n"} {
+		if _, err := ParseStatus([]byte(bad)); err == nil {
+			t.Errorf("ParseStatus(%q): no error", bad)
+		}
+	}
+}
+
+// TestSelfAndChildren reads this process and a child it starts, then the child as a zombie.
+func TestSelfAndChildren(t *testing.T) {
+	me := os.Getpid()
+	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); { // use some CPU
+	}
+	if st, err := ReadStat(me); err != nil || st.PID != me || st.CPU <= 0 {
+		t.Fatalf("ReadStat(self) = %+v, %v", st, err)
+	}
+	if st, err := ReadStatus(me); err != nil || st.RSS < 1<<20 || st.HWM < st.RSS {
+		t.Fatalf("ReadStatus(self) = %+v, %v", st, err)
+	}
+	if n, err := OpenFDs(me); err != nil || n < 3 {
+		t.Fatalf("OpenFDs(self) = %d, %v", n, err)
+	}
+	cmd := exec.Command("sleep", "0.3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := cmd.Process.Pid
+	kids, err := Children(me)
+	if err != nil || !slices.ContainsFunc(kids, func(s Stat) bool { return s.PID == child }) {
+		t.Fatalf("Children(self) = %+v, %v; want %d", kids, err, child)
+	}
+	if d, err := Descendants([]int{me}); err != nil || d[0] != me || !slices.Contains(d, child) {
+		t.Fatalf("Descendants(self) = %v, %v", d, err)
+	}
+	if c := Cmdline(child); c != "sleep 0.3" {
+		t.Errorf("Cmdline = %q", c)
+	}
+	time.Sleep(600 * time.Millisecond) // it ended; not waited for, it is a zombie
+	kids, _ = Children(me)
+	i := slices.IndexFunc(kids, func(s Stat) bool { return s.PID == child })
+	if i < 0 || !kids[i].Zombie() {
+		t.Errorf("the ended child: %+v, want a zombie", kids)
+	}
+	if d, _ := Descendants([]int{me}); slices.Contains(d, child) {
+		t.Errorf("Descendants lists a zombie: %v", d)
+	}
+	_ = cmd.Wait()
+}
+
+// TestDescendantsTree: roots first, then every live process below them however deep, once
+// each; other trees and zombies are left out.
+func TestDescendantsTree(t *testing.T) {
+	all := []Stat{{PID: 10, PPID: 1}, {PID: 11, PPID: 10}, {PID: 12, PPID: 10}, {PID: 13, PPID: 11},
+		{PID: 14, PPID: 11, State: 'Z'}, {PID: 20, PPID: 1}, {PID: 21, PPID: 20}, {PID: 30, PPID: 1}}
+	got := descendants([]int{10, 30}, all)
+	if got[0] != 10 || got[1] != 30 {
+		t.Fatalf("roots not first: %v", got)
+	}
+	slices.Sort(got)
+	if want := []int{10, 11, 12, 13, 30}; !slices.Equal(got, want) {
+		t.Fatalf("descendants %v, want %v", got, want)
+	}
+	if got := descendants([]int{99}, all); !slices.Equal(got, []int{99}) {
+		t.Fatalf("a leaf: %v", got)
+	}
+}
