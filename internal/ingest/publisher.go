@@ -31,12 +31,14 @@ func NewPublisher(s *stream.Stream, log *slog.Logger) *Publisher {
 // SetTracks attaches the publisher, if not yet attached, and sets the tracks. It fails when
 // the stream is closed or has another publisher.
 func (p *Publisher) SetTracks(tracks []media.Track) error {
-	if p.pub == nil {
-		pub, err := p.s.Publish()
-		if err != nil {
-			return err
+	if p.pub == nil || p.tracks == nil {
+		if p.pub == nil {
+			pub, err := p.s.Publish()
+			if err != nil {
+				return err
+			}
+			p.pub = pub
 		}
-		p.pub = pub
 		p.log.Info("publishing", "tracks", Describe(tracks))
 	}
 	if err := p.pub.SetTracks(tracks); err != nil {

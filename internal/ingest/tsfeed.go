@@ -48,13 +48,16 @@ func (f *TSFeed) Finish() {
 // Err returns the error that stopped the feed, nil while it takes bytes.
 func (f *TSFeed) Err() error { return f.err }
 
+// Stats returns what the demuxer of the current program skipped or dropped on damaged input.
+func (f *TSFeed) Stats() mpegts.Stats { return f.dmx.Stats() }
+
 // Units returns how many units the feed's Publisher published.
 func (f *TSFeed) Units() int64 { return f.in.Units() }
 
 // drain publishes every unit the demuxer can give.
 func (f *TSFeed) drain() error {
 	for {
-		if f.in.pub == nil {
+		if f.in.pub == nil || f.in.tracks == nil {
 			tracks, err := f.dmx.Tracks()
 			if errors.Is(err, mpegts.ErrNeedMore) {
 				return nil

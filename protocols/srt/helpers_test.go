@@ -18,6 +18,7 @@ import (
 
 	gosrt "github.com/datarhei/gosrt"
 
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -221,7 +222,7 @@ func requireTracks(t testing.TB, tracks []media.Track) {
 	t.Helper()
 	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[1].Codec != media.CodecAAC ||
 		tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 || tracks[1].ClockRate != 48000 {
-		t.Fatalf("tracks %s, want H264 640x360 and AAC 48000Hz", describeTracks(tracks))
+		t.Fatalf("tracks %s, want H264 640x360 and AAC 48000Hz", ingest.Describe(tracks))
 	}
 	if tracks[0].Params.SPS == nil || tracks[0].Params.PPS == nil {
 		t.Fatal("video track without parameter sets")

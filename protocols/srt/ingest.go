@@ -8,18 +8,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
-	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
-// Ingest time limits: a publisher must announce its tracks (PAT, PMT and decodable parameters)
-// within tracksTimeout, and then never go silent for stallTimeout. gosrt's peer idle timeout
-// only notices a peer that sends nothing at all, keepalives included. Variables for tests.
+// Ingest time limits: a publisher must bring media (PAT, PMT and a first unit with decodable
+// parameters) within tracksTimeout, and then never go silent for stallTimeout. gosrt's peer
+// idle timeout only notices a peer that sends nothing at all, keepalives included. Variables
+// for tests.
 var (
 	tracksTimeout = 15 * time.Second
 	stallTimeout  = 10 * time.Second
 )
+
+// readSize is the read buffer: larger than any SRT payload, so a read takes a whole packet.
+const readSize = 64 << 10
 
 // errStalled ends a publisher that stopped sending media but kept the connection alive.
 var errStalled = errors.New("publisher stopped sending media")
@@ -30,69 +33,51 @@ type ingestResult struct {
 	bytes int64
 }
 
-// ingest demuxes MPEG-TS from conn and publishes it through pub until conn fails or goes
-// silent, then closes the publisher (and any it opened again after a program change). The
-// caller closes conn to end it early. It returns io.EOF when the peer ended the connection.
-func ingest(conn io.ReadCloser, pub *stream.Publisher, log *slog.Logger) (ingestResult, error) {
+// publishTS feeds the MPEG-TS conn carries to a TSFeed publishing through pub, until conn
+// fails or goes silent, then closes the publisher (and any the feed opened again after a
+// program change or a timestamp jump). The caller closes conn to end it early. It returns
+// io.EOF when the peer ended the connection.
+func publishTS(conn io.ReadCloser, pub *stream.Publisher, log *slog.Logger) (ingestResult, error) {
 	w := newWatchdog(conn)
 	defer w.stop()
-	res, err := ingestLoop(w, pub, log)
-	res.bytes = w.bytes.Load()
+	feed := ingest.NewTSFeed(ingest.NewHeldPublisher(pub, log))
+	err := feedLoop(w, feed)
+	feed.Finish()
+	if st := feed.Stats(); st.CCErrors > 0 || st.DroppedPES > 0 {
+		log.Info("transport stream damage", "cc_errors", st.CCErrors,
+			"dropped_pes", st.DroppedPES, "dropped_units", st.DroppedUnits)
+	}
+	res := ingestResult{units: feed.Units(), bytes: w.bytes.Load()}
 	if w.fired.Load() {
 		if !w.started.Load() {
-			return res, fmt.Errorf("no tracks within %v: %w", tracksTimeout, ErrNoMedia)
+			return res, fmt.Errorf("no media within %v: %w", tracksTimeout, ErrNoMedia)
 		}
 		return res, fmt.Errorf("%w for %v", errStalled, stallTimeout)
 	}
 	return res, err
 }
 
-func ingestLoop(w *watchdog, pub *stream.Publisher, log *slog.Logger) (res ingestResult, err error) {
-	strm := pub.Stream()
-	defer func() { pub.Close() }()
+// feedLoop reads w into feed until either fails.
+func feedLoop(w *watchdog, feed *ingest.TSFeed) error {
+	buf := make([]byte, readSize)
 	for {
-		d := mpegts.NewDemuxer(w)
-		tracks, err := d.Tracks()
+		n, err := w.Read(buf)
+		if n > 0 {
+			if _, ferr := feed.Write(buf[:n]); ferr != nil {
+				return ferr
+			}
+			if feed.Units() > 0 {
+				w.mediaStarted()
+			}
+		}
 		if err != nil {
-			return res, err
-		}
-		if err := pub.SetTracks(tracks); err != nil {
-			return res, err
-		}
-		w.mediaStarted()
-		log.Info("publishing", "tracks", describeTracks(tracks))
-		fixer := newDTSFixer(tracks)
-		for {
-			au, err := d.Read()
-			if errors.Is(err, mpegts.ErrProgramChanged) {
-				log.Info("program changed: publishing a new session")
-				pub.Close()
-				if pub, err = strm.Publish(); err != nil {
-					return res, err
-				}
-				break
-			}
-			if err != nil {
-				if st := d.Stats(); st.CCErrors > 0 || st.DroppedPES > 0 {
-					log.Info("transport stream damage", "cc_errors", st.CCErrors,
-						"dropped_pes", st.DroppedPES, "dropped_units", st.DroppedUnits)
-				}
-				if fixer.fixed > 0 || fixer.rebase > 0 {
-					log.Info("timestamps repaired", "nudged", fixer.fixed, "clock_resets", fixer.rebase)
-				}
-				return res, err
-			}
-			fixer.fix(au)
-			if err := pub.Write(au); err != nil {
-				return res, err
-			}
-			res.units++
+			return err
 		}
 	}
 }
 
-// watchdog counts the bytes read from a connection and closes it when no tracks come within
-// tracksTimeout, or no bytes within stallTimeout once they have.
+// watchdog counts the bytes read from a connection and closes it when no media comes within
+// tracksTimeout, or no bytes within stallTimeout once it has.
 type watchdog struct {
 	r       io.ReadCloser
 	timer   *time.Timer
@@ -130,20 +115,3 @@ func (w *watchdog) mediaStarted() {
 }
 
 func (w *watchdog) stop() { w.timer.Stop() }
-
-// describeTracks returns a short text of the tracks for logs: "H264 1280x720, AAC 48000Hz 2ch".
-func describeTracks(tracks []media.Track) string {
-	var b []byte
-	for i, t := range tracks {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, t.Codec.String()...)
-		if t.Codec.IsVideo() {
-			b = fmt.Appendf(b, " %dx%d", t.Params.Width, t.Params.Height)
-		} else {
-			b = fmt.Appendf(b, " %dHz %dch", t.Params.SampleRate, t.Params.Channels)
-		}
-	}
-	return string(b)
-}

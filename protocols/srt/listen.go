@@ -75,7 +75,7 @@ func publishConn(conn gosrt.Conn, s *stream.Stream, log *slog.Logger) (ingestRes
 	}
 	log.Info("publisher connected")
 	start := time.Now()
-	res, err := ingest(conn, pub, log)
+	res, err := publishTS(conn, pub, log)
 	if errors.Is(err, io.EOF) && res.units == 0 {
 		err = fmt.Errorf("peer left: %w", ErrNoMedia)
 	}

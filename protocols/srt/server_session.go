@@ -44,7 +44,7 @@ func (s *Server) acceptPublisher(ctx context.Context, req gosrt.ConnRequest, id 
 	log.Info("publisher connected", "stream_id", ps.streamID)
 	s.sessions.Go(func() {
 		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-		res, err := ingest(conn, pub, log)
+		res, err := publishTS(conn, pub, log)
 		stop()
 		_ = conn.Close()
 		s.mu.Lock()
