@@ -63,7 +63,7 @@ func checkLive(t *testing.T, r *liveRun, video media.Codec) {
 	want := sourceKbps(t, r.dir)
 	t.Logf("bitrate: stream %.0f kbit/s, source segments %.0f kbit/s (configured %d)", got, want, srcVideoKbps+srcAudioKbps)
 	within(t, "stream bitrate vs source", got, want, 0.15)
-	checkUnits(t, tracks, r.col.snapshot())
+	checkUnits(t, tracks, r.col.Snapshot())
 }
 
 // TestPullTimelineEnd plays a live SegmentTimeline presentation; then the encoder stops, the
@@ -87,8 +87,8 @@ func TestPullTimelineEnd(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Pull did not return after the presentation ended")
 	}
-	checkUnits(t, r.s.Tracks(), r.col.snapshot())
-	r.col.stop()
+	checkUnits(t, r.s.Tracks(), r.col.Snapshot())
+	r.col.Stop()
 	checkBaseline(t, r.base)
 }
 
@@ -109,7 +109,7 @@ func TestPullNumberServerGone(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Pull did not return after the server went away")
 	}
-	r.col.stop()
+	r.col.Stop()
 	checkBaseline(t, r.base)
 }
 

@@ -71,8 +71,8 @@ func TestPullStatic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.stop()
-			tracks, aus := s.Tracks(), c.snapshot()
+			c.Stop()
+			tracks, aus := s.Tracks(), c.Snapshot()
 			checkUnits(t, tracks, aus)
 			first, last, n := videoSpan(tracks, aus)
 			// 3 s at 25 fps: 75 frames, from 0 to 2.96 s.
@@ -103,8 +103,8 @@ func TestPullPeriods(t *testing.T) {
 	if _, err := pullNow(t, srv.URL+"/multi.mpd", s, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	c.stop()
-	tracks, aus := s.Tracks(), c.snapshot()
+	c.Stop()
+	tracks, aus := s.Tracks(), c.Snapshot()
 	checkUnits(t, tracks, aus)
 	if first, last, n := videoSpan(tracks, aus); first != 0 || last != 149*3600 || n != 150 {
 		t.Fatalf("%d video units from %d to %d, want 150 from 0 to 5.96 s", n, first, last)
@@ -190,7 +190,7 @@ func TestPullRepeat(t *testing.T) {
 		t.Fatalf("%d discontinuities, want 3", d)
 	}
 	checkBaseline(t, base)
-	c.stop()
+	c.Stop()
 }
 
 // TestPullBusy refuses a stream that already has a publisher.

@@ -69,7 +69,7 @@ func checkLive(t *testing.T, r *liveRun, lc liveCase, video media.Codec) {
 	want := sourceKbps(t, r.dir, lc.probe)
 	t.Logf("bitrate: stream %.0f kbit/s, source segments %.0f kbit/s (configured %d)", got, want, srcVideoKbps+srcAudioKbps)
 	within(t, "stream bitrate vs source", got, want, 0.15)
-	checkUnits(t, tracks, r.col.snapshot())
+	checkUnits(t, tracks, r.col.Snapshot())
 }
 
 // TestPullTSEndlist plays live MPEG-TS segments, then the encoder stops: the playlist gets
@@ -87,8 +87,8 @@ func TestPullTSEndlist(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Pull did not return after EXT-X-ENDLIST")
 	}
-	checkUnits(t, r.s.Tracks(), r.col.snapshot())
-	r.col.stop()
+	checkUnits(t, r.s.Tracks(), r.col.Snapshot())
+	r.col.Stop()
 	checkBaseline(t, r.base)
 }
 
@@ -109,7 +109,7 @@ func TestPullFMP4ServerGone(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Pull did not return after the server went away")
 	}
-	r.col.stop()
+	r.col.Stop()
 	checkBaseline(t, r.base)
 }
 

@@ -42,8 +42,8 @@ func TestPullVODFromStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.stop()
-			aus := c.snapshot()
+			c.Stop()
+			aus := c.Snapshot()
 			tracks := s.Tracks()
 			checkUnits(t, tracks, aus)
 			var first, last int64 = -1, 0
@@ -82,8 +82,8 @@ func TestPullWaitsForSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.stop()
-	checkUnits(t, s.Tracks(), c.snapshot())
+	c.Stop()
+	checkUnits(t, s.Tracks(), c.Snapshot())
 	if s.Stats().UnitsIn == 0 {
 		t.Fatal("no media")
 	}
@@ -182,9 +182,9 @@ func TestPullRepeat(t *testing.T) {
 		t.Fatalf("%d discontinuities, want 3", d)
 	}
 	checkBaseline(t, base)
-	c.stop()
+	c.Stop()
 	var discs int
-	for _, au := range c.snapshot() {
+	for _, au := range c.Snapshot() {
 		if au.Discontinuity {
 			discs++
 		}
@@ -238,7 +238,7 @@ func TestPullSeparateAudio(t *testing.T) {
 	if _, err := pullNow(t, srv.URL+"/master.m3u8", s, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	c.stop()
+	c.Stop()
 	if !audioAsked {
 		t.Fatal("the audio rendition was not loaded")
 	}
@@ -247,5 +247,5 @@ func TestPullSeparateAudio(t *testing.T) {
 	if len(tracks) != 4 || tracks[0].Codec != media.CodecH264 || tracks[3].Codec != media.CodecAAC {
 		t.Fatalf("tracks %v", ingest.Describe(tracks))
 	}
-	checkUnits(t, tracks, c.snapshot())
+	checkUnits(t, tracks, c.Snapshot())
 }

@@ -62,8 +62,8 @@ func TestPullPaced(t *testing.T) {
 				t.Errorf("pull took %s, want the file's pace", took)
 			}
 			checkSourceTracks(t, s.Tracks())
-			waitFor(t, 5*time.Second, "units", func() bool { return len(col.snapshot()) > 100 })
-			checkUnits(t, s.Tracks(), col.snapshot())
+			waitFor(t, 5*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
+			checkUnits(t, s.Tracks(), col.Snapshot())
 			if s.Publishing() {
 				t.Error("still publishing after the pull returned")
 			}
@@ -100,7 +100,7 @@ func TestPullFFmpegServer(t *testing.T) {
 		t.Log(err) // ffmpeg may complain that the client went away at the end
 	}
 	checkSourceTracks(t, s.Tracks())
-	aus := col.snapshot()
+	aus := col.Snapshot()
 	if len(aus) < 150 {
 		t.Fatalf("%d units, want about 4 s", len(aus))
 	}

@@ -106,12 +106,12 @@ func TestSendToServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sent := make(chan error, 1)
 	go func() { sent <- Send(ctx, base+"/in", "put", r, tracks) }()
-	waitFor(t, 20*time.Second, "all units", func() bool { return len(col.snapshot()) >= 2*len(aus)-10 })
+	waitFor(t, 20*time.Second, "all units", func() bool { return len(col.Snapshot()) >= 2*len(aus)-10 })
 	cancel()
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
-	got := col.snapshot()
+	got := col.Snapshot()
 	checkSourceTracks(t, dst.Tracks())
 	checkUnits(t, dst.Tracks(), got)
 	if d := dst.Discontinuities(); d != 0 {

@@ -62,7 +62,7 @@ func TestServerFFmpegPOST(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
 	checkSourceTracks(t, s.Tracks())
-	checkUnits(t, s.Tracks(), col.snapshot())
+	checkUnits(t, s.Tracks(), col.Snapshot())
 }
 
 func TestServerFFmpegPUTAndFLV(t *testing.T) {
@@ -85,7 +85,7 @@ func TestServerFFmpegPUTAndFLV(t *testing.T) {
 			}
 			waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
 			checkSourceTracks(t, s.Tracks())
-			aus := col.snapshot()
+			aus := col.Snapshot()
 			if len(aus) < 100 {
 				t.Fatalf("%d units, want about 3 s", len(aus))
 			}
@@ -185,8 +185,8 @@ func TestServerReconnect(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 	waitBaseline(t, g1, f1)
-	checkUnits(t, s.Tracks(), col.snapshot())
-	col.stop()
+	checkUnits(t, s.Tracks(), col.Snapshot())
+	col.Stop()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestServerRandomBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSourceTracks(t, s.Tracks())
-	if aus := col.snapshot(); len(aus) < 50 {
+	if aus := col.Snapshot(); len(aus) < 50 {
 		t.Fatalf("%d units after the random body", len(aus))
 	}
 }

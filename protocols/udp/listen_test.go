@@ -57,7 +57,7 @@ func TestListenFFmpeg(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
 	checkSourceTracks(t, s.Tracks())
-	aus := col.snapshot()
+	aus := col.Snapshot()
 	if len(aus) < 200 {
 		t.Fatalf("%d units, want at least 200", len(aus))
 	}
@@ -90,8 +90,8 @@ func TestListenReconnect(t *testing.T) {
 		}
 	}
 	waitBaseline(t, g1, f1)
-	checkUnits(t, s.Tracks(), col.snapshot())
-	col.stop()
+	checkUnits(t, s.Tracks(), col.Snapshot())
+	col.Stop()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestListenRandomBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSourceTracks(t, s.Tracks())
-	aus := col.snapshot()
+	aus := col.Snapshot()
 	if len(aus) < 50 {
 		t.Fatalf("%d units after the garbage, want a working publisher", len(aus))
 	}

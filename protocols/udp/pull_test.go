@@ -41,7 +41,7 @@ func TestPullUnicastTimeout(t *testing.T) {
 		t.Fatal("Pull did not return after its timeout")
 	}
 	checkSourceTracks(t, s.Tracks())
-	checkUnits(t, s.Tracks(), col.snapshot())
+	checkUnits(t, s.Tracks(), col.Snapshot())
 }
 
 func TestPullNothingTimeout(t *testing.T) {
@@ -77,9 +77,9 @@ func TestPullMulticastFFmpeg(t *testing.T) {
 	if err := runFFmpeg(context.Background(), t, args...); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "units", func() bool { return len(col.snapshot()) > 50 })
+	waitFor(t, 10*time.Second, "units", func() bool { return len(col.Snapshot()) > 50 })
 	checkSourceTracks(t, s.Tracks())
-	checkUnits(t, s.Tracks(), col.snapshot())
+	checkUnits(t, s.Tracks(), col.Snapshot())
 }
 
 // TestSendPullMulticast sends with Send to a group (TTL 0, out of lo) and receives with Pull
@@ -94,7 +94,7 @@ func TestSendPullMulticast(t *testing.T) {
 	startPull(t, fmt.Sprintf("udp://@%s:%d?localaddr=127.0.0.1", group, port), dst)
 	col := collect(t, dst)
 	startSend(t, src, fmt.Sprintf("udp://%s:%d?ttl=0&localaddr=127.0.0.1", group, port), Send)
-	waitFor(t, 20*time.Second, "units", func() bool { return len(col.snapshot()) > 100 })
+	waitFor(t, 20*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
 	checkSourceTracks(t, dst.Tracks())
-	checkUnits(t, dst.Tracks(), col.snapshot())
+	checkUnits(t, dst.Tracks(), col.Snapshot())
 }
