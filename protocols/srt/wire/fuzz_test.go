@@ -1,0 +1,196 @@
+package wire
+
+import (
+	"bytes"
+	"testing"
+)
+
+// The fuzz targets take whole datagrams; testdata/fuzz/<Target>/libsrt-* are packets captured
+// from libsrt 1.5.1 (testdata/capture/README.md). Each target checks that parsing never
+// panics and that what parses writes back to the same values.
+
+func addCrafted(f *testing.F) {
+	f.Add(crashDatagram())
+	f.Add([]byte{})
+	f.Add(make([]byte, HeaderSize))
+	hs := Handshake{Version: 5, Type: HSConclusion, HSCmd: ExtHSReq, KMCmd: ExtKMReq, KM: make([]byte, MaxKM)}
+	_ = hs.SetStreamID("#!::r=live/cam1,m=publish")
+	f.Add(AppendHandshake(AppendControl(nil, &Control{Type: CtrlHandshake}), &hs))
+	f.Add(AppendDropReq(AppendControl(nil, &Control{Type: CtrlDropReq, Info: 5}), &DropReq{First: 10, Last: 20}))
+	f.Add(AppendControl(nil, &Control{Type: CtrlPeerError, Info: 4000}))
+	f.Add(AppendControl(nil, &Control{Type: CtrlCongestion}))
+}
+
+func FuzzParsePacket(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !IsControl(b) {
+			checkData(t, b)
+			return
+		}
+		var c Control
+		if err := ParseControl(b, &c); err != nil {
+			return
+		}
+		switch c.Type {
+		case CtrlHandshake:
+			checkHandshake(t, c.CIF)
+		case CtrlACK:
+			checkACK(t, c.CIF)
+		case CtrlNAK:
+			fuzzNAK(t, c.CIF)
+		case CtrlDropReq:
+			checkDropReq(t, c.CIF)
+		}
+	})
+}
+
+func FuzzParseData(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) { checkData(t, b) })
+}
+
+func FuzzParseControl(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c Control
+		if err := ParseControl(b, &c); err != nil {
+			return
+		}
+		var back Control
+		if err := ParseControl(AppendControl(nil, &c), &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Type != c.Type || back.Subtype != c.Subtype || back.Info != c.Info || back.Timestamp != c.Timestamp ||
+			back.DestSocket != c.DestSocket || !bytes.Equal(back.CIF, c.CIF) {
+			t.Fatalf("round trip %+v != %+v", back, c)
+		}
+	})
+}
+
+func FuzzParseHandshake(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) { checkHandshake(t, cifOf(b)) })
+}
+
+func FuzzParseACK(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) { checkACK(t, cifOf(b)) })
+}
+
+func FuzzNAKReader(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzNAK(t, cifOf(b)) })
+}
+
+func FuzzParseDropReq(f *testing.F) {
+	addCrafted(f)
+	f.Fuzz(func(t *testing.T, b []byte) { checkDropReq(t, cifOf(b)) })
+}
+
+// cifOf returns what follows the header of a datagram (the seeds are whole datagrams).
+func cifOf(b []byte) []byte {
+	if len(b) < HeaderSize {
+		return b
+	}
+	return b[HeaderSize:]
+}
+
+func checkData(t *testing.T, b []byte) {
+	var d Data
+	if err := ParseData(b, &d); err != nil {
+		return
+	}
+	var back Data
+	if err := ParseData(AppendData(nil, &d), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Seq != d.Seq || back.Position != d.Position || back.InOrder != d.InOrder || back.Key != d.Key ||
+		back.Retransmitted != d.Retransmitted || back.MsgNo != d.MsgNo || back.Timestamp != d.Timestamp ||
+		back.DestSocket != d.DestSocket || !bytes.Equal(back.Payload, d.Payload) {
+		t.Fatalf("round trip %+v != %+v", back, d)
+	}
+}
+
+func checkHandshake(t *testing.T, cif []byte) {
+	var h Handshake
+	if err := ParseHandshake(cif, &h); err != nil {
+		return
+	}
+	if len(h.KM) > MaxKM || len(h.StreamID()) > MaxStreamID || len(h.Congestion()) > MaxCongestion {
+		t.Fatalf("cap exceeded: km %d sid %d", len(h.KM), len(h.StreamID()))
+	}
+	var back Handshake
+	if err := ParseHandshake(AppendHandshake(nil, &h), &back); err != nil {
+		t.Fatalf("written handshake does not parse: %v", err)
+	}
+	km := h.KM
+	if len(km)%4 != 0 {
+		km = append(append([]byte(nil), km...), make([]byte, 4-len(km)%4)...)
+	}
+	if back.Version != h.Version || back.Encryption != h.Encryption || back.Extension != h.Extension ||
+		back.InitialSeq != h.InitialSeq || back.MTU != h.MTU || back.FlowWindow != h.FlowWindow || back.Type != h.Type ||
+		back.SocketID != h.SocketID || back.Cookie != h.Cookie || back.PeerIP != h.PeerIP || back.HSCmd != h.HSCmd ||
+		back.HS != h.HS || back.KMCmd != h.KMCmd || !bytes.Equal(back.KM, km) {
+		t.Fatalf("round trip\n%+v\n%+v", back, h)
+	}
+	// Trailing NULs of a string extension are padding: compare without them.
+	if trimNUL(back.StreamID()) != trimNUL(h.StreamID()) || trimNUL(back.Congestion()) != trimNUL(h.Congestion()) {
+		t.Fatalf("strings %q/%q != %q/%q", back.StreamID(), back.Congestion(), h.StreamID(), h.Congestion())
+	}
+}
+
+func trimNUL(s string) string {
+	for len(s) > 0 && s[len(s)-1] == 0 {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func checkACK(t *testing.T, cif []byte) {
+	var a ACK
+	if err := ParseACK(cif, &a); err != nil {
+		return
+	}
+	var back ACK
+	if err := ParseACK(AppendACK(nil, &a), &back); err != nil || back != a {
+		t.Fatalf("round trip %+v != %+v (%v)", back, a, err)
+	}
+}
+
+func fuzzNAK(t *testing.T, cif []byte) {
+	r := NewNAKReader(cif)
+	if r.Err() != nil {
+		return
+	}
+	var back []byte
+	n := 0
+	for {
+		first, last, ok := r.Next()
+		if !ok {
+			break
+		}
+		if SeqLess(last, first) {
+			t.Fatalf("range %d..%d backwards", first, last)
+		}
+		back = AppendNAKRange(back, first, last)
+		n++
+		if n > len(cif)/4 {
+			t.Fatal("more entries than words")
+		}
+	}
+	if r2 := NewNAKReader(back); r2.Err() != nil {
+		t.Fatalf("written NAK invalid: %v", r2.Err())
+	}
+}
+
+func checkDropReq(t *testing.T, cif []byte) {
+	var d DropReq
+	if err := ParseDropReq(cif, &d); err != nil {
+		return
+	}
+	var back DropReq
+	if err := ParseDropReq(AppendDropReq(nil, &d), &back); err != nil || back != d {
+		t.Fatalf("round trip %+v != %+v (%v)", back, d, err)
+	}
+}
