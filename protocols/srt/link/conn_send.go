@@ -1,0 +1,383 @@
+package link
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
+)
+
+// Sender timing (libsrt's live defaults).
+const (
+	// sndDropMin is the least time a packet waits for acknowledgement before the sender gives
+	// it up (SRT_TLPKTDROP_MINTHRESHOLD_MS); the threshold is the larger of this and the
+	// peer's latency, plus 20 ms (two ACK intervals).
+	sndDropMin    = 1_000_000 // µs
+	sndDropMargin = 2 * ackInterval
+	// inputOverheadPct is what pacing adds to the measured input rate when MaxBW is 0
+	// (SRTO_OHEADBW's default, 25 %).
+	inputOverheadPct = 25
+	// paceSlack lets a packet leave this much before its paced time, so the clock's timer
+	// granularity does not slow the stream down.
+	paceSlack = 1000 // µs
+	// kmRetry is how often an unanswered key refresh (KMREQ) is sent again, and kmRetries how
+	// many times.
+	kmRetry   = 500_000 // µs
+	kmRetries = 10
+	// ackTimeoutMin is the floor of the retransmission timeout used when the peer sends no
+	// periodic NAK reports.
+	ackTimeoutMin = 2 * ackInterval
+)
+
+// sendState is the sending half of a connection, under Conn.mu.
+type sendState struct {
+	buf        sndBuf
+	sentEnd    uint32 // first sequence number never sent
+	loss       lossList
+	msgNo      uint32
+	nextSendAt int64
+	lastSent   uint32 // sequence number of the last packet sent (probe pairs)
+	flowWindow int
+	inRate     inputRate
+	rate       rateWindow
+	lastAckAt  int64 // last ACK received
+	rexmitN    int64 // ACK timeouts since the last ACK
+	ackAck     uint32
+	ackAckAt   int64
+	km         []byte // pending key refresh KM, until the peer's KMRSP
+	kmNext     int64
+	kmLeft     int
+	dropFirst  uint32 // a drop request to send: first..dropLast
+	dropLast   uint32
+	dropMsg    uint32
+	dropOK     bool
+}
+
+func (s *sendState) init(isn uint32, limit, flowWindow int, now int64) {
+	s.buf = newSndBuf(isn, limit)
+	s.sentEnd = isn
+	s.lastSent = wire.SeqAdd(isn, -1)
+	s.msgNo = 1
+	s.flowWindow = flowWindow
+	s.lastAckAt = now
+	s.rate.start = now
+}
+
+// paceRate is the current pacing rate, bytes per second of payload and headers; 0 means none.
+func (s *sendState) paceRate(maxBW int64) int64 {
+	switch {
+	case maxBW > 0:
+		return maxBW
+	case maxBW < 0 || s.inRate.bps == 0:
+		return 0
+	}
+	return s.inRate.bps * (100 + inputOverheadPct) / 100
+}
+
+// Write sends p as one message. It never blocks: when the send buffer is full the oldest
+// packet is given up (counted as a send drop, and a drop request tells the peer).
+func (c *Conn) Write(p []byte) (int, error) {
+	if len(p) > c.cfg.PayloadSize {
+		return 0, fmt.Errorf("srt write of %d bytes, payload size %d: %w", len(p), c.cfg.PayloadSize, ErrMessageTooLong)
+	}
+	pk := getPacket()
+	c.mu.Lock()
+	switch c.state {
+	case stateClosed:
+		c.mu.Unlock()
+		putPacket(pk)
+		return 0, ErrClosed
+	case stateBroken:
+		err := c.err
+		c.mu.Unlock()
+		putPacket(pk)
+		if err == nil || errors.Is(err, io.EOF) {
+			err = ErrPeerClosed
+		}
+		return 0, err
+	}
+	now := c.m.now()
+	s := &c.snd
+	if s.buf.full() {
+		c.dropFrontLocked(1)
+	}
+	seq := s.buf.end()
+	d := wire.Data{Seq: seq, Position: wire.PosSolo, InOrder: true, MsgNo: s.msgNo, Timestamp: c.ts(now), DestSocket: c.peerID}
+	s.msgNo = wire.MsgNoNext(s.msgNo)
+	payload := pk.buf[wire.HeaderSize : wire.HeaderSize+len(p)]
+	copy(payload, p)
+	if c.scrypt != nil {
+		kk, announce := c.scrypt.Encrypt(seq, payload)
+		d.Key = kk
+		if announce {
+			s.km = c.scrypt.KM(s.km[:0])
+			s.kmNext, s.kmLeft = now, kmRetries
+		}
+	}
+	wire.PutDataHeader(pk.buf[:wire.HeaderSize], &d)
+	pk.n = wire.HeaderSize + len(p)
+	pk.seq, pk.origin = seq, now
+	s.buf.push(pk, len(p))
+	s.inRate.add(now, len(p))
+	c.m.clk.markReady(c)
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+// dropFrontLocked gives up the n oldest unacknowledged packets and queues a drop request.
+func (c *Conn) dropFrontLocked(n int) {
+	s := &c.snd
+	first := s.buf.start
+	var msg uint32
+	for i := 0; i < n && s.buf.n > 0; i++ {
+		f := s.buf.front()
+		if i == 0 {
+			msg = f.msgNo()
+		}
+		c.st.pktSendDrop++
+		c.st.byteSendDrop += uint64(f.n - wire.HeaderSize)
+		s.buf.popFront()
+	}
+	last := wire.SeqAdd(s.buf.start, -1)
+	if wire.SeqLess(s.sentEnd, s.buf.start) {
+		s.sentEnd = s.buf.start
+	}
+	s.loss.removeBelow(s.buf.start)
+	if s.dropOK {
+		s.dropLast = last
+	} else {
+		s.dropFirst, s.dropLast, s.dropMsg, s.dropOK = first, last, msg, true
+	}
+}
+
+// msgNo reads the message number of a data packet in the buffer.
+func (p *packet) msgNo() uint32 {
+	return (uint32(p.buf[4])<<24 | uint32(p.buf[5])<<16 | uint32(p.buf[6])<<8 | uint32(p.buf[7])) & wire.MsgNoMask
+}
+
+// onACK releases what the peer acknowledged and answers a full ACK with an ACKACK.
+func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
+	var a wire.ACK
+	if wire.ParseACK(ctl.CIF, &a) != nil {
+		return
+	}
+	s := &c.snd
+	end := s.buf.end()
+	if wire.SeqLess(end, a.LastACKSeq) {
+		return // acknowledges what was never sent: ignore
+	}
+	if n := int(wire.SeqDiff(a.LastACKSeq, s.buf.start)); n > 0 {
+		for range n {
+			s.buf.popFront()
+		}
+		if wire.SeqLess(s.sentEnd, s.buf.start) {
+			s.sentEnd = s.buf.start
+		}
+		s.loss.removeBelow(s.buf.start)
+		s.lastAckAt, s.rexmitN = now, 0
+		if s.buf.n == 0 {
+			c.lingerDoneLocked()
+		}
+	}
+	if a.Kind == wire.ACKLight {
+		return
+	}
+	s.flowWindow = int(a.AvailBuf)
+	if !c.rttSeen || c.rcv.firstRTT < 0 {
+		// Sending only: the receiver measured the RTT for us.
+		if a.RTT > 0 {
+			c.rtt, c.rttVar = int64(a.RTT), int64(a.RTTVar)
+		}
+	}
+	if now-s.ackAckAt > ackInterval || ctl.Info == s.ackAck {
+		s.ackAck, s.ackAckAt = ctl.Info, now
+		if out.room() > 0 {
+			b := wire.AppendControlHeader(out.buf(), &wire.Control{Type: wire.CtrlACKACK, Info: ctl.Info, Timestamp: c.ts(now), DestSocket: c.peerID})
+			b = wire.AppendEmptyCIF(b)
+			out.commit(b, c.peerUDP, c.peer)
+			c.lastSend = now
+		}
+	}
+	c.m.clk.markReady(c) // the flow window may have opened
+}
+
+// onNAK schedules the reported packets for retransmission; those no longer held are answered
+// with a drop request.
+func (c *Conn) onNAK(ctl *wire.Control) {
+	r := wire.NewNAKReader(ctl.CIF)
+	if r.Err() != nil {
+		return
+	}
+	s := &c.snd
+	start, sent := s.buf.start, s.sentEnd
+	added := false
+	for {
+		first, last, ok := r.Next()
+		if !ok {
+			break
+		}
+		if !wire.SeqLess(first, sent) {
+			continue // reports what was never sent
+		}
+		if !wire.SeqLess(last, sent) {
+			last = wire.SeqAdd(sent, -1)
+		}
+		if wire.SeqLess(first, start) {
+			dl := last
+			if !wire.SeqLess(dl, start) {
+				dl = wire.SeqAdd(start, -1)
+			}
+			if s.dropOK {
+				if wire.SeqLess(first, s.dropFirst) {
+					s.dropFirst = first
+				}
+				if wire.SeqLess(s.dropLast, dl) {
+					s.dropLast = dl
+				}
+			} else {
+				s.dropFirst, s.dropLast, s.dropMsg, s.dropOK = first, dl, 0, true
+			}
+			if wire.SeqLess(last, start) {
+				continue
+			}
+			first = start
+		}
+		n := s.loss.add(first, last)
+		c.st.pktSendLoss += uint64(n)
+		added = added || n > 0
+	}
+	if added || s.dropOK {
+		c.m.clk.markReady(c)
+	}
+}
+
+// sendLocked sends what is due: a pending drop request and key refresh, retransmissions
+// first, then new packets as pacing and the peer's flow window allow. It stops when out is
+// full and reports that, so the clock flushes and calls again.
+func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
+	s := &c.snd
+	if s.dropOK && out.room() > 0 {
+		b := wire.AppendControlHeader(out.buf(), &wire.Control{Type: wire.CtrlDropReq, Info: s.dropMsg, Timestamp: c.ts(now), DestSocket: c.peerID})
+		b = wire.AppendDropReq(b, &wire.DropReq{First: s.dropFirst, Last: s.dropLast})
+		out.commit(b, c.peerUDP, c.peer)
+		s.dropOK = false
+		c.lastSend = now
+	}
+	if s.kmLeft > 0 && now >= s.kmNext && out.room() > 0 {
+		b := wire.AppendControlHeader(out.buf(), &wire.Control{Type: wire.CtrlUser, Subtype: wire.ExtKMReq, Timestamp: c.ts(now), DestSocket: c.peerID})
+		b = append(b, s.km...)
+		out.commit(b, c.peerUDP, c.peer)
+		s.kmLeft--
+		s.kmNext = now + kmRetry
+		c.lastSend = now
+	}
+	rate := s.paceRate(c.cfg.MaxBW)
+	for {
+		if out.room() == 0 {
+			return true
+		}
+		if rate > 0 && s.nextSendAt-paceSlack > now {
+			return false
+		}
+		pk, rexmit := c.nextToSendLocked()
+		if pk == nil {
+			return false
+		}
+		b := append(out.buf(), pk.buf[:pk.n]...)
+		payload := pk.n - wire.HeaderSize
+		if rexmit {
+			wire.SetRetransmitted(b)
+			c.st.pktRetrans++
+			c.st.byteRetrans += uint64(payload)
+		} else {
+			c.st.pktSentUniq++
+		}
+		c.st.pktSent++
+		c.st.byteSent += uint64(payload)
+		s.rate.add(payload)
+		out.commit(b, c.peerUDP, c.peer)
+		c.lastSend = now
+		if rate > 0 {
+			// Pace from the later of the schedule and now, so an idle spell earns no burst;
+			// the packet after a probe (sequence number ≡ 0 mod 16) leaves at once.
+			if s.nextSendAt < now-paceSlack {
+				s.nextSendAt = now - paceSlack
+			}
+			if pk.seq&0xF != 0 || rexmit {
+				s.nextSendAt += int64(payload+headerOverhead) * 1_000_000 / rate
+			}
+		}
+	}
+}
+
+// nextToSendLocked picks the next packet: the lowest one to retransmit, else the next one
+// never sent if the flow window allows.
+func (c *Conn) nextToSendLocked() (*packet, bool) {
+	s := &c.snd
+	for {
+		seq, ok := s.loss.popFirst()
+		if !ok {
+			break
+		}
+		if pk := s.buf.get(seq); pk != nil {
+			return pk, true
+		}
+	}
+	if s.sentEnd == s.buf.end() {
+		return nil, false
+	}
+	if int(wire.SeqDiff(s.sentEnd, s.buf.start)) >= s.flowWindow {
+		return nil, false
+	}
+	pk := s.buf.get(s.sentEnd)
+	s.sentEnd = wire.SeqAdd(s.sentEnd, 1)
+	s.lastSent = pk.seq
+	return pk, false
+}
+
+// pendingLocked reports whether packets wait to be sent.
+func (s *sendState) pendingLocked() bool {
+	return !s.loss.empty() || s.sentEnd != s.buf.end() || s.dropOK
+}
+
+// dropTooLateLocked gives up the packets older than the drop threshold.
+func (c *Conn) dropTooLateLocked(now int64) {
+	s := &c.snd
+	limit := c.sndDropThreshold()
+	n := 0
+	for i := 0; i < s.buf.n; i++ {
+		if now-s.buf.slots[(s.buf.head+i)&(len(s.buf.slots)-1)].origin <= limit {
+			break
+		}
+		n++
+	}
+	if n > 0 {
+		c.dropFrontLocked(n)
+	}
+}
+
+// sndDropThreshold is how long a packet may wait for acknowledgement, µs.
+func (c *Conn) sndDropThreshold() int64 { return max(c.sndLatency, sndDropMin) + sndDropMargin }
+
+// onUser handles the user-defined control packets: a key refresh from the peer (KMREQ),
+// answered with the same KM (KMRSP), or the peer's answer to ours.
+func (c *Conn) onUser(ctl *wire.Control, now int64, out *outbox) {
+	switch ctl.Subtype {
+	case wire.ExtKMReq:
+		if c.rcrypt == nil || len(ctl.CIF) > wire.MaxKM || out.room() == 0 {
+			return
+		}
+		b := wire.AppendControlHeader(out.buf(), &wire.Control{Type: wire.CtrlUser, Subtype: wire.ExtKMRsp, Timestamp: c.ts(now), DestSocket: c.peerID})
+		if err := c.rcrypt.Update(ctl.CIF); err != nil {
+			c.log.Warn("srt key refresh refused", "err", err)
+			b = append(b, 0, 0, 0, kmBadSecret)
+		} else {
+			b = append(b, ctl.CIF...)
+		}
+		out.commit(b, c.peerUDP, c.peer)
+		c.lastSend = now
+	case wire.ExtKMRsp:
+		c.snd.kmLeft = 0
+	}
+}

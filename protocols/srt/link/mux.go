@@ -1,0 +1,308 @@
+package link
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
+)
+
+// Outbox sizes: the read loop answers at most two datagrams per datagram read (an ACKACK or
+// NAK, a light ACK); the clock flushes whenever its outbox fills.
+const (
+	readOutboxSize  = 2 * readBatchSize
+	clockOutboxSize = 64
+)
+
+// mux owns one UDP socket and everything on it: the read loop that demultiplexes datagrams
+// to connections by destination socket id, and the clock goroutine that runs every
+// connection's timers and sends. A listener has one; each caller connection has its own.
+type mux struct {
+	tr  transport
+	log *slog.Logger
+	t0  time.Time
+	ln  *Listener              // nil for a caller's socket
+	dl  atomic.Pointer[dialer] // a caller's handshake in progress
+
+	mu     sync.Mutex
+	conns  map[uint32]*Conn
+	closed bool
+
+	clk  *clock
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	rout *outbox // the read loop's
+	cout *outbox // the clock's
+
+	dropped atomic.Uint64 // datagrams ignored: malformed, unknown socket, wrong source
+	logMu   sync.Mutex
+	lastLog time.Time
+}
+
+func newMux(tr transport, log *slog.Logger) *mux {
+	return &mux{
+		tr:    tr,
+		log:   log,
+		t0:    time.Now(),
+		conns: make(map[uint32]*Conn),
+		clk:   newClock(),
+		done:  make(chan struct{}),
+		rout:  newOutbox(readOutboxSize),
+		cout:  newOutbox(clockOutboxSize),
+	}
+}
+
+// now returns the mux clock: microseconds since the mux started (monotonic).
+func (m *mux) now() int64 { return int64(time.Since(m.t0) / time.Microsecond) }
+
+func (m *mux) start() {
+	m.wg.Add(2)
+	go m.readLoop()
+	go m.clockLoop()
+}
+
+// close closes the socket and waits for the mux's goroutines.
+func (m *mux) close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.wg.Wait()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	close(m.done)
+	_ = m.tr.close()
+	m.wg.Wait()
+}
+
+func (m *mux) isClosed() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// newSocketID returns a random socket id, unused on this mux (under m.mu).
+func (m *mux) newSocketIDLocked() uint32 {
+	var b [4]byte
+	for {
+		_, _ = rand.Read(b[:])
+		id := binary.BigEndian.Uint32(b[:]) & 0x3FFFFFFF
+		if _, taken := m.conns[id]; id != 0 && !taken && (m.ln == nil || id != m.ln.id) && (m.dl.Load() == nil || id != m.dl.Load().id) {
+			return id
+		}
+	}
+}
+
+func (m *mux) lookup(id uint32) *Conn {
+	m.mu.Lock()
+	c := m.conns[id]
+	m.mu.Unlock()
+	return c
+}
+
+// remove forgets c.
+func (m *mux) remove(c *Conn) {
+	m.clk.forget(c)
+	m.mu.Lock()
+	if m.conns[c.id] == c {
+		delete(m.conns, c.id)
+	}
+	m.mu.Unlock()
+	if m.ln != nil {
+		m.ln.forget(c)
+	}
+}
+
+// logf logs a socket-level problem at most once a second.
+func (m *mux) logLimited(msg string, args ...any) {
+	m.logMu.Lock()
+	now := time.Now()
+	if now.Sub(m.lastLog) < time.Second {
+		m.logMu.Unlock()
+		return
+	}
+	m.lastLog = now
+	m.logMu.Unlock()
+	m.log.Warn(msg, args...)
+}
+
+func (m *mux) readLoop() {
+	defer m.wg.Done()
+	ps := make([]*packet, readBatchSize)
+	for i := range ps {
+		ps[i] = getPacket()
+	}
+	defer func() {
+		for _, p := range ps {
+			putPacket(p)
+		}
+	}()
+	for {
+		n, err := m.tr.readBatch(ps)
+		if err != nil {
+			if m.isClosed() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			m.logLimited("srt socket read failed", "addr", m.tr.localAddr(), "err", err)
+			select {
+			case <-m.done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		now := m.now()
+		for i := range n {
+			if m.handle(ps[i], now, m.rout) {
+				ps[i] = getPacket()
+			}
+		}
+		if err := m.rout.flush(m.tr); err != nil && !m.isClosed() {
+			m.logLimited("srt socket write failed", "addr", m.tr.localAddr(), "err", err)
+		}
+	}
+}
+
+// handle dispatches one datagram; it reports whether a connection kept p.
+func (m *mux) handle(p *packet, now int64, out *outbox) bool {
+	b := p.buf[:p.n]
+	if len(b) < wire.HeaderSize {
+		m.dropped.Add(1)
+		return false
+	}
+	dest := binary.BigEndian.Uint32(b[12:16])
+	isCtrl := b[0]&0x80 != 0
+	hs := isCtrl && b[0] == 0x80 && b[1] == 0 // control type 0: handshake
+	var c *Conn
+	if dest != 0 {
+		c = m.lookup(dest)
+	}
+	if c == nil {
+		switch {
+		case hs && m.ln != nil:
+			m.ln.handshake(p, now, out)
+		case hs && m.dl.Load() != nil && dest == m.dl.Load().id:
+			m.dl.Load().deliver(b, p.from, now)
+		default:
+			m.dropped.Add(1)
+		}
+		return false
+	}
+	if p.from != c.peer {
+		m.dropped.Add(1)
+		return false
+	}
+	if !isCtrl {
+		return c.onData(p, now, out)
+	}
+	var ctl wire.Control
+	if wire.ParseControl(b, &ctl) != nil {
+		return false
+	}
+	if c.onControl(&ctl, now, out) {
+		m.remove(c)
+	}
+	return false
+}
+
+// onControl handles a control packet for c; it reports whether c broke.
+func (c *Conn) onControl(ctl *wire.Control, now int64, out *outbox) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateConnected {
+		return false
+	}
+	c.lastRecv = now
+	switch ctl.Type {
+	case wire.CtrlACK:
+		c.onACK(ctl, now, out)
+	case wire.CtrlNAK:
+		c.onNAK(ctl)
+	case wire.CtrlACKACK:
+		c.onACKACK(ctl, now)
+	case wire.CtrlDropReq:
+		c.onDropReq(ctl)
+	case wire.CtrlShutdown:
+		return c.breakLocked(io.EOF)
+	case wire.CtrlUser:
+		c.onUser(ctl, now, out)
+	case wire.CtrlPeerError:
+		c.log.Warn("srt peer reported an error", "code", ctl.Info)
+	}
+	// Keep-alive, congestion warning, and a handshake repeated after the connection was made
+	// need nothing more than lastRecv.
+	return false
+}
+
+func (m *mux) clockLoop() {
+	defer m.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-m.clk.wake:
+		case <-timer.C:
+		}
+		now := m.now()
+		list := m.clk.takeReady()
+		for _, c := range list {
+			m.serve(c, now)
+		}
+		m.clk.giveBack(list)
+		for {
+			c := m.clk.popDue(now)
+			if c == nil {
+				break
+			}
+			m.serve(c, now)
+		}
+		if err := m.cout.flush(m.tr); err != nil && !m.isClosed() {
+			m.logLimited("srt socket write failed", "addr", m.tr.localAddr(), "err", err)
+		}
+		d := m.clk.next(m.now())
+		if d < 0 {
+			d = time.Hour
+		}
+		timer.Reset(d)
+	}
+}
+
+// minRoom is the outbox room the clock wants before serving a connection: its control
+// packets (ACK, NAK, keep-alive, drop request, KM) and a few data packets.
+const minRoom = 8
+
+func (m *mux) serve(c *Conn, now int64) {
+	for {
+		if m.cout.room() < minRoom {
+			if err := m.cout.flush(m.tr); err != nil && !m.isClosed() {
+				m.logLimited("srt socket write failed", "addr", m.tr.localAddr(), "err", err)
+			}
+		}
+		full, next, broke := c.service(now, m.cout)
+		if broke {
+			m.remove(c)
+			return
+		}
+		if full {
+			continue
+		}
+		m.clk.schedule(c, next)
+		return
+	}
+}
+
+func randRead(b []byte) { _, _ = rand.Read(b) }

@@ -1,0 +1,119 @@
+package link
+
+import (
+	"net"
+	"net/netip"
+
+	"golang.org/x/net/ipv4"
+)
+
+// transport moves datagrams for a mux: UDP in production, memory in tests.
+type transport interface {
+	// readBatch reads at least one datagram into ps[i].buf, setting n (0 for a datagram to
+	// ignore, such as a truncated one) and from; it blocks until then or until close.
+	readBatch(ps []*packet) (int, error)
+	// writeBatch sends every message of o.
+	writeBatch(o *outbox) error
+	localAddr() net.Addr
+	close() error
+}
+
+// readBatchSize is how many datagrams one read takes at most (recvmmsg vlen).
+const readBatchSize = 32
+
+// outbox is a batch of datagrams to send, in buffers it owns: what a mux's read loop or clock
+// builds during one round and sends with one sendmmsg.
+type outbox struct {
+	bufs  [][bufSize]byte
+	iov   [][1][]byte
+	msgs  []ipv4.Message // ipv4.Message and ipv6.Message are both socket.Message
+	peers []netip.AddrPort
+	n     int
+}
+
+func newOutbox(size int) *outbox {
+	o := &outbox{
+		bufs:  make([][bufSize]byte, size),
+		iov:   make([][1][]byte, size),
+		msgs:  make([]ipv4.Message, size),
+		peers: make([]netip.AddrPort, size),
+	}
+	return o
+}
+
+// room returns how many more datagrams fit.
+func (o *outbox) room() int { return len(o.bufs) - o.n }
+
+// buf returns the empty buffer of the next datagram; the caller appends to it and calls
+// commit. It must not be called without room.
+func (o *outbox) buf() []byte { return o.bufs[o.n][:0] }
+
+// commit adds the datagram b (built in buf's storage) for to.
+func (o *outbox) commit(b []byte, to *net.UDPAddr, ap netip.AddrPort) {
+	o.iov[o.n][0] = b
+	o.msgs[o.n] = ipv4.Message{Buffers: o.iov[o.n][:], Addr: to}
+	o.peers[o.n] = ap
+	o.n++
+}
+
+// flush sends what the outbox holds and empties it.
+func (o *outbox) flush(tr transport) error {
+	if o.n == 0 {
+		return nil
+	}
+	err := tr.writeBatch(o)
+	o.n = 0
+	return err
+}
+
+// udpTransport is a UDP socket with batched reads and writes.
+type udpTransport struct {
+	c  *net.UDPConn
+	wr interface {
+		WriteBatch(ms []ipv4.Message, flags int) (int, error)
+	}
+	rd batchReader
+}
+
+func newUDPTransport(c *net.UDPConn) (*udpTransport, error) {
+	// Big socket buffers absorb bursts (the kernel caps them at its rmem_max/wmem_max).
+	_ = c.SetReadBuffer(socketBuffer)
+	_ = c.SetWriteBuffer(socketBuffer)
+	t := &udpTransport{c: c}
+	if a, ok := c.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
+		t.wr = ipv6Writer(c)
+	} else {
+		t.wr = ipv4.NewPacketConn(c)
+	}
+	rd, err := newBatchReader(c)
+	if err != nil {
+		return nil, err
+	}
+	t.rd = rd
+	return t, nil
+}
+
+// socketBuffer is the SO_RCVBUF and SO_SNDBUF asked of the kernel, bytes.
+const socketBuffer = 4 << 20
+
+func (t *udpTransport) readBatch(ps []*packet) (int, error) { return t.rd.read(ps) }
+
+func (t *udpTransport) writeBatch(o *outbox) error {
+	ms := o.msgs[:o.n]
+	for len(ms) > 0 {
+		n, err := t.wr.WriteBatch(ms, 0)
+		if err != nil {
+			return err
+		}
+		ms = ms[n:]
+	}
+	return nil
+}
+
+func (t *udpTransport) localAddr() net.Addr { return t.c.LocalAddr() }
+func (t *udpTransport) close() error        { return t.c.Close() }
+
+// batchReader reads datagrams into packets.
+type batchReader interface {
+	read(ps []*packet) (int, error)
+}
