@@ -87,6 +87,17 @@ func (k *clock) schedule(c *Conn, t int64) {
 	}
 }
 
+// scheduleEarlier moves c's next service to t if that is sooner than what it has.
+func (k *clock) scheduleEarlier(c *Conn, t int64) {
+	k.mu.Lock()
+	if c.hidx >= 0 && c.clkDue <= t {
+		k.mu.Unlock()
+		return
+	}
+	k.mu.Unlock()
+	k.schedule(c, t)
+}
+
 // forget removes c from the clock.
 func (k *clock) forget(c *Conn) {
 	k.mu.Lock()

@@ -150,9 +150,7 @@ func (c *Conn) onData(p *packet, now int64, out *outbox) bool {
 		r.lightACKs++
 		c.sendACKLocked(now, out, true)
 	}
-	if c.clkDue > r.nextACK {
-		c.m.clk.schedule(c, r.nextACK)
-	}
+	c.m.clk.scheduleEarlier(c, r.nextACK)
 	return true
 }
 

@@ -1,0 +1,223 @@
+package link
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// requireSLT skips the test without srt-live-transmit (libsrt's tool), or fails it under CI.
+func requireSLT(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("srt-live-transmit"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("srt-live-transmit is not installed; CI must install it (srt-tools)")
+		}
+		t.Skip("srt-live-transmit is not installed: install srt-tools to run this test")
+	}
+}
+
+// slt is a running srt-live-transmit.
+type slt struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	errb bytes.Buffer
+	done chan struct{}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// startSLT runs srt-live-transmit with args; it is stopped when the test ends.
+func startSLT(t testing.TB, args ...string) *slt {
+	t.Helper()
+	requireSLT(t)
+	s := &slt{done: make(chan struct{})}
+	s.cmd = exec.Command("srt-live-transmit", args...)
+	s.cmd.Stdout = lockedWriter{&s.mu, &s.out}
+	s.cmd.Stderr = lockedWriter{&s.mu, &s.errb}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start srt-live-transmit: %v", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("srt-live-transmit %v stderr:\n%s", args, s.stderr())
+		}
+	})
+	return s
+}
+
+func (s *slt) stdout() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.out.Bytes()...)
+}
+
+func (s *slt) stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.errb.String()
+}
+
+func (s *slt) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.done:
+	case <-time.After(3 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+var (
+	clipOnce sync.Once
+	clipData []byte
+	clipErr  error
+)
+
+// testClip returns a 4-second MPEG-TS clip made by ffmpeg (lavfi test pattern and sine,
+// 1.5 Mbit/s), made once per test binary.
+func testClip(t testing.TB) []byte {
+	t.Helper()
+	testutil.RequireFFmpeg(t)
+	clipOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "srtlink")
+		if err != nil {
+			clipErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "clip.ts")
+		testutil.MakeClip(t, p, 4, 1500)
+		clipData, clipErr = os.ReadFile(p)
+	})
+	if clipErr != nil {
+		t.Fatal(clipErr)
+	}
+	return clipData
+}
+
+// chunks cuts b into SRT payloads of 1316 bytes (the last may be shorter).
+func chunks(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		n := min(len(b), DefaultPayloadSize)
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return out
+}
+
+// pace calls send for each chunk at bitrate bits per second, on a schedule (no drift).
+func pace(ctx context.Context, cs [][]byte, bitrate int, send func([]byte) error) error {
+	start := time.Now()
+	sent := 0
+	for _, c := range cs {
+		due := start.Add(time.Duration(int64(sent) * 8 * int64(time.Second) / int64(bitrate)))
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+			}
+		}
+		if err := send(c); err != nil {
+			return err
+		}
+		sent += len(c)
+	}
+	return nil
+}
+
+// feedUDP sends the chunks to addr as UDP datagrams, paced.
+func feedUDP(ctx context.Context, t testing.TB, addr string, cs [][]byte, bitrate int) {
+	t.Helper()
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := pace(ctx, cs, bitrate, func(b []byte) error { _, err := c.Write(b); return err }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readAll reads messages from c until want bytes arrived, an error, or ctx ends.
+func readAll(ctx context.Context, c *Conn, want int) ([][]byte, error) {
+	var got [][]byte
+	n := 0
+	buf := make([]byte, 2048)
+	for n < want {
+		dl, _ := ctx.Deadline()
+		_ = c.SetReadDeadline(dl)
+		k, err := c.Read(buf)
+		if err != nil {
+			return got, err
+		}
+		got = append(got, append([]byte(nil), buf[:k]...))
+		n += k
+	}
+	return got, nil
+}
+
+// sameMessages checks that got are exactly want, in order.
+func sameMessages(t testing.TB, got, want [][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d messages, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("message %d of %d differs", i, len(want))
+		}
+	}
+}
+
+// waitBytes polls s's stdout until it has n bytes or d passes.
+func waitBytes(t testing.TB, s *slt, n int, d time.Duration) []byte {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		out := s.stdout()
+		if len(out) >= n || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func udpPort(t testing.TB) int { return testutil.FreePort(t) }
+
+func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
