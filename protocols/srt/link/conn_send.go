@@ -21,6 +21,10 @@ const (
 	// paceSlack lets a packet leave this much before its paced time, so the clock's timer
 	// granularity does not slow the stream down.
 	paceSlack = 1000 // µs
+	// paceCredit bounds how far behind its schedule a backlogged sender may be: when the clock
+	// wakes late, the packets that should have left meanwhile go at once (libsrt keeps the
+	// same credit, m_tdSendTimeDiff), but never more than this much of them.
+	paceCredit = 100_000 // µs
 	// kmRetry is how often an unanswered key refresh (KMREQ) is sent again, and kmRetries how
 	// many times.
 	kmRetry   = 500_000 // µs
@@ -37,6 +41,7 @@ type sendState struct {
 	loss       lossList
 	msgNo      uint32
 	nextSendAt int64
+	paceIdle   bool // nothing was left to send: the schedule restarts from the next packet
 	lastSent   uint32 // sequence number of the last packet sent (probe pairs)
 	flowWindow int
 	inRate     inputRate
@@ -59,6 +64,7 @@ func (s *sendState) init(isn uint32, limit, flowWindow int, now int64) {
 	s.sentEnd = isn
 	s.lastSent = wire.SeqAdd(isn, -1)
 	s.msgNo = 1
+	s.paceIdle = true
 	s.flowWindow = flowWindow
 	s.lastAckAt = now
 	s.rate.start = now
@@ -282,6 +288,7 @@ func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
 		}
 		pk, rexmit := c.nextToSendLocked()
 		if pk == nil {
+			s.paceIdle = true
 			return false
 		}
 		b := append(out.buf(), pk.buf[:pk.n]...)
@@ -299,11 +306,13 @@ func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
 		out.commit(b, c.peerUDP, c.peer)
 		c.lastSend = now
 		if rate > 0 {
-			// Pace from the later of the schedule and now, so an idle spell earns no burst;
-			// the packet after a probe (sequence number ≡ 0 mod 16) leaves at once.
-			if s.nextSendAt < now-paceSlack {
-				s.nextSendAt = now - paceSlack
+			// After an idle spell the schedule starts from now (no burst); a backlog keeps
+			// its schedule and catches up, within paceCredit. The packet after a probe
+			// (sequence number ≡ 0 mod 16) leaves at once, as libsrt's packet pairs.
+			if s.paceIdle {
+				s.nextSendAt, s.paceIdle = max(s.nextSendAt, now), false
 			}
+			s.nextSendAt = max(s.nextSendAt, now-paceCredit)
 			if pk.seq&0xF != 0 || rexmit {
 				s.nextSendAt += int64(payload+headerOverhead) * 1_000_000 / rate
 			}
