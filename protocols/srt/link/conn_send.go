@@ -41,7 +41,7 @@ type sendState struct {
 	loss       lossList
 	msgNo      uint32
 	nextSendAt int64
-	paceIdle   bool // nothing was left to send: the schedule restarts from the next packet
+	paceIdle   bool   // nothing was left to send: the schedule restarts from the next packet
 	lastSent   uint32 // sequence number of the last packet sent (probe pairs)
 	flowWindow int
 	inRate     inputRate
