@@ -172,8 +172,8 @@ func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr strin
 // concluded checks the listener's conclusion answer and makes the connection.
 func (m *mux) concluded(d *dialer, rc *resolved, req *wire.Handshake, ctl *wire.Control, hs *wire.Handshake,
 	seal sealer, km []byte, at int64, addr string) (*Conn, error) {
-	if hs.Version < wire.HSVersion5 || hs.HSCmd != wire.ExtHSRsp || hs.SocketID == 0 {
-		return nil, fmt.Errorf("conclusion answer without HSRSP: %w", ErrProtocol)
+	if hs.Version < wire.HSVersion5 || hs.HSCmd != wire.ExtHSRsp || hs.SocketID == 0 || hs.InitialSeq > wire.SeqMask {
+		return nil, fmt.Errorf("conclusion answer without HSRSP, socket id or sequence number: %w", ErrProtocol)
 	}
 	var open opener
 	switch {

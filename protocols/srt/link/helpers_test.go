@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -222,3 +223,6 @@ func waitBytes(t testing.TB, s *slt, n int, d time.Duration) []byte {
 func udpPort(t testing.TB) int { return testutil.FreePort(t) }
 
 func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
+
+// discardLog returns a logger that drops everything.
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -265,7 +265,7 @@ func (l *Listener) check(hs *wire.Handshake, perr error) Reject {
 	switch {
 	case hs.Version != wire.HSVersion5:
 		return RejectVersion
-	case perr != nil, hs.HSCmd != wire.ExtHSReq:
+	case perr != nil, hs.HSCmd != wire.ExtHSReq, hs.InitialSeq > wire.SeqMask:
 		return RejectRogue
 	case hs.HS.Flags&wire.FlagStream != 0:
 		return RejectMessageAPI
