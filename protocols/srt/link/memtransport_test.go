@@ -12,6 +12,8 @@ type memTransport struct {
 }
 
 func (m *memTransport) readBatch([]*packet) (int, error) { select {} }
-func (m *memTransport) writeBatch(o *outbox) error    { m.written.Add(int64(o.n)); return nil }
-func (m *memTransport) localAddr() net.Addr            { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000} }
-func (m *memTransport) close() error                   { return nil }
+func (m *memTransport) writeBatch(o *outbox) error       { m.written.Add(int64(o.n)); return nil }
+func (m *memTransport) localAddr() net.Addr {
+	return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}
+}
+func (m *memTransport) close() error { return nil }
