@@ -235,7 +235,7 @@ func (f *fields) number(key string, req bool, lo, hi float64, gtLo bool) (float6
 	}
 	x, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		f.fail(key, "must be a number")
+		f.fail(key, "must be a finite number")
 		return 0, false
 	}
 	if x > hi || x < lo || (gtLo && x == lo) {

@@ -23,8 +23,13 @@ type route struct {
 	body    map[string]any // JSON schema of the request body; nil when it takes none
 	status  int            // success status; 0 means 200
 	resp    map[string]any // JSON schema of the success body; nil for a non-JSON body
+	// errs are the error statuses the OpenAPI document names for this route besides "default".
+	errs    []int
 	handler http.HandlerFunc
 }
+
+// writeErrs are the errors of a route that writes to the store.
+var writeErrs = []int{http.StatusInsufficientStorage}
 
 // routeTable lists every route the API serves.
 func (s *server) routeTable() []route {
