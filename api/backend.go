@@ -31,6 +31,7 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (storage.User, error)
 	SetPasswordHash(ctx context.Context, userID, hash string) error
 	Setting(ctx context.Context, key string) (string, bool, error)
+	SetSetting(ctx context.Context, key, value string) error
 	// SettingOrInit returns the setting, storing init() first when it is absent (atomically).
 	SettingOrInit(ctx context.Context, key string, init func() (string, error)) (string, error)
 	RevokeToken(ctx context.Context, jti string, exp time.Time) error
@@ -116,10 +117,20 @@ type Config struct {
 	PublicHost string
 	// TokenTTL is the lifetime of issued tokens; default 30 days.
 	TokenTTL time.Duration
-	// LoginFailures failed logins from one address within LoginWindow answer 429 until the window
-	// passes; defaults 5 and 1 minute.
+	// LoginFailures failed or in-flight logins from one client address (an IPv6 /64) within
+	// LoginWindow answer 429 until enough of them age out; default DefaultLoginFailures (5).
 	LoginFailures int
-	LoginWindow   time.Duration
+	// LoginUserFailures is the same limit for one user name from any address; default
+	// DefaultLoginUserFailures (20).
+	LoginUserFailures int
+	// LoginWindow is the sliding window of both limits; default DefaultLoginWindow (1 minute).
+	LoginWindow time.Duration
+	// LoginWorkers is how many password checks run at once; default DefaultLoginWorkers() (half
+	// the CPUs, at least 1).
+	LoginWorkers int
+	// LoginQueue is how many password checks may wait for a worker; past it a login answers 503
+	// with Retry-After at once. Default DefaultLoginQueuePerWorker per worker; negative: none.
+	LoginQueue int
 	// Ready reports whether /healthz answers 200.
 	Ready func() bool
 	// Now is the clock; default time.Now.

@@ -295,6 +295,13 @@ func (s *fakeStore) Setting(_ context.Context, key string) (string, bool, error)
 	return v, ok, nil
 }
 
+func (s *fakeStore) SetSetting(_ context.Context, key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settings[key] = value
+	return nil
+}
+
 func (s *fakeStore) SettingOrInit(_ context.Context, key string, init func() (string, error)) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -17,20 +17,24 @@ import (
 
 // server holds what the handlers share.
 type server struct {
-	cfg     Config
-	store   Store
-	procs   Processes
-	utils   Utils
-	log     *slog.Logger
-	now     func() time.Time
-	ttl     time.Duration
-	secret  []byte
-	limiter *loginLimiter
-	mux     *chi.Mux
-	routes  []route
+	cfg    Config
+	store  Store
+	procs  Processes
+	utils  Utils
+	log    *slog.Logger
+	now    func() time.Time
+	ttl    time.Duration
+	secret []byte
+	mux    *chi.Mux
+	routes []route
 
-	dummyOnce sync.Once
-	dummy     string
+	// Login: the attempt limiter with its per-address and per-user-name limits, the pool that
+	// runs password checks, the hash checked for unknown user names, and rate-limited logs.
+	limiter          *loginLimiter
+	maxAddr, maxUser int
+	hashes           *hashPool
+	dummy            string
+	failLog, busyLog rateLog
 
 	openAPIOnce sync.Once
 	openAPIJSON []byte
@@ -39,6 +43,15 @@ type server struct {
 
 // New builds the API router. It loads (or creates) the token signing secret from the store.
 func New(cfg Config) (http.Handler, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.mux, nil
+}
+
+// newServer builds the server behind New.
+func newServer(cfg Config) (*server, error) {
 	if cfg.Store == nil || cfg.Procs == nil {
 		return nil, errors.New("api: Config.Store and Config.Procs are required")
 	}
@@ -52,14 +65,23 @@ func New(cfg Config) (http.Handler, error) {
 	if s.ttl <= 0 {
 		s.ttl = DefaultTokenTTL
 	}
-	failures, window := cfg.LoginFailures, cfg.LoginWindow
-	if failures <= 0 {
-		failures = 5
-	}
+	s.maxAddr, s.maxUser = orDefault(cfg.LoginFailures, DefaultLoginFailures), orDefault(cfg.LoginUserFailures, DefaultLoginUserFailures)
+	window := cfg.LoginWindow
 	if window <= 0 {
-		window = time.Minute
+		window = DefaultLoginWindow
 	}
-	s.limiter = newLoginLimiter(failures, window)
+	s.limiter = newLoginLimiter(window)
+	workers := orDefault(cfg.LoginWorkers, DefaultLoginWorkers())
+	queue := cfg.LoginQueue
+	if queue == 0 {
+		queue = DefaultLoginQueuePerWorker * workers
+	}
+	s.hashes = newHashPool(workers, queue)
+	dummy, err := dummyHash()
+	if err != nil {
+		return nil, err
+	}
+	s.dummy = dummy
 	key, err := loadSecret(context.Background(), cfg.Store)
 	if err != nil {
 		return nil, err
@@ -67,7 +89,15 @@ func New(cfg Config) (http.Handler, error) {
 	s.secret = key
 	s.routes = s.routeTable()
 	s.mux = s.router()
-	return s.mux, nil
+	return s, nil
+}
+
+// orDefault is v, or def when v is not positive.
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // router registers every route of the table on a new chi mux.
