@@ -20,6 +20,10 @@ type Store interface {
 	SetActive(ctx context.Context, m storage.Module, id string, active bool, at time.Time) error
 	// ListDocs returns the stored JSON documents of a module, oldest first.
 	ListDocs(ctx context.Context, m storage.Module) ([][]byte, error)
+	// ListPage returns the documents of a module q selects, in q's order, paged.
+	ListPage(ctx context.Context, m storage.Module, q storage.ListQuery) ([][]byte, error)
+	// Count returns how many documents of a module filter selects.
+	Count(ctx context.Context, m storage.Module, filter []storage.Match) (int, error)
 	PortClaims(ctx context.Context) ([]storage.PortClaim, error)
 
 	Files(ctx context.Context, recordID string) ([]storage.RecordedFile, error)
