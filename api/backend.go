@@ -135,6 +135,12 @@ type Config struct {
 	// LoginQueue is how many password checks may wait for a worker; past it a login answers 503
 	// with Retry-After at once. Default DefaultLoginQueuePerWorker per worker; negative: none.
 	LoginQueue int
+	// InputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may use; nil means
+	// DefaultInputSchemes. Checked with CheckInputSchemes.
+	InputSchemes []string
+	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
+	// Default false.
+	AllowLocalFiles bool
 	// Ready reports whether /healthz answers 200.
 	Ready func() bool
 	// Now is the clock; default time.Now.

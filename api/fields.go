@@ -23,6 +23,8 @@ type vctx struct {
 	unknown []string
 	// internal is a store failure met while checking a reference; it is answered 500.
 	internal error
+	// inputs is the server's policy for INPUT_TYPE_OTHER addresses; nil is the default policy.
+	inputs *InputPolicy
 }
 
 // fields reads typed values out of one decoded JSON object. The first error sticks: once a

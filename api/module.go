@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -35,6 +36,13 @@ type module struct {
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
 var generatedKeys = []string{"id", "_id", "created", "modified", "user_id", "state", "state_since",
 	"last_error", "restarts", "hls_url", "dash_url"}
+
+// recordFields reads a record's body under the server's policies.
+func (s *server) recordFields(ctx context.Context, body map[string]any) *fields {
+	f := newFields(ctx, s.store, body)
+	f.vc.inputs = &s.inputs
+	return f
+}
 
 func (f *fields) skip(keys ...string) {
 	for _, k := range keys {
@@ -89,7 +97,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		f := newFields(ctx, s.store, body)
+		f := s.recordFields(ctx, body)
 		f.skip(generatedKeys...)
 		rec := m.validate(f)
 		if err := f.err(); err != nil {
@@ -132,7 +140,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 		}
 		// The given fields are checked on their own first, so that a bad value is answered 400
 		// before an unknown id is answered 404.
-		pf := newFields(ctx, s.store, cloneDoc(body))
+		pf := s.recordFields(ctx, cloneDoc(body))
 		id := pf.requireID()
 		pf.partial = true
 		pf.skip(generatedKeys...)
@@ -157,7 +165,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 				doc[k] = v
 			}
 		}
-		f := newFields(ctx, s.store, doc)
+		f := s.recordFields(ctx, doc)
 		f.skip(generatedKeys...)
 		rec := m.validate(f)
 		if err := f.err(); err != nil {

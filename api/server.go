@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -35,6 +36,9 @@ type server struct {
 	hashes           *hashPool
 	dummy            string
 	failLog, busyLog rateLog
+
+	// inputs is the policy of INPUT_TYPE_OTHER addresses.
+	inputs InputPolicy
 
 	openAPIOnce sync.Once
 	openAPIJSON []byte
@@ -71,6 +75,10 @@ func newServer(cfg Config) (*server, error) {
 		window = DefaultLoginWindow
 	}
 	s.limiter = newLoginLimiter(window)
+	if err := CheckInputSchemes(cfg.InputSchemes); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s.inputs = InputPolicy{Schemes: cfg.InputSchemes, AllowLocalFiles: cfg.AllowLocalFiles}
 	workers := orDefault(cfg.LoginWorkers, DefaultLoginWorkers())
 	queue := cfg.LoginQueue
 	if queue == 0 {

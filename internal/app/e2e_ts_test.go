@@ -62,7 +62,13 @@ func TestOtherInputThroughFFmpeg(t *testing.T) {
 	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, t.TempDir(), nil)
+	// A local file is an INPUT_TYPE_OTHER address only when the operator allows local files.
+	ts := startServerEnv(t, t.TempDir(), nil, func(k string) string {
+		if k == "SLUICE_ALLOW_LOCAL_FILES" {
+			return "true"
+		}
+		return ""
+	})
 	defer ts.stop()
 	rec := ts.create("recording", recordingBody("other", urlInput("INPUT_TYPE_OTHER", file)))
 	ts.checkBitrate("recording", rec)
