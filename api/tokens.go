@@ -59,7 +59,7 @@ func (d *msDate) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// maxTokenSeconds bounds the dates a token may carry (year 5138), far inside time.Time's range.
+// maxTokenSeconds bounds the dates a token may carry (2^37 s: year 6325), far inside time.Time's range.
 const maxTokenSeconds = 1 << 37
 
 func (d *msDate) numeric() *jwt.NumericDate {
