@@ -42,7 +42,7 @@ func (s *countingStore) Files(ctx context.Context, recordID string) ([]storage.R
 }
 
 // recordingsAPI returns an API over a real store holding n recordings named rec-0000... created a
-// second apart; every third is active, output formats cycle mp4, flv, mov; each has one file.
+// second apart; every third is active, output formats cycle mp4, flv, mov; every tenth has a file.
 func recordingsAPI(t testing.TB, n int) (*env, *countingProcs, *countingStore) {
 	t.Helper()
 	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
@@ -62,6 +62,9 @@ func recordingsAPI(t testing.TB, n int) (*env, *countingProcs, *countingStore) {
 			Input: storage.Input{InputType: InputGenerateVideo, EncodingRate: 24}}
 		if err := st.Create(ctx, rec); err != nil {
 			t.Fatal(err)
+		}
+		if i%10 != 0 {
+			continue
 		}
 		f := storage.RecordedFile{ID: storage.NewID(), RecordID: rec.ID, Name: "a.mp4", Path: rec.RecordingName + "/a.mp4",
 			Format: rec.OutputFormat, State: storage.FileComplete, Created: rec.Created}
@@ -127,9 +130,12 @@ func TestGetAllPagesInTheStore(t *testing.T) {
 		got := names(0, 0, 1)
 		for _, v := range res.arr() {
 			doc := v.(map[string]any)
-			got = append(got, doc["recording_name"].(string))
-			if files, _ := doc["recordedFiles"].([]any); len(files) != 1 {
-				t.Errorf("%s: %s has files %v", c.name, doc["recording_name"], doc["recordedFiles"])
+			name := doc["recording_name"].(string)
+			got = append(got, name)
+			var i int
+			fmt.Sscanf(name, "rec-%d", &i)
+			if files, ok := doc["recordedFiles"].([]any); !ok || (len(files) == 1) != (i%10 == 0) {
+				t.Errorf("%s: %s has files %v", c.name, name, doc["recordedFiles"])
 			}
 		}
 		if !slices.Equal(got, c.want) {
@@ -225,7 +231,7 @@ func TestStoreQueryMatchesMemory(t *testing.T) {
 	values := []any{nil, true, false, json.Number("8000"), json.Number("42"), json.Number("2.5"), json.Number("-1.5"), json.Number("0"),
 		"8000", " 8000 ", "42", "1e2", "u1", "a", "", json.Number("1e2")}
 	compared, nonEmpty := 0, 0
-	for i := range 400 {
+	for i := range 250 {
 		q := listQuery{limit: -1, filter: map[string]any{}}
 		for range rng.IntN(3) {
 			k := keys[rng.IntN(len(keys))]
@@ -262,7 +268,7 @@ func TestStoreQueryMatchesMemory(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries compared, %d with results", compared, nonEmpty)
-	if compared < 200 || nonEmpty < 100 {
+	if compared < 150 || nonEmpty < 60 {
 		t.Fatalf("only %d queries compared, %d with results", compared, nonEmpty)
 	}
 }
