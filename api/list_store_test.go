@@ -133,7 +133,9 @@ func TestGetAllPagesInTheStore(t *testing.T) {
 			name := doc["recording_name"].(string)
 			got = append(got, name)
 			var i int
-			fmt.Sscanf(name, "rec-%d", &i)
+			if _, err := fmt.Sscanf(name, "rec-%d", &i); err != nil {
+				t.Fatal(err)
+			}
 			if files, ok := doc["recordedFiles"].([]any); !ok || (len(files) == 1) != (i%10 == 0) {
 				t.Errorf("%s: %s has files %v", c.name, name, doc["recordedFiles"])
 			}

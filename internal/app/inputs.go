@@ -164,7 +164,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 		// Records stored before the policy (or under a wider one) are held to it at each start.
 		policy := api.InputPolicy{Schemes: in.cfg.InputSchemes, AllowLocalFiles: in.cfg.AllowLocalFiles}
 		if err := policy.Check(input.InputStreamURL); err != nil {
-			return nil, fmt.Errorf("%w: input_stream_url %s", api.ErrUnsupported, err)
+			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
 			return ffin.Run(ctx, in.cfg.FFmpeg, input.InputStreamURL, s, log)
