@@ -179,8 +179,13 @@ func (l *Listener) refused(cause Cause, remote net.Addr) {
 		"refused_max_conns", byConns, "refused_max_per_addr", byAddr)
 }
 
-// addrKey is the address a peer is counted under: its IP, IPv4-mapped addresses as IPv4, IPv6
-// masked to /64. keyed is false when the peer has no IP.
+// AddrKey is the address a peer is counted under by the per-address cap: its IP,
+// IPv4-mapped addresses as IPv4, IPv6 masked to /64. ok is false when the peer has no IP.
+// Servers that count something else per client (sessions, logins) use it to agree with the
+// listener.
+func AddrKey(a net.Addr) (key netip.Addr, ok bool) { return addrKey(a) }
+
+// addrKey is AddrKey.
 func addrKey(a net.Addr) (netip.Addr, bool) {
 	var ip netip.Addr
 	switch v := a.(type) {

@@ -160,9 +160,9 @@ func TestAddrKey(t *testing.T) {
 		{nil, "", false},
 	}
 	for _, c := range cases {
-		got, keyed := addrKey(c.addr)
+		got, keyed := AddrKey(c.addr)
 		if keyed != c.keyed || (keyed && got.String() != c.want) {
-			t.Errorf("addrKey(%v) = %v, %v; want %s, %v", c.addr, got, keyed, c.want, c.keyed)
+			t.Errorf("AddrKey(%v) = %v, %v; want %s, %v", c.addr, got, keyed, c.want, c.keyed)
 		}
 	}
 }
