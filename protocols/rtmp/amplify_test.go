@@ -124,7 +124,7 @@ func TestAmplification(t *testing.T) {
 		// What each connection sent: C0+C1+C2 (3073 bytes), Set Chunk Size (16), header (12).
 		const sent = 320 * (3073 + 16 + 12)
 		const perConn = 32 << 10
-		t.Logf("320 connections declaring 8 MiB each (%d bytes sent): heap grew %d KiB (%d bytes a connection); before the fix: 2.5 GiB",
+		t.Logf("320 connections declaring 8 MiB each (%d bytes sent): heap grew %d KiB (%d bytes a connection); the reader before issue 13 grew it by 2.4 GiB for 300",
 			sent, grown>>10, grown/320)
 		if grown > 320*perConn {
 			t.Fatalf("heap grew %d KiB for 320 connections, over %d KiB a connection", grown>>10, perConn>>10)

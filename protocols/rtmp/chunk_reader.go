@@ -64,9 +64,11 @@ type chunkStream struct {
 	extended   bool // the last header carried an extended timestamp
 	started    bool // a header with a length was seen
 	assembling bool // buf holds the start of a message
-	// buf holds the payload received so far; its capacity grows with what arrives, up to
-	// length, and counts in the reader's pending bytes.
-	buf []byte
+	// buf holds the payload received so far: the message's own body when it came whole in
+	// one chunk, else *scratch. Its capacity grows with what arrives and counts in the
+	// reader's pending bytes.
+	buf     []byte
+	scratch *[]byte
 }
 
 // chunkReader reassembles messages from the chunks of one direction of a connection. It
@@ -164,22 +166,30 @@ func (c *chunkReader) readChunk() (msg message, ok bool, err error) {
 	if len(cs.buf) < int(cs.length) {
 		return msg, false, nil
 	}
-	msg = message{Type: cs.typ, StreamID: cs.streamID, Timestamp: cs.timestamp, Body: cs.buf}
+	body := cs.buf
+	if cs.scratch != nil {
+		// The message's own body, exactly its length; the scratch buffer goes back.
+		body = make([]byte, len(cs.buf))
+		copy(body, cs.buf)
+	}
+	msg = message{Type: cs.typ, StreamID: cs.streamID, Timestamp: cs.timestamp, Body: body}
 	c.drop(cs)
 	return msg, true, c.control(msg)
 }
 
 // readPayload appends n payload bytes to the message cs is assembling. The buffer grows only
-// when bytes are there to fill it: to what has arrived (what the bufio.Reader holds, as far
-// as the message goes) or to twice its capacity, whichever is more, and never past the
-// declared length. A peer that declares much and sends little costs what it sent.
+// when bytes are there to fill it (see grow): a peer that declares much and sends little
+// costs what it sent.
 func (c *chunkReader) readPayload(csid uint32, cs *chunkStream, n int) error {
 	for n > 0 {
 		if len(cs.buf) == cap(cs.buf) {
-			if _, err := c.r.Peek(1); err != nil {
+			// Wait for the chunk's bytes, as far as the read buffer holds them: they are
+			// needed before anything else can be read, and the more are here, the fewer
+			// times the buffer grows.
+			if _, err := c.r.Peek(min(n, c.r.Size())); err != nil {
 				return err
 			}
-			if err := c.grow(csid, cs, min(int(cs.length)-len(cs.buf), c.r.Buffered())); err != nil {
+			if err := c.grow(csid, cs, n); err != nil {
 				return err
 			}
 		}
@@ -195,22 +205,46 @@ func (c *chunkReader) readPayload(csid uint32, cs *chunkStream, n int) error {
 	return nil
 }
 
-// grow makes room in cs.buf for at least arrived more bytes (at least 1), within the
-// connection's pending budget.
-func (c *chunkReader) grow(csid uint32, cs *chunkStream, arrived int) error {
-	old, need := cap(cs.buf), len(cs.buf)+arrived
-	size := min(int(cs.length), max(2*old, need))
-	if c.pending+size-old > maxPendingBytes {
-		size = need // the least that holds what arrived
+// grow makes room in cs.buf for more of the n payload bytes of the current chunk, at least
+// one of which has arrived, within the connection's pending budget. A message whose bytes
+// are all here in this one chunk gets its own body at once. Otherwise the bytes go to a
+// buffer of twice the old capacity, or of what has arrived of the chunk if that is more:
+// a pooled scratch buffer when its size class is within twice the bytes received, else one
+// of that size. Either way the capacity stays within twice the bytes received.
+func (c *chunkReader) grow(csid uint32, cs *chunkStream, n int) error {
+	old, arrived := cap(cs.buf), min(n, c.r.Buffered())
+	if len(cs.buf) == 0 && n == int(cs.length) && arrived == n {
+		if c.pending+n-old > maxPendingBytes {
+			return c.overBudget(csid)
+		}
+		c.pending += n - old
+		putScratch(cs.scratch)
+		cs.buf, cs.scratch = make([]byte, 0, n), nil
+		return nil
+	}
+	received := len(cs.buf) + arrived
+	size := max(2*old, received)
+	var b *[]byte
+	if class := minScratch << scratchClass(size); class <= 2*received {
+		size, b = class, getScratch(class)
+	} else {
+		// Too few bytes yet for the smallest class: a buffer of their size, not pooled.
+		nb := make([]byte, 0, size)
+		b = &nb
 	}
 	if c.pending+size-old > maxPendingBytes {
-		return fmt.Errorf("rtmp: chunk stream %d: incomplete messages over %d bytes: %w", csid, maxPendingBytes, ErrMalformed)
+		putScratch(b)
+		return c.overBudget(csid)
 	}
-	grown := make([]byte, len(cs.buf), size)
-	copy(grown, cs.buf)
+	*b = append(*b, cs.buf...)
+	putScratch(cs.scratch)
 	c.pending += size - old
-	cs.buf = grown
+	cs.buf, cs.scratch = *b, b
 	return nil
+}
+
+func (c *chunkReader) overBudget(csid uint32) error {
+	return fmt.Errorf("rtmp: chunk stream %d: incomplete messages over %d bytes: %w", csid, maxPendingBytes, ErrMalformed)
 }
 
 // readHeader reads the message header of a chunk and its extended timestamp. A type 3 header
@@ -254,7 +288,8 @@ func (c *chunkReader) readHeader(fmtType byte, cs *chunkStream) error {
 // drop forgets the message a chunk stream was assembling, or hands it over once complete.
 func (c *chunkReader) drop(cs *chunkStream) {
 	c.pending -= cap(cs.buf)
-	cs.buf, cs.assembling = nil, false
+	putScratch(cs.scratch)
+	cs.buf, cs.scratch, cs.assembling = nil, nil, false
 }
 
 // control applies Set Chunk Size and Abort.
