@@ -1,10 +1,12 @@
 package link
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -66,6 +68,13 @@ type Config struct {
 	// SendBuffer caps the send buffer, bytes of payload. Default: 50 Mbit/s for the sender's
 	// drop delay (the larger of latency and 1 s) plus 500 ms; at most 64 MiB.
 	SendBuffer int
+	// KMRefreshRate is how many packets one key encrypts before the sender switches to a new
+	// one (SRTO_KMREFRESHRATE). Default 2^24.
+	KMRefreshRate uint32
+	// KMPreAnnounce is how many packets before the switch the next key is announced, and
+	// after it the old one retired (SRTO_KMPREANNOUNCE). Default 2^12, at most
+	// (KMRefreshRate-1)/2.
+	KMPreAnnounce uint32
 	// MaxConns bounds a listener's concurrent connections. Default 1000.
 	MaxConns int
 	// Log receives connection events (never one per packet). Default slog.Default().
@@ -111,6 +120,9 @@ func (c Config) resolve() (resolved, error) {
 	}
 	if c.PayloadSize < 0 || c.PayloadSize > MaxPayloadSize {
 		return resolved{}, fmt.Errorf("payload size %d: want 1 to %d: %w", c.PayloadSize, MaxPayloadSize, ErrConfig)
+	}
+	if rate, pre := cmp.Or(c.KMRefreshRate, crypt.DefaultRefreshRate), c.KMPreAnnounce; pre > (rate-1)/2 {
+		return resolved{}, fmt.Errorf("kmpreannounce %d over (kmrefreshrate-1)/2 = %d: %w", pre, (rate-1)/2, ErrConfig)
 	}
 	if c.MaxBW < -1 {
 		return resolved{}, fmt.Errorf("maxbw %d: want -1 (unlimited), 0 (input rate) or bytes/s: %w", c.MaxBW, ErrConfig)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -65,8 +66,10 @@ type Conn struct {
 	lingering bool
 	rdWaiting bool
 	st        counters
-	rcrypt    opener
-	scrypt    sealer
+	rcrypt    *crypt.Receiver
+	scrypt    *crypt.Sender
+	kmSent    int // key refreshes announced (KMREQ sent, retries included)
+	kmApplied int // key refreshes from the peer applied
 
 	// Clock scheduling, under m.clk.mu.
 	hidx    int

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -406,7 +407,7 @@ func (c *Conn) waitRead(wait int64) {
 
 // decryptLocked decrypts payload in place; false when it cannot (counted).
 func (c *Conn) decryptLocked(p *packet, payload []byte) bool {
-	if c.rcrypt == nil || c.rcrypt.Decrypt(wire.KeyIndex(p.key), p.seq, payload) != nil {
+	if c.rcrypt == nil || c.rcrypt.Decrypt(crypt.KeyIndex(p.key), p.seq, payload) != nil {
 		c.st.pktRecvUndecrypt++
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -115,7 +116,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	copy(payload, p)
 	if c.scrypt != nil {
 		kk, announce := c.scrypt.Encrypt(seq, payload)
-		d.Key = kk
+		d.Key = wire.KeyIndex(kk)
 		if announce {
 			s.km = c.scrypt.KM(s.km[:0])
 			s.kmNext, s.kmLeft = now, kmRetries
@@ -276,6 +277,7 @@ func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
 		out.commit(b, c.peerUDP, c.peer)
 		s.kmLeft--
 		s.kmNext = now + kmRetry
+		c.kmSent++
 		c.lastSend = now
 	}
 	rate := s.paceRate(c.cfg.MaxBW)
@@ -380,13 +382,17 @@ func (c *Conn) onUser(ctl *wire.Control, now int64, out *outbox) {
 		b := wire.AppendControlHeader(out.buf(), &wire.Control{Type: wire.CtrlUser, Subtype: wire.ExtKMRsp, Timestamp: c.ts(now), DestSocket: c.peerID})
 		if err := c.rcrypt.Update(ctl.CIF); err != nil {
 			c.log.Warn("srt key refresh refused", "err", err)
-			b = append(b, 0, 0, 0, kmBadSecret)
+			b = crypt.AppendKMState(b, crypt.KMStateFor(err))
 		} else {
 			b = append(b, ctl.CIF...)
+			c.kmApplied++
 		}
 		out.commit(b, c.peerUDP, c.peer)
 		c.lastSend = now
 	case wire.ExtKMRsp:
 		c.snd.kmLeft = 0
+		if st, ok := crypt.ParseKMState(ctl.CIF); ok && st != crypt.KMStateSecured {
+			c.log.Warn("srt peer refused our key refresh", "km_state", st)
+		}
 	}
 }

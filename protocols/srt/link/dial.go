@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -41,9 +42,6 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	rc, err := cfg.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("srt dial %s: %w", addr, err)
-	}
-	if rc.Passphrase != "" && crypto == nil {
-		return nil, fmt.Errorf("srt dial %s: %w", addr, ErrEncryptionUnavailable)
 	}
 	ra, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
@@ -108,7 +106,7 @@ func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr strin
 		return nil, fmt.Errorf("caller needs a UDP socket: %w", ErrConfig)
 	}
 	send()
-	var seal sealer
+	var seal *crypt.Sender
 	var km []byte
 	for {
 		select {
@@ -146,7 +144,7 @@ func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr strin
 				req.HS = wire.HSExt{Version: srtVersion, Flags: srtFlags, RecvDelay: lat, SendDelay: lat}
 				if rc.Passphrase != "" {
 					var err error
-					if seal, err = crypto.newSealer(rc.Passphrase, keyLen); err != nil {
+					if seal, err = crypt.NewSender(rc.Passphrase, keyLen, rc.refresh()); err != nil {
 						return nil, err
 					}
 					km = seal.KM(nil)
@@ -171,24 +169,23 @@ func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr strin
 
 // concluded checks the listener's conclusion answer and makes the connection.
 func (m *mux) concluded(d *dialer, rc *resolved, req *wire.Handshake, ctl *wire.Control, hs *wire.Handshake,
-	seal sealer, km []byte, at int64, addr string) (*Conn, error) {
+	seal *crypt.Sender, km []byte, at int64, addr string) (*Conn, error) {
 	if hs.Version < wire.HSVersion5 || hs.HSCmd != wire.ExtHSRsp || hs.SocketID == 0 || hs.InitialSeq > wire.SeqMask {
 		return nil, fmt.Errorf("conclusion answer without HSRSP, socket id or sequence number: %w", ErrProtocol)
 	}
-	var open opener
+	var open *crypt.Receiver
 	switch {
 	case seal != nil && hs.KMCmd != wire.ExtKMRsp:
 		return nil, &RejectError{Reason: RejectUnsecure, Addr: addr}
 	case seal != nil:
-		if st, ok := crypto.kmState(hs.KM); ok {
-			reason := RejectUnsecure
-			if st == kmBadSecret {
-				reason = RejectBadSecret
+		if st, ok := crypt.ParseKMState(hs.KM); ok {
+			if r := kmStateReject(st); r != RejectNone {
+				return nil, &RejectError{Reason: r, Addr: addr}
 			}
-			return nil, &RejectError{Reason: reason, Addr: addr}
 		}
+		// The listener encrypts what it sends with our keys.
 		var err error
-		if open, err = crypto.newOpener(rc.Passphrase, km); err != nil {
+		if open, err = crypt.NewReceiver(rc.Passphrase, km); err != nil {
 			return nil, err
 		}
 	case hs.KMCmd == wire.ExtKMRsp:

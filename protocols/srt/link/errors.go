@@ -30,9 +30,6 @@ var (
 	ErrProtocol = errors.New("srt: protocol error")
 	// ErrConfig is returned by Listen and Dial for a Config they cannot use.
 	ErrConfig = errors.New("srt: invalid configuration")
-	// ErrEncryptionUnavailable is returned for a passphrase while this build has no
-	// encryption.
-	ErrEncryptionUnavailable = errors.New("srt: encryption not available")
 )
 
 // RejectError is returned by Dial when the listener refused the connection.

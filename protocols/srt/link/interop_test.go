@@ -14,9 +14,9 @@ import (
 const interopRate = 8_000_000 // bits per second the test feeds
 
 // TestInteropLibsrtCallerSends: libsrt caller → our listener, with a stream id.
-func TestInteropLibsrtCallerSends(t *testing.T) { interopCallerSends(t, "") }
+func TestInteropLibsrtCallerSends(t *testing.T) { interopCallerSendsKL(t, "", 0) }
 
-func interopCallerSends(t *testing.T, passphrase string) {
+func interopCallerSendsKL(t *testing.T, passphrase string, keyLen int) {
 	clip := chunks(testClip(t))
 	sids := make(chan string, 1)
 	ln, err := Listen("127.0.0.1:0", Config{Latency: 200 * time.Millisecond, Passphrase: passphrase}, func(r *Request) Reject {
@@ -31,7 +31,7 @@ func interopCallerSends(t *testing.T, passphrase string) {
 	}
 	defer ln.Close()
 	in := udpPort(t)
-	url := fmt.Sprintf("srt://%s?streamid=publish/live/cam1&latency=200%s", ln.Addr(), kmQuery(passphrase, 0))
+	url := fmt.Sprintf("srt://%s?streamid=publish/live/cam1&latency=200%s", ln.Addr(), kmQuery(passphrase, keyLen))
 	startSLT(t, "udp://"+loopback(in), url)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -71,9 +72,6 @@ func Listen(addr string, cfg Config, decide func(*Request) Reject) (*Listener, e
 	rc, err := cfg.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("srt listen %s: %w", addr, err)
-	}
-	if rc.Passphrase != "" && crypto == nil {
-		return nil, fmt.Errorf("srt listen %s: %w", addr, ErrEncryptionUnavailable)
 	}
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
@@ -307,18 +305,10 @@ func (l *Listener) conclusion(ctl *wire.Control, hs *wire.Handshake, perr error,
 	if closing {
 		reason = RejectClose
 	}
-	var rcrypt opener
-	var scrypt sealer
+	var rcrypt *crypt.Receiver
+	var scrypt *crypt.Sender
 	if reason == RejectNone && l.cfg.Passphrase != "" {
-		km := append([]byte(nil), hs.KM...)
-		var err error
-		rcrypt, scrypt, err = crypto.open(l.cfg.Passphrase, km)
-		switch {
-		case err != nil && crypto.badPassphrase(err):
-			reason = RejectBadSecret
-		case err != nil:
-			reason = RejectRogue
-		}
+		rcrypt, scrypt, reason = openCallerKM(&l.cfg, hs.KM)
 	}
 	if reason == RejectNone && full {
 		reason = RejectResource
@@ -363,7 +353,7 @@ func (l *Listener) conclusion(ctl *wire.Control, hs *wire.Handshake, perr error,
 	rsp.PutPeerAddr(peerAddr(from))
 	if rcrypt != nil {
 		rsp.Extension |= wire.HSExtKMReq
-		rsp.KMCmd, rsp.KM = wire.ExtKMRsp, hs.KM
+		rsp.KMCmd, rsp.KM = wire.ExtKMRsp, hs.KM // the same KM confirms it opened
 	}
 	c.hsResp = appendHandshakePacket(nil, hs.SocketID, 0, &rsp)
 	m.conns[id] = c
