@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
@@ -254,8 +255,16 @@ func TestStoreByteBudget(t *testing.T) {
 			src.FrameSize = 62_500 // 12.5 Mbit/s: 3.1 MB segments, 37.5 MB for the window
 			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
 			_ = sg.SetTracks(src.Tracks())
-			if err := src.Feed(sg, 61*time.Second); err != nil {
+			if err := src.Feed(sg, 5*time.Second); err != nil {
 				t.Fatal(err)
+			}
+			first := weak.Make(st.Snapshot().Segments[0])
+			if err := src.Feed(sg, 56*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			if first.Value() != nil {
+				t.Error("an evicted segment is still alive")
 			}
 			w, stats := st.Snapshot(), st.Stats()
 			var held int64
