@@ -75,7 +75,7 @@ func (s *Stream) fanOut(au *media.AccessUnit, size int) ([]*Reader, budget) {
 // than the lag limit and must be closed. s.mu held.
 func (s *Stream) deliver(r *Reader, au *media.AccessUnit, size int, resume bool, now *clock) bool {
 	w := &r.w
-	budgetBytes := uint64(s.opts.QueueBytes)
+	budgetBytes := uint32(s.opts.QueueBytes)
 	if !w.behindSince.IsZero() {
 		if r.ring.halfEmpty(budgetBytes) {
 			w.behindSince = time.Time{}
@@ -96,7 +96,7 @@ func (s *Stream) deliver(r *Reader, au *media.AccessUnit, size int, resume bool,
 		}
 		w.skip = false
 	}
-	if over := r.ring.put(slot{au: au, size: uint32(size), disc: w.disc, gap: w.gap}, budgetBytes); over != budgetNone {
+	if over := r.ring.put(slot{au: au, disc: w.disc, gap: w.gap}, uint32(size), budgetBytes); over != budgetNone {
 		s.overflow(r, over, now)
 		return true
 	}

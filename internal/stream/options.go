@@ -16,8 +16,8 @@ const (
 	// DefaultMaxUnitBytes is the largest access unit a Stream accepts: 16 MiB, the largest FLV
 	// tag or RTMP message (a 24-bit length). A 50 Mbit/s stream's key frames are 1 to 3 MB.
 	DefaultMaxUnitBytes = 16 << 20
-	// maxUnitLimit caps MaxUnitBytes so that a unit's size fits a queue slot's 32 bits.
-	maxUnitLimit = 1 << 30
+	// maxBytesLimit caps QueueBytes and MaxUnitBytes, so that a queue's byte count fits 32 bits.
+	maxBytesLimit = 1 << 30
 	// DefaultLagLimit is how long a reader may stay behind before it is closed.
 	DefaultLagLimit = 5 * time.Second
 	// DefaultAudioPrefill is how many units a new reader of a stream without video starts with.
@@ -32,7 +32,7 @@ type Options struct {
 	// QueueBytes is how many payload bytes each reader's queue may hold before it drops, as it
 	// does past QueueSize units (the payloads are shared with the other readers: this is what
 	// the reader keeps alive). It also bounds the GOP kept for new readers. A unit is always
-	// accepted into an empty queue. Default 64 MiB.
+	// accepted into an empty queue. Default 64 MiB, at most 1 GiB.
 	QueueBytes int
 	// MaxUnitBytes is the largest access unit, in payload bytes, that Write accepts; a larger
 	// one is refused, counted (Stats.Refused) and logged, and the later units of its video
@@ -65,10 +65,11 @@ func (o Options) withDefaults() Options {
 	if o.QueueBytes <= 0 {
 		o.QueueBytes = DefaultQueueBytes
 	}
+	o.QueueBytes = min(o.QueueBytes, maxBytesLimit)
 	if o.MaxUnitBytes <= 0 {
 		o.MaxUnitBytes = DefaultMaxUnitBytes
 	}
-	o.MaxUnitBytes = min(o.MaxUnitBytes, maxUnitLimit)
+	o.MaxUnitBytes = min(o.MaxUnitBytes, maxBytesLimit)
 	if o.LagLimit <= 0 {
 		o.LagLimit = DefaultLagLimit
 	}

@@ -9,30 +9,32 @@ import (
 
 // slot is one queued unit with this reader's marks.
 type slot struct {
-	au   *media.AccessUnit
-	size uint32 // payload bytes, for the queue's byte count
-	disc bool   // first unit of a new publisher session
-	gap  bool   // units were dropped just before this one
+	au    *media.AccessUnit
+	start uint32 // ring.pushed before this unit; written by the producer only
+	disc  bool   // first unit of a new publisher session
+	gap   bool   // units were dropped just before this one
 }
 
 // ring is a bounded single-producer, single-consumer queue of slots. The producer (the
 // Stream, under Stream.mu) owns tail, headCache and the byte count; the consumer (the
 // goroutine calling Reader.Read) owns head and tailCache. Its size is a power of two.
 //
-// The payload bytes queued are counted on the producer's side only, so that the consumer
-// does no more than before: starts[i] is the byte count when unit i was pushed, and the
-// bytes still queued are those pushed since the oldest unit the consumer had not taken when
-// the producer last looked (headCache), which makes the count an upper bound.
+// The payload bytes queued are counted by the producer alone, so that the consumer does no
+// more than before: each slot records the bytes pushed before it (start), and the bytes
+// queued are those pushed since the oldest unit the consumer had not taken when the producer
+// last looked (headCache), which makes the count an upper bound. Counts are modulo 2^32:
+// what is queued stays far below (a budget of at most 1 GiB, units of at most 1 GiB).
 type ring struct {
-	slots  []slot
-	starts []uint64 // starts[i&mask] is pushed before unit i
-	mask   uint64
+	slots []slot
+	mask  uint64
 
 	tail      atomic.Uint64
 	headCache uint64
-	pushed    uint64   // payload bytes pushed so far
-	base      uint64   // pushed before unit headCache
-	_         [64]byte // producer and consumer fields on different cache lines
+	pushed    uint32 // payload bytes pushed so far
+	base      uint32 // pushed before unit headCache
+	// Producer and consumer fields on different cache lines: in a Reader, whose first 40
+	// bytes are the producer's too, the producer's end at byte 96 and head starts at 128.
+	_ [32]byte
 
 	head      atomic.Uint64
 	tailCache uint64
@@ -41,45 +43,43 @@ type ring struct {
 // init sizes the ring; size must be a power of two.
 func (r *ring) init(size int) {
 	r.slots = make([]slot, size)
-	r.starts = make([]uint64, size)
 	r.mask = uint64(size - 1)
 }
 
 // size is the ring's capacity.
 func (r *ring) size() uint64 { return uint64(len(r.slots)) }
 
-// push queues s; it reports false when the ring is full. Producer only.
-func (r *ring) push(s slot) bool { return r.put(s, math.MaxUint64) == budgetNone }
+// push queues s, counting no bytes; it reports false when the ring is full. Producer only.
+func (r *ring) push(s slot) bool { return r.put(s, 0, math.MaxUint32) == budgetNone }
 
-// put queues s unless the ring is full or its payload bytes would go over budget (a unit
-// always fits an empty ring); it returns the budget that refused s, or budgetNone. Producer
-// only.
-func (r *ring) put(s slot, budget uint64) budget {
+// put queues s, a unit of size payload bytes, unless the ring is full or its bytes would go
+// over budget (a unit always fits an empty ring); it returns the budget that refused s, or
+// budgetNone. Producer only.
+func (r *ring) put(s slot, size, budget uint32) budget {
 	t := r.tail.Load()
-	if t-r.headCache >= uint64(len(r.slots)) || r.pushed-r.base+uint64(s.size) > budget {
+	if t-r.headCache >= uint64(len(r.slots)) || r.pushed-r.base+size > budget {
 		// Counted against an old view of the consumer's position: look again.
-		if b := r.room(t, s.size, budget); b != budgetNone {
+		if b := r.room(t, size, budget); b != budgetNone {
 			return b
 		}
 	}
-	i := t & r.mask
-	r.slots[i] = s
-	// starts[t] is overwritten only by unit t+size, which put refuses while unit t is at or
-	// after headCache: lookHead reads a valid entry.
-	r.starts[i] = r.pushed
-	r.pushed += uint64(s.size)
+	// Slot t is rewritten only by unit t+size, which put refuses while unit t is at or after
+	// headCache: lookHead reads a valid start.
+	s.start = r.pushed
+	r.slots[t&r.mask] = s
+	r.pushed += size
 	r.tail.Store(t + 1)
 	return budgetNone
 }
 
 // room looks at the consumer's position and tells which budget, if any, unit t of size
 // bytes is over. Producer only.
-func (r *ring) room(t uint64, size uint32, budget uint64) budget {
+func (r *ring) room(t uint64, size, budget uint32) budget {
 	r.lookHead()
 	if t-r.headCache >= r.size() {
 		return budgetQueueUnits
 	}
-	if q := r.bytes(); q > 0 && q+uint64(size) > budget {
+	if q := r.bytes(); q > 0 && q+size > budget {
 		return budgetQueueBytes
 	}
 	return budgetNone
@@ -95,7 +95,7 @@ func (r *ring) lookHead() {
 	if h == r.tail.Load() {
 		r.base = r.pushed // empty: the next unit starts here
 	} else {
-		r.base = r.starts[h&r.mask]
+		r.base = r.slots[h&r.mask].start
 	}
 }
 
@@ -107,11 +107,11 @@ func (r *ring) len() uint64 {
 
 // bytes is the payload bytes queued as of the last look at the consumer's position: at
 // least what is queued. Producer only.
-func (r *ring) bytes() uint64 { return r.pushed - r.base }
+func (r *ring) bytes() uint32 { return r.pushed - r.base }
 
 // halfEmpty tells whether at most half the ring's slots and half of budget are in use.
 // Producer only.
-func (r *ring) halfEmpty(budget uint64) bool {
+func (r *ring) halfEmpty(budget uint32) bool {
 	return r.len() <= r.size()/2 && r.bytes() <= budget/2
 }
 
@@ -126,7 +126,8 @@ func (r *ring) pop() (slot, bool) {
 	}
 	i := h & r.mask
 	s := r.slots[i]
-	r.slots[i] = slot{} // let the unit go once every reader is done with it
+	// Let the unit go once every reader is done with it; start is the producer's.
+	r.slots[i].au = nil
 	r.head.Store(h + 1)
 	return s, true
 }
