@@ -123,7 +123,9 @@ func runFlood(t *testing.T, flood slowFlood, queueBytes int, storeOpts segment.S
 	}
 	r.Close()
 	// The flood must have reached the segmenter for the bound to mean anything.
-	if delivered := sent.UnitsIn - sent.Dropped; delivered < int64(flood.units)/2 {
+	delivered := sent.UnitsIn - sent.Dropped
+	t.Logf("%d of %d units reached the segmenter", delivered, flood.units)
+	if delivered < int64(flood.units)/2 {
 		t.Fatalf("only %d of %d units reached the segmenter", delivered, flood.units)
 	}
 	return peak, st.Stats().Bytes, sg.Stats()
