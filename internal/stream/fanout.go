@@ -96,10 +96,14 @@ func (s *Stream) deliver(r *Reader, au *media.AccessUnit, size int, resume bool,
 		}
 		w.skip = false
 	}
-	if over := r.ring.put(slot{au: au, disc: w.disc, gap: w.gap}, uint32(size), budgetBytes); over != budgetNone {
-		s.overflow(r, over, now)
-		return true
+	// ring.put, inlined by hand: the common case stays in this function.
+	if !r.ring.fits(uint32(size), budgetBytes) {
+		if over := r.ring.room(uint32(size), budgetBytes); over != budgetNone {
+			s.overflow(r, over, now)
+			return true
+		}
 	}
+	r.ring.add(slot{au: au, disc: w.disc, gap: w.gap}, uint32(size))
 	w.started, w.disc, w.gap = true, false, false
 	r.signal()
 	return true

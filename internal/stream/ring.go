@@ -56,27 +56,37 @@ func (r *ring) push(s slot) bool { return r.put(s, 0, math.MaxUint32) == budgetN
 // over budget (a unit always fits an empty ring); it returns the budget that refused s, or
 // budgetNone. Producer only.
 func (r *ring) put(s slot, size, budget uint32) budget {
-	t := r.tail.Load()
-	if t-r.headCache >= uint64(len(r.slots)) || r.pushed-r.base+size > budget {
-		// Counted against an old view of the consumer's position: look again.
-		if b := r.room(t, size, budget); b != budgetNone {
+	if !r.fits(size, budget) {
+		if b := r.room(size, budget); b != budgetNone {
 			return b
 		}
 	}
-	// Slot t is rewritten only by unit t+size, which put refuses while unit t is at or after
+	r.add(s, size)
+	return budgetNone
+}
+
+// fits tells whether a unit of size bytes fits, as the producer last saw the consumer's
+// position; when it does not, room looks again. Producer only.
+func (r *ring) fits(size, budget uint32) bool {
+	return r.tail.Load()-r.headCache < uint64(len(r.slots)) && r.pushed-r.base+size <= budget
+}
+
+// add queues s, a unit of size bytes, once fits or room made sure it fits. Producer only.
+func (r *ring) add(s slot, size uint32) {
+	t := r.tail.Load()
+	// Slot t is rewritten only by unit t+size, which is refused while unit t is at or after
 	// headCache: lookHead reads a valid start.
 	s.start = r.pushed
 	r.slots[t&r.mask] = s
 	r.pushed += size
 	r.tail.Store(t + 1)
-	return budgetNone
 }
 
-// room looks at the consumer's position and tells which budget, if any, unit t of size
-// bytes is over. Producer only.
-func (r *ring) room(t uint64, size, budget uint32) budget {
+// room looks at the consumer's position and tells which budget, if any, the next unit, of
+// size bytes, is over. Producer only.
+func (r *ring) room(size, budget uint32) budget {
 	r.lookHead()
-	if t-r.headCache >= r.size() {
+	if r.tail.Load()-r.headCache >= r.size() {
 		return budgetQueueUnits
 	}
 	if q := r.bytes(); q > 0 && q+size > budget {
