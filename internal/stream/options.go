@@ -13,9 +13,10 @@ const (
 	// DefaultQueueBytes is each reader's queue in payload bytes: 64 MiB, twice what a 50 Mbit/s
 	// stream sends over the 5 s lag limit (31 MB).
 	DefaultQueueBytes = 64 << 20
-	// DefaultMaxUnitBytes is the largest access unit a Stream accepts: 16 MiB, the largest FLV
-	// tag or RTMP message (a 24-bit length). A 50 Mbit/s stream's key frames are 1 to 3 MB.
-	DefaultMaxUnitBytes = 16 << 20
+	// DefaultMaxUnitBytes is the largest access unit a Stream accepts: 8 MiB, the cap of the
+	// protocol parsers (RTMP message, FLV tag, TS PES), over twice a 50 Mbit/s stream's largest
+	// key frames (about 3 MiB with a 2 s GOP). The Stream enforces it for every source.
+	DefaultMaxUnitBytes = 8 << 20
 	// maxBytesLimit caps QueueBytes and MaxUnitBytes, so that a queue's byte count fits 32 bits.
 	maxBytesLimit = 1 << 30
 	// DefaultLagLimit is how long a reader may stay behind before it is closed.
@@ -36,7 +37,7 @@ type Options struct {
 	QueueBytes int
 	// MaxUnitBytes is the largest access unit, in payload bytes, that Write accepts; a larger
 	// one is refused, counted (Stats.Refused) and logged, and the later units of its video
-	// track wait for the next key frame. Default 16 MiB, at most 1 GiB.
+	// track wait for the next key frame. Default 8 MiB, at most 1 GiB.
 	MaxUnitBytes int
 	// LagLimit is how long a reader may stay behind, from its first drop until its queue is
 	// back to at most half full, before it is closed with ErrReaderTooSlow. Checked on writes.
