@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	gosrt "github.com/datarhei/gosrt"
-
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
@@ -341,6 +339,3 @@ func waitUDPBound(t testing.TB, port int, p *ffmpegProc) {
 		return false
 	})
 }
-
-// gosrtConn is gosrt's connection, for tests that dial directly.
-type gosrtConn = gosrt.Conn

@@ -3,26 +3,23 @@ package srt
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"sync/atomic"
+	"os"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // Ingest time limits: a publisher must bring media (PAT, PMT and a first unit with decodable
-// parameters) within tracksTimeout, and then never go silent for stallTimeout. gosrt's peer
+// parameters) within tracksTimeout, and then never go silent for stallTimeout. The link's peer
 // idle timeout only notices a peer that sends nothing at all, keepalives included. Variables
 // for tests.
 var (
 	tracksTimeout = 15 * time.Second
 	stallTimeout  = 10 * time.Second
 )
-
-// readSize is the read buffer: larger than any SRT payload, so a read takes a whole packet.
-const readSize = 64 << 10
 
 // errStalled ends a publisher that stopped sending media but kept the connection alive.
 var errStalled = errors.New("publisher stopped sending media")
@@ -33,23 +30,26 @@ type ingestResult struct {
 	bytes int64
 }
 
-// publishTS feeds the MPEG-TS conn carries to a TSFeed publishing through pub, until conn
-// fails or goes silent, then closes the publisher (and any the feed opened again after a
-// program change or a timestamp jump). The caller closes conn to end it early. It returns
-// io.EOF when the peer ended the connection.
-func publishTS(conn io.ReadCloser, pub *stream.Publisher, log *slog.Logger) (ingestResult, error) {
-	w := newWatchdog(conn)
-	defer w.stop()
+// publishTS feeds the MPEG-TS conn carries to a TSFeed publishing through pub, and each
+// payload to rl when it is not nil, until conn fails or goes silent; then it closes the
+// publisher (and any the feed opened again after a program change or a timestamp jump). The
+// caller closes conn to end it early. It returns io.EOF when the peer ended the connection.
+func publishTS(conn *link.Conn, pub *stream.Publisher, rl *relay, log *slog.Logger) (ingestResult, error) {
 	feed := ingest.NewTSFeed(ingest.NewHeldPublisher(pub, log))
-	err := feedLoop(w, feed)
+	if rl != nil {
+		rl.begin()
+		defer rl.end()
+	}
+	res, err := feedLoop(conn, feed, rl)
+	defer func() { _ = conn.SetReadDeadline(time.Time{}) }()
 	feed.Finish()
 	if st := feed.Stats(); st.CCErrors > 0 || st.DroppedPES > 0 {
 		log.Info("transport stream damage", "cc_errors", st.CCErrors,
 			"dropped_pes", st.DroppedPES, "dropped_units", st.DroppedUnits)
 	}
-	res := ingestResult{units: feed.Units(), bytes: w.bytes.Load()}
-	if w.fired.Load() {
-		if !w.started.Load() {
+	res.units = feed.Units()
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if res.units == 0 {
 			return res, fmt.Errorf("no media within %v: %w", tracksTimeout, ErrNoMedia)
 		}
 		return res, fmt.Errorf("%w for %v", errStalled, stallTimeout)
@@ -57,61 +57,36 @@ func publishTS(conn io.ReadCloser, pub *stream.Publisher, log *slog.Logger) (ing
 	return res, err
 }
 
-// feedLoop reads w into feed until either fails.
-func feedLoop(w *watchdog, feed *ingest.TSFeed) error {
-	buf := make([]byte, readSize)
+// feedLoop reads conn into feed (and rl) until either fails, holding the watchdog deadline:
+// tracksTimeout for the first unit, then stallTimeout from the last payload. The deadline
+// moves only when half of it has passed, not on every read.
+func feedLoop(conn *link.Conn, feed *ingest.TSFeed, rl *relay) (ingestResult, error) {
+	var res ingestResult
+	buf := make([]byte, link.MaxPayloadSize)
+	started := false
+	deadline := time.Now().Add(tracksTimeout)
+	_ = conn.SetReadDeadline(deadline)
 	for {
-		n, err := w.Read(buf)
-		if n > 0 {
-			if _, ferr := feed.Write(buf[:n]); ferr != nil {
-				return ferr
-			}
-			if feed.Units() > 0 {
-				w.mediaStarted()
-			}
-		}
+		n, err := conn.Read(buf)
 		if err != nil {
-			return err
+			return res, err
+		}
+		res.bytes += int64(n)
+		if rl != nil {
+			rl.write(buf[:n])
+		}
+		if _, err := feed.Write(buf[:n]); err != nil {
+			return res, err
+		}
+		if !started && feed.Units() > 0 {
+			started = true
+			deadline = time.Time{}
+		}
+		if started {
+			if now := time.Now(); deadline.IsZero() || deadline.Sub(now) < stallTimeout/2 {
+				deadline = now.Add(stallTimeout)
+				_ = conn.SetReadDeadline(deadline)
+			}
 		}
 	}
 }
-
-// watchdog counts the bytes read from a connection and closes it when no media comes within
-// tracksTimeout, or no bytes within stallTimeout once it has.
-type watchdog struct {
-	r       io.ReadCloser
-	timer   *time.Timer
-	bytes   atomic.Int64
-	fired   atomic.Bool
-	started atomic.Bool
-}
-
-func newWatchdog(r io.ReadCloser) *watchdog {
-	w := &watchdog{r: r}
-	w.timer = time.AfterFunc(tracksTimeout, func() {
-		w.fired.Store(true)
-		_ = r.Close()
-	})
-	return w
-}
-
-// Read reads from the connection and re-arms the stall timer.
-func (w *watchdog) Read(p []byte) (int, error) {
-	n, err := w.r.Read(p)
-	if n > 0 {
-		w.bytes.Add(int64(n))
-		if w.started.Load() {
-			w.timer.Reset(stallTimeout)
-		}
-	}
-	return n, err
-}
-
-// mediaStarted switches from the tracks deadline to the stall timeout.
-func (w *watchdog) mediaStarted() {
-	if !w.started.Swap(true) {
-		w.timer.Reset(stallTimeout)
-	}
-}
-
-func (w *watchdog) stop() { w.timer.Stop() }

@@ -9,9 +9,8 @@ import (
 	"net"
 	"time"
 
-	gosrt "github.com/datarhei/gosrt"
-
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // Listener is the SRT listen input: it listens on a UDP port, takes one publisher at a time
@@ -35,12 +34,13 @@ func NewListener(addr string, opts Options, s *stream.Stream, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("srt listen %s: %w", addr, err)
 	}
-	ln, err := gosrt.Listen("srt", addr, conf)
+	peer, err := listenOne(addr, conf, log)
 	if err != nil {
 		return nil, fmt.Errorf("srt listen %s: %w", addr, err)
 	}
-	log = log.With("srt_listen", ln.Addr().String())
-	return &Listener{strm: s, log: log, peer: newOnePeer(ln, opts.Passphrase, log), addr: addr}, nil
+	peer.log = log.With("srt_listen", peer.ln.Addr().String())
+	peer.rejects.log = peer.log
+	return &Listener{strm: s, log: peer.log, peer: peer, addr: addr}, nil
 }
 
 // Addr returns the UDP address the Listener listens on.
@@ -60,14 +60,15 @@ func (l *Listener) Run(ctx context.Context) error {
 }
 
 // session publishes one peer's media.
-func (l *Listener) session(_ context.Context, conn gosrt.Conn) error {
-	_, err := publishConn(conn, l.strm, l.log.With("peer", conn.RemoteAddr().String(), "stream_id", conn.StreamId()))
+func (l *Listener) session(_ context.Context, conn *link.Conn) error {
+	_, err := publishConn(conn, l.strm, nil, l.log.With("peer", conn.RemoteAddr().String(), "stream_id", conn.StreamID()))
 	return err
 }
 
 // publishConn publishes what conn carries into s until the connection ends, logging the
-// session. It returns io.EOF (wrapped) when the peer ended it.
-func publishConn(conn gosrt.Conn, s *stream.Stream, log *slog.Logger) (ingestResult, error) {
+// session; every payload also goes to rl when it is not nil. It returns io.EOF (wrapped) when
+// the peer ended it.
+func publishConn(conn *link.Conn, s *stream.Stream, rl *relay, log *slog.Logger) (ingestResult, error) {
 	pub, err := s.Publish()
 	if err != nil {
 		log.Warn("srt publisher refused", "error", err)
@@ -75,7 +76,7 @@ func publishConn(conn gosrt.Conn, s *stream.Stream, log *slog.Logger) (ingestRes
 	}
 	log.Info("publisher connected")
 	start := time.Now()
-	res, err := publishTS(conn, pub, log)
+	res, err := publishTS(conn, pub, rl, log)
 	if errors.Is(err, io.EOF) && res.units == 0 {
 		err = fmt.Errorf("peer left: %w", ErrNoMedia)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	gosrt "github.com/datarhei/gosrt"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // Defaults and limits of Options.
@@ -19,6 +19,8 @@ const (
 	// MaxLatency is the largest latency accepted; larger values are almost always ffmpeg's
 	// microseconds given where milliseconds are expected.
 	MaxLatency = 60 * time.Second
+	// MaxTimeout bounds the peer idle and connect timeouts, for the same reason.
+	MaxTimeout = 5 * time.Minute
 
 	minPassphrase = 10
 	maxPassphrase = 79
@@ -30,7 +32,8 @@ const payloadSize = 7 * 188
 
 // Options are the SRT settings of a listener or a caller. The zero value uses the defaults.
 type Options struct {
-	// Latency is the SRT receive and peer latency (TSBPD delay). Default 200 ms; at most 60 s.
+	// Latency is the SRT receive and peer latency (TSBPD delay); each direction uses the
+	// larger of both sides' wishes. Default 200 ms; at most 60 s.
 	Latency time.Duration
 	// Passphrase enables AES encryption: 10 to 79 characters, or empty for none. A listener
 	// with a passphrase refuses callers without one, and the reverse.
@@ -38,8 +41,8 @@ type Options struct {
 	// PBKeyLen is the AES key length in bytes a caller asks for: 16, 24 or 32. Default 16. A
 	// listener takes the caller's key length.
 	PBKeyLen int
-	// MaxBW caps what a connection sends, in bytes per second of SRT payload; 0 or -1 means
-	// unlimited. sluice paces its own writes: gosrt's sender ignores the setting.
+	// MaxBW caps what a connection sends, in bytes per second; 0 or -1 means unlimited (a
+	// live sender of sluice's sends what its input brings).
 	MaxBW int64
 	// PeerIdleTimeout closes a connection whose peer sent nothing for this long.
 	// Default 5 s.
@@ -48,6 +51,12 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// StreamID is the stream id a caller sends; listeners ignore it.
 	StreamID string
+	// RecvBuffer and SendBuffer cap the connection's buffers in bytes (rcvbuf, sndbuf);
+	// 0 sizes them for 50 Mbit/s over the latency (see link.Config).
+	RecvBuffer, SendBuffer int
+	// KMRefreshRate and KMPreAnnounce are the key refresh period and overlap in packets
+	// (kmrefreshrate, kmpreannounce); 0 takes libsrt's defaults (2^24 and 2^12).
+	KMRefreshRate, KMPreAnnounce uint32
 }
 
 // Validate checks the options' ranges.
@@ -66,45 +75,51 @@ func (o Options) Validate() error {
 	if o.MaxBW < -1 {
 		return fmt.Errorf("maxbw %d: want -1 (unlimited) or more: %w", o.MaxBW, ErrInvalidURL)
 	}
-	if o.PeerIdleTimeout < 0 || o.ConnectTimeout < 0 {
-		return fmt.Errorf("negative timeout: %w", ErrInvalidURL)
+	if o.PeerIdleTimeout < 0 || o.ConnectTimeout < 0 || o.PeerIdleTimeout > MaxTimeout || o.ConnectTimeout > MaxTimeout {
+		return fmt.Errorf("timeout: want 0 to %v (in milliseconds): %w", MaxTimeout, ErrInvalidURL)
+	}
+	if o.RecvBuffer < 0 || o.SendBuffer < 0 || o.RecvBuffer > link.MaxBuffer || o.SendBuffer > link.MaxBuffer {
+		return fmt.Errorf("rcvbuf/sndbuf: want 0 to %d bytes: %w", link.MaxBuffer, ErrInvalidURL)
 	}
 	if len(o.StreamID) > maxStreamIDLen {
 		return fmt.Errorf("stream id of %d bytes, over %d: %w", len(o.StreamID), maxStreamIDLen, ErrInvalidURL)
 	}
+	if _, err := o.config(); err != nil {
+		return err
+	}
 	return nil
 }
 
-// config returns the gosrt configuration for o.
-func (o Options) config() (gosrt.Config, error) {
-	if err := o.Validate(); err != nil {
-		return gosrt.Config{}, err
+// config returns the link configuration for o.
+func (o Options) config() (link.Config, error) {
+	c := link.Config{
+		Latency:         o.Latency,
+		PeerIdleTimeout: o.PeerIdleTimeout,
+		ConnectTimeout:  o.ConnectTimeout,
+		Passphrase:      o.Passphrase,
+		PBKeyLen:        o.PBKeyLen,
+		StreamID:        o.StreamID,
+		PayloadSize:     payloadSize,
+		MaxBW:           o.MaxBW,
+		RecvBuffer:      o.RecvBuffer,
+		SendBuffer:      o.SendBuffer,
+		KMRefreshRate:   o.KMRefreshRate,
+		KMPreAnnounce:   o.KMPreAnnounce,
 	}
-	c := gosrt.DefaultConfig()
-	c.Latency = o.Latency
 	if c.Latency == 0 {
 		c.Latency = DefaultLatency
 	}
-	c.Passphrase = o.Passphrase
-	if o.PBKeyLen != 0 {
-		c.PBKeylen = o.PBKeyLen
-	}
-	c.MaxBW = o.MaxBW
 	if c.MaxBW == 0 {
 		c.MaxBW = -1
 	}
-	c.PeerIdleTimeout = o.PeerIdleTimeout
 	if c.PeerIdleTimeout == 0 {
 		c.PeerIdleTimeout = DefaultPeerIdleTimeout
 	}
-	c.ConnectionTimeout = o.ConnectTimeout
-	if c.ConnectionTimeout == 0 {
-		c.ConnectionTimeout = DefaultConnectTimeout
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
 	}
-	c.StreamId = o.StreamID
-	c.PayloadSize = payloadSize
 	if err := c.Validate(); err != nil {
-		return gosrt.Config{}, fmt.Errorf("srt options: %w", err)
+		return link.Config{}, fmt.Errorf("%w: %w", err, ErrInvalidURL)
 	}
 	return c, nil
 }

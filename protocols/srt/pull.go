@@ -2,15 +2,12 @@ package srt
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"syscall"
 
-	gosrt "github.com/datarhei/gosrt"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // Pull is the SRT URL input: it calls rawurl ("srt://host:port?streamid=...&latency=..."; see
@@ -44,27 +41,21 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 	return fmt.Errorf("srt pull %s: %w", where, err)
 }
 
-// peerEnded tells whether err says the peer ended the connection: a shutdown (io.EOF), or,
-// when the peer's socket closed before gosrt saw the shutdown, the ICMP "port unreachable" of
-// our next packet.
-func peerEnded(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
 // pullCall dials the peer and publishes what it sends.
 func pullCall(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger) (ingestResult, error) {
 	conf, err := ep.config()
 	if err != nil {
 		return ingestResult{}, err
 	}
-	conn, err := dial(ctx, ep.Addr, conf)
+	conf.Log = log
+	conn, err := link.Dial(ctx, ep.Addr, conf)
 	if err != nil {
 		return ingestResult{}, err
 	}
-	defer closeDialed(conn)
+	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	return publishConn(conn, s, log)
+	return publishConn(conn, s, nil, log)
 }
 
 // pullListen waits for one caller and publishes what it sends.
@@ -74,9 +65,9 @@ func pullListen(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Lo
 		return ingestResult{}, err
 	}
 	var res ingestResult
-	err = l.peer.serve(ctx, true, func(_ context.Context, conn gosrt.Conn) error {
+	err = l.peer.serve(ctx, true, func(_ context.Context, conn *link.Conn) error {
 		var err error
-		res, err = publishConn(conn, s, l.log.With("peer", conn.RemoteAddr().String()))
+		res, err = publishConn(conn, s, nil, l.log.With("peer", conn.RemoteAddr().String()))
 		return err
 	})
 	return res, err

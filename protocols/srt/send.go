@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 
-	gosrt "github.com/datarhei/gosrt"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // Send is the SRT restream output: it calls rawurl (see ParseURL; with mode=listener it waits
@@ -44,13 +44,14 @@ func sendCall(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media
 	if err != nil {
 		return err
 	}
-	conn, err := dial(ctx, ep.Addr, conf)
+	conf.Log = log
+	conn, err := link.Dial(ctx, ep.Addr, conf)
 	if err != nil {
 		return err
 	}
-	defer closeDialed(conn)
+	defer func() { _ = conn.Close() }()
 	log.Info("srt output connected")
-	return sendConn(ctx, conn, r, tracks, ep.MaxBW)
+	return sendConn(ctx, conn, r, tracks)
 }
 
 // sendListen waits for one caller, keeping r drained meanwhile, and sends to it.
@@ -59,11 +60,10 @@ func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []med
 	if err != nil {
 		return err
 	}
-	ln, err := gosrt.Listen("srt", ep.Addr, conf)
+	peer, err := listenOne(ep.Addr, conf, log)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", ep.Addr, err)
 	}
-	peer := newOnePeer(ln, ep.Passphrase, log)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Until a caller comes, units are read and dropped so that r does not lag behind and get
@@ -84,15 +84,15 @@ func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []med
 			}
 		}
 	}()
-	log.Info("srt output waiting for a caller", "addr", ln.Addr().String())
-	err = peer.serve(ctx, true, func(ctx context.Context, conn gosrt.Conn) error {
+	log.Info("srt output waiting for a caller", "addr", peer.ln.Addr().String())
+	err = peer.serve(ctx, true, func(ctx context.Context, conn *link.Conn) error {
 		connected()
 		<-drained
 		if readErr != nil {
 			return readErr
 		}
 		log.Info("srt output peer connected", "peer", conn.RemoteAddr().String())
-		return sendConn(ctx, conn, r, tracks, ep.MaxBW)
+		return sendConn(ctx, conn, r, tracks)
 	})
 	connected()
 	<-drained
@@ -103,13 +103,12 @@ func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []med
 }
 
 // sendConn sends r to conn until either fails or ctx ends.
-func sendConn(ctx context.Context, conn gosrt.Conn, r *stream.Reader, tracks []media.Track, maxBW int64) error {
+func sendConn(ctx context.Context, conn *link.Conn, r *stream.Reader, tracks []media.Track) error {
 	sctx, cancel := context.WithCancel(ctx)
-	watch := watchPeer(conn, cancel)
-	out := newTSOut(conn, tracks, maxBW)
+	watch := watchPeer(sctx, conn, cancel)
+	out := newTSOut(conn, tracks)
 	err := out.pump(sctx, r)
 	cancel()
-	_ = conn.Close()
 	watch.Wait()
 	if ctx.Err() == nil && errors.Is(err, context.Canceled) {
 		return ErrPeerClosed

@@ -2,15 +2,15 @@ package srt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"sync"
 	"time"
 
-	gosrt "github.com/datarhei/gosrt"
-
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // ServerConfig configures an SRT server module.
@@ -27,32 +27,43 @@ type ServerConfig struct {
 	// PublisherPrefix and ReceiverPrefix start the stream ids of publishers and receivers.
 	// Defaults "publisher" and "receiver".
 	PublisherPrefix, ReceiverPrefix string
+	// MaxConns bounds the connections served at once (publishers and receivers); more are
+	// refused at the handshake (libsrt's 3, resource). Default link.DefaultMaxConns (1000).
+	MaxConns int
 	// Log receives connection events. Default slog.Default().
 	Log *slog.Logger
 }
 
 // Server is the SRT server module: encoders publish MPEG-TS into a stream.Registry under the
-// stream name of their stream id, and receivers read it back as MPEG-TS. A name has at most one
-// publisher; another is refused at the handshake.
+// stream name of their stream id, and receivers read it back as MPEG-TS, relayed as the
+// publisher sent it (see relay). A name has at most one publisher; another is refused at the
+// handshake.
 type Server struct {
 	cfg  ServerConfig
 	slug string
 	reg  *stream.Registry
 	log  *slog.Logger
-	ln   gosrt.Listener
+	ln   *link.Listener
 
 	closeOnce sync.Once
 	sessions  sync.WaitGroup
 	rejects   rateLog
 
-	mu        sync.Mutex
-	pubs      map[string]*pubSession // by stream name
-	receivers map[string]int         // SRT receivers by stream name
+	mu      sync.Mutex
+	pending map[*link.Request]admitted // decided on the socket's loop, not yet accepted
+	pubs    map[string]*pubSession     // by stream name
+	relays  map[string]*relay          // by stream name, while it has a publisher or receivers
+}
+
+// admitted is what decide reserved for a caller it let in.
+type admitted struct {
+	id  StreamID
+	pub *stream.Publisher // for a publisher: the stream name, taken
 }
 
 // pubSession is one publisher's connection.
 type pubSession struct {
-	conn     gosrt.Conn
+	conn     *link.Conn
 	strm     *stream.Stream
 	streamID string
 	addr     string
@@ -78,19 +89,22 @@ func NewServer(cfg ServerConfig, reg *stream.Registry) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("srt server %q: %w", cfg.Name, err)
 	}
-	ln, err := gosrt.Listen("srt", cfg.Addr, conf)
+	conf.MaxConns = cfg.MaxConns
+	s := &Server{
+		cfg:     cfg,
+		slug:    Slug(cfg.Name),
+		reg:     reg,
+		pending: make(map[*link.Request]admitted),
+		pubs:    make(map[string]*pubSession),
+		relays:  make(map[string]*relay),
+	}
+	conf.Log = cfg.Log.With("srt_server", cfg.Name)
+	ln, err := link.Listen(cfg.Addr, conf, s.decide)
 	if err != nil {
 		return nil, fmt.Errorf("srt server %q: listen %s: %w", cfg.Name, cfg.Addr, err)
 	}
-	s := &Server{
-		cfg:       cfg,
-		slug:      Slug(cfg.Name),
-		reg:       reg,
-		log:       cfg.Log.With("srt_server", cfg.Name, "addr", ln.Addr().String()),
-		ln:        ln,
-		pubs:      make(map[string]*pubSession),
-		receivers: make(map[string]int),
-	}
+	s.ln = ln
+	s.log = cfg.Log.With("srt_server", cfg.Name, "addr", ln.Addr().String())
 	s.rejects.log = s.log
 	return s, nil
 }
@@ -108,16 +122,30 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.log.Info("srt server listening", "slug", s.slug)
-	errc := make(chan error, 1)
-	go func() { errc <- acceptLoop(s.ln, func(req gosrt.ConnRequest) { s.decide(ctx, req) }) }()
 	var err error
-	select {
-	case <-ctx.Done():
-		s.Close()
-		err = <-errc
-	case err = <-errc:
-		s.Close()
+	for {
+		conn, req, aerr := s.ln.Accept(ctx)
+		if aerr != nil {
+			if ctx.Err() == nil && !errors.Is(aerr, link.ErrClosed) {
+				err = aerr
+			}
+			break
+		}
+		s.mu.Lock()
+		a, ok := s.pending[req]
+		delete(s.pending, req)
+		s.mu.Unlock()
+		if !ok {
+			_ = conn.Close()
+			continue
+		}
+		if a.id.Mode == ModePublish {
+			s.servePublisher(ctx, conn, a)
+		} else {
+			s.serveReceiver(ctx, conn, a)
+		}
 	}
+	s.Close()
 	cancel()
 	s.sessions.Wait()
 	s.log.Info("srt server stopped")
@@ -127,38 +155,73 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the listener and every connection. Run returns soon after. Idempotent.
+// Close closes the listener and every connection, and gives back what was reserved for
+// callers not yet served. Run returns soon after. Idempotent.
 func (s *Server) Close() {
-	s.closeOnce.Do(s.ln.Close)
+	s.closeOnce.Do(func() {
+		_ = s.ln.Close()
+		s.mu.Lock()
+		for req, a := range s.pending {
+			if a.pub != nil {
+				a.pub.Close()
+			}
+			delete(s.pending, req)
+		}
+		s.mu.Unlock()
+	})
 }
 
-// decide accepts or rejects one handshake. It must not block: gosrt runs every handshake on
-// the accept loop.
-func (s *Server) decide(ctx context.Context, req gosrt.ConnRequest) {
+// decide accepts or rejects one caller, reserving its stream name when it publishes. It runs
+// on the socket's read loop and must not block.
+func (s *Server) decide(req *link.Request) link.Reject {
 	addr := req.RemoteAddr().String()
-	id, err := ParseStreamID(req.StreamId(), s.cfg.PublisherPrefix, s.cfg.ReceiverPrefix)
+	id, err := ParseStreamID(req.StreamID(), s.cfg.PublisherPrefix, s.cfg.ReceiverPrefix)
 	if err != nil {
-		s.reject(req, gosrt.REJX_BAD_REQUEST, addr, err.Error())
-		return
+		return s.reject(req, link.RejectXBadRequest, addr, err.Error())
 	}
 	if id.Server != "" && id.Server != s.slug {
-		s.reject(req, gosrt.REJX_NOTFOUND, addr, fmt.Sprintf("stream id %q names server %q, not %q", req.StreamId(), id.Server, s.slug))
-		return
+		return s.reject(req, link.RejectXNotFound, addr, fmt.Sprintf("stream id %q names server %q, not %q", req.StreamID(), id.Server, s.slug))
 	}
-	if reason, ok := checkPassphrase(req, s.cfg.Passphrase); !ok {
-		s.reject(req, reason, addr, "passphrase mismatch")
-		return
-	}
-	log := s.log.With("stream", id.Name, "peer", addr)
+	a := admitted{id: id}
 	if id.Mode == ModePublish {
-		s.acceptPublisher(ctx, req, id, log)
-	} else {
-		s.acceptReceiver(ctx, req, id, log)
+		pub, err := s.reg.Publish(id.Name)
+		if err != nil {
+			reason := link.RejectXISE
+			if errors.Is(err, stream.ErrBusy) {
+				reason = link.RejectXConflict
+			}
+			return s.reject(req, reason, addr, err.Error())
+		}
+		a.pub = pub
+	} else if strm, ok := s.reg.Get(id.Name); !ok || !strm.Publishing() {
+		return s.reject(req, link.RejectXNotFound, addr, "stream "+id.Name+" is not published")
 	}
+	s.mu.Lock()
+	s.pending[req] = a
+	s.mu.Unlock()
+	return link.RejectNone
 }
 
-// reject refuses a handshake and logs it, at most once a second.
-func (s *Server) reject(req gosrt.ConnRequest, reason gosrt.RejectionReason, addr, why string) {
-	req.Reject(reason)
-	s.rejects.note("srt connection refused", "peer", addr, "stream_id", req.StreamId(), "reason", why)
+// reject logs a refusal, at most once a second, and returns its reason.
+func (s *Server) reject(req *link.Request, reason link.Reject, addr, why string) link.Reject {
+	s.rejects.note("srt connection refused", "peer", addr, "stream_id", req.StreamID(), "reason", why, "code", reason.String())
+	return reason
+}
+
+// relayLocked returns the relay of a stream name, made on first use; s.mu is held.
+func (s *Server) relayLocked(name string) *relay {
+	rl := s.relays[name]
+	if rl == nil {
+		rl = &relay{}
+		s.relays[name] = rl
+	}
+	return rl
+}
+
+// dropRelayLocked forgets a stream's relay once it has neither publisher nor receivers; s.mu
+// is held.
+func (s *Server) dropRelayLocked(name string) {
+	if rl := s.relays[name]; rl != nil && s.pubs[name] == nil && rl.receivers() == 0 {
+		delete(s.relays, name)
+	}
 }

@@ -2,95 +2,77 @@ package srt
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
-	gosrt "github.com/datarhei/gosrt"
-
-	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
-// acceptPublisher takes the stream name, then completes the handshake: a busy name is refused
-// before the caller is connected, and the publisher already there goes on.
-func (s *Server) acceptPublisher(ctx context.Context, req gosrt.ConnRequest, id StreamID, log *slog.Logger) {
-	pub, err := s.reg.Publish(id.Name)
-	if err != nil {
-		reason := gosrt.REJX_ISE
-		if errors.Is(err, stream.ErrBusy) {
-			reason = gosrt.REJX_CONFLICT
-		}
-		s.reject(req, reason, req.RemoteAddr().String(), err.Error())
-		return
-	}
-	conn, err := req.Accept()
-	if err != nil {
-		pub.Close()
-		log.Warn("srt handshake failed", "error", err)
-		return
-	}
+// servePublisher publishes what a publisher sends into the stream reserved for it at the
+// handshake, and relays it to the stream's SRT receivers.
+func (s *Server) servePublisher(ctx context.Context, conn *link.Conn, a admitted) {
+	name := a.id.Name
+	log := s.log.With("stream", name, "peer", conn.RemoteAddr().String())
 	ps := &pubSession{
 		conn:     conn,
-		strm:     pub.Stream(),
-		streamID: req.StreamId(),
+		strm:     a.pub.Stream(),
+		streamID: conn.StreamID(),
 		addr:     conn.RemoteAddr().String(),
 		since:    time.Now(),
 	}
 	s.mu.Lock()
-	s.pubs[id.Name] = ps
+	s.pubs[name] = ps
+	rl := s.relayLocked(name)
 	s.mu.Unlock()
 	log.Info("publisher connected", "stream_id", ps.streamID)
 	s.sessions.Go(func() {
 		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-		res, err := publishTS(conn, pub, log)
+		res, err := publishTS(conn, a.pub, rl, log)
 		stop()
 		_ = conn.Close()
+		st := conn.Stats()
 		s.mu.Lock()
-		if s.pubs[id.Name] == ps {
-			delete(s.pubs, id.Name)
+		if s.pubs[name] == ps {
+			delete(s.pubs, name)
 		}
+		s.dropRelayLocked(name)
 		s.mu.Unlock()
 		log.Info("publisher left", "reason", err, "units", res.units, "bytes", res.bytes,
-			"duration", time.Since(ps.since).Round(time.Millisecond))
+			"duration", time.Since(ps.since).Round(time.Millisecond),
+			"lost", st.PktRecvLoss, "retransmitted", st.PktRecvRetrans, "dropped", st.PktRecvDrop)
 	})
 }
 
-// acceptReceiver opens a reader on a published stream and sends it as MPEG-TS. A stream with
-// no publisher is refused.
-func (s *Server) acceptReceiver(ctx context.Context, req gosrt.ConnRequest, id StreamID, log *slog.Logger) {
-	addr := req.RemoteAddr().String()
-	strm, ok := s.reg.Get(id.Name)
-	if !ok || !strm.Publishing() {
-		s.reject(req, gosrt.REJX_NOTFOUND, addr, "stream "+id.Name+" is not published")
-		return
-	}
-	r, err := strm.NewReader("srt receiver " + addr)
-	if err != nil {
-		s.reject(req, gosrt.REJX_NOTFOUND, addr, err.Error())
-		return
-	}
-	conn, err := req.Accept()
-	if err != nil {
-		r.Close()
-		log.Warn("srt handshake failed", "error", err)
-		return
-	}
+// serveReceiver relays the stream to a receiver until either side leaves.
+func (s *Server) serveReceiver(ctx context.Context, conn *link.Conn, a admitted) {
+	name := a.id.Name
+	log := s.log.With("stream", name, "peer", conn.RemoteAddr().String())
 	s.mu.Lock()
-	s.receivers[id.Name]++
+	rl := s.relayLocked(name)
+	t := rl.attach(conn)
 	s.mu.Unlock()
-	log.Info("receiver connected", "stream_id", req.StreamId())
+	log.Info("receiver connected", "stream_id", conn.StreamID())
 	s.sessions.Go(func() {
-		err := sendConn(ctx, conn, r, nil, s.cfg.MaxBW)
-		r.Close()
-		s.mu.Lock()
-		if s.receivers[id.Name]--; s.receivers[id.Name] <= 0 {
-			delete(s.receivers, id.Name)
+		select {
+		case <-conn.Done():
+		case <-ctx.Done():
 		}
+		s.mu.Lock()
+		rl.detach(t)
+		s.dropRelayLocked(name)
 		s.mu.Unlock()
-		log.Info("receiver left", "reason", err, "dropped", r.Dropped())
+		_ = conn.Close()
+		st := conn.Stats()
+		logReceiverLeft(log, st)
 	})
+}
+
+// logReceiverLeft logs a receiver's end with its link figures.
+func logReceiverLeft(log *slog.Logger, st link.Stats) {
+	log.Info("receiver left", "sent", st.PktSentUniq, "retransmitted", st.PktRetrans,
+		"dropped", st.PktSendDrop, "rtt", st.RTT)
 }
 
 // StreamInfo describes a stream published to the server now.
@@ -118,6 +100,7 @@ func (s *Server) ActiveStreams() []StreamInfo {
 	type entry struct {
 		info StreamInfo
 		ps   *pubSession
+		rl   *relay
 	}
 	s.mu.Lock()
 	entries := make([]entry, 0, len(s.pubs))
@@ -127,15 +110,17 @@ func (s *Server) ActiveStreams() []StreamInfo {
 			StreamID:      ps.streamID,
 			PublisherAddr: ps.addr,
 			Since:         ps.since,
-			Receivers:     s.receivers[name],
-		}, ps})
+		}, ps, s.relays[name]})
 	}
 	s.mu.Unlock()
 	list := make([]StreamInfo, len(entries))
 	for i, e := range entries {
 		st := e.ps.strm.Stats()
-		e.info.Bitrate, e.info.Readers = st.Bitrate, st.Readers
-		e.info.Link = linkStats(e.ps.conn)
+		if e.rl != nil {
+			e.info.Receivers = e.rl.receivers()
+		}
+		e.info.Bitrate, e.info.Readers = st.Bitrate, st.Readers+e.info.Receivers
+		e.info.Link = e.ps.conn.Stats()
 		list[i] = e.info
 	}
 	slices.SortFunc(list, func(a, b StreamInfo) int { return strings.Compare(a.Name, b.Name) })

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // startServer starts a server named "Studio" on a free loopback port.
@@ -82,7 +83,7 @@ func TestServerPublishReceive(t *testing.T) {
 	info := list[0]
 	t.Logf("active stream: %+v", info)
 	if info.Name != "cam1" || info.StreamID != "publisher/studio/cam1" || info.Readers < 1 ||
-		time.Since(info.Since) > time.Minute || info.Link.PacketsReceived == 0 {
+		time.Since(info.Since) > time.Minute || info.Link.PktRecv == 0 {
 		t.Errorf("ActiveStreams = %+v", info)
 	}
 	if host, _, _ := netSplit(info.PublisherAddr); host != "127.0.0.1" {
@@ -153,7 +154,7 @@ func TestServerRandomBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := dial(context.Background(), fmt.Sprintf("127.0.0.1:%d", port), conf)
+	conn, err := link.Dial(context.Background(), fmt.Sprintf("127.0.0.1:%d", port), conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestServerRandomBytes(t *testing.T) {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	closeDialed(conn)
+	_ = conn.Close()
 
 	p := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?streamid=publisher/studio/cam1&latency=200000", port), 60)
 	s := publishing(t, reg, "cam1", p)
@@ -226,25 +227,25 @@ func TestServerSilentPublishers(t *testing.T) {
 	srv, reg, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
 
-	dialPublisher := func(name string) gosrtConn {
+	dialPublisher := func(name string) *link.Conn {
 		conf, err := Options{StreamID: "publisher/studio/" + name}.config()
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := dial(context.Background(), addr, conf)
+		c, err := link.Dial(context.Background(), addr, conf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
 	quiet := dialPublisher("quiet")
-	defer closeDialed(quiet)
+	defer quiet.Close()
 	eventually(t, 10*time.Second, "the quiet publisher to be listed", func() bool { return len(srv.ActiveStreams()) == 1 })
 	eventually(t, 10*time.Second, "the quiet publisher to be dropped", func() bool { return len(srv.ActiveStreams()) == 0 })
 
 	stall := dialPublisher("stall")
-	defer closeDialed(stall)
-	out := newTSOut(stall, tracks, 0)
+	defer stall.Close()
+	out := newTSOut(stall, tracks)
 	for _, au := range units[:len(units)/2] {
 		if err := out.write(context.Background(), au, nil); err != nil {
 			t.Fatal(err)
@@ -262,7 +263,7 @@ func TestServerSilentPublishers(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	closeDialed(quiet)
-	closeDialed(stall)
+	_ = quiet.Close()
+	_ = stall.Close()
 	base.check(t)
 }

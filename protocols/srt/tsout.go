@@ -13,21 +13,20 @@ import (
 
 // tsOut muxes a Reader's units into MPEG-TS through an mpegts.Remuxer (timestamps increasing
 // across the stream's discontinuities, new tables when the tracks change at one) and writes
-// them in payloadSize chunks (7 TS packets, one SRT packet each), capped to maxBW.
+// them in payloadSize chunks (7 TS packets, one SRT packet each); the link paces them to the
+// connection's maxbw.
 type tsOut struct {
 	w      io.Writer
 	tracks []media.Track // the tracks the output starts with; nil: the stream's
 	rmx    *mpegts.Remuxer
 	buf    []byte // muxed bytes not yet written: less than one chunk between units
 	keyed  bool   // a video key frame was written (or there is no video)
-	pace   *pacer // nil when the rate is not capped
 }
 
 // newTSOut returns a writer to w for tracks; with no tracks it takes the stream's tracks at the
-// first unit. After a discontinuity it takes the stream's tracks again. maxBW caps the output
-// in bytes per second (≤ 0: no cap).
-func newTSOut(w io.Writer, tracks []media.Track, maxBW int64) *tsOut {
-	return &tsOut{w: w, tracks: tracks, buf: make([]byte, 0, 64<<10), pace: newPacer(maxBW)}
+// first unit. After a discontinuity it takes the stream's tracks again.
+func newTSOut(w io.Writer, tracks []media.Track) *tsOut {
+	return &tsOut{w: w, tracks: tracks, buf: make([]byte, 0, 64<<10)}
 }
 
 // pump reads r until ctx ends or r fails, writing every unit.
@@ -70,9 +69,6 @@ func (o *tsOut) write(ctx context.Context, au *media.AccessUnit, src mpegts.Trac
 	}
 	o.buf = buf
 	n := len(o.buf) / payloadSize * payloadSize
-	if err := o.pace.wait(ctx, n); err != nil {
-		return err
-	}
 	for off := 0; off < n; off += payloadSize {
 		if _, err := o.w.Write(o.buf[off : off+payloadSize]); err != nil {
 			if peerEnded(err) {

@@ -91,7 +91,7 @@ func TestTSOutRoundTrip(t *testing.T) {
 	}
 	s.Close() // the reader gets what is queued, then io.EOF
 	w := &chunkWriter{sizes: map[int]int{}}
-	out := newTSOut(w, nil, 0)
+	out := newTSOut(w, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := out.pump(ctx, r); !errors.Is(err, io.EOF) {
@@ -111,31 +111,5 @@ func TestTSOutRoundTrip(t *testing.T) {
 			t.Fatalf("track %d: DTS %d after %d", au.Track, au.DTS, prev)
 		}
 		last[au.Track] = au.DTS
-	}
-}
-
-func TestPacer(t *testing.T) {
-	p := newPacer(256 << 10) // burst 64 KiB
-	ctx := context.Background()
-	start := time.Now()
-	for range 32 {
-		if err := p.wait(ctx, 8<<10); err != nil { // 256 KiB: 192 KiB past the burst
-			t.Fatal(err)
-		}
-	}
-	if d := time.Since(start); d < 600*time.Millisecond {
-		t.Fatalf("256 KiB at 256 KiB/s with a 64 KiB burst took %v, want about 750 ms", d)
-	}
-	if newPacer(-1) != nil || newPacer(0) != nil {
-		t.Fatal("unlimited rate has a pacer")
-	}
-	var none *pacer
-	if err := none.wait(ctx, 1<<30); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if err := newPacer(1).wait(cctx, 1<<20); !errors.Is(err, context.Canceled) {
-		t.Fatalf("wait after cancel: %v", err)
 	}
 }

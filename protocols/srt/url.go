@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,11 +24,15 @@ type Endpoint struct {
 //   - streamid (or srt_streamid): the stream id a caller sends;
 //   - latency, or else rcvlatency: milliseconds (not ffmpeg's microseconds), at most 60000;
 //   - passphrase (10 to 79 characters), pbkeylen (16, 24, 32), maxbw (bytes/s, -1 unlimited);
-//   - peeridletimeo, conntimeo (or connect_timeout): milliseconds;
-//   - mode: caller (default; also client) or listener (also server); rendezvous is refused.
+//   - peeridletimeo (or timeout), conntimeo (or connect_timeout): milliseconds;
+//   - rcvbuf, sndbuf: buffer sizes in bytes;
+//   - kmrefreshrate, kmpreannounce: key refresh period and overlap, in packets;
+//   - mode: caller (default; also client) or listener (also server); rendezvous is refused;
+//   - transtype=live, payloadsize (or pkt_size) = 1316: the only values sluice sends.
 //
-// Other keys (rcvbuf, sndbuf, payloadsize, ...) are accepted and ignored: gosrt sizes its
-// buffers itself. A caller needs a host and a port; a listener may leave the host empty.
+// Any other key is refused with ErrInvalidURL naming it: a setting that would be ignored is
+// a surprise waiting for the operator. A caller needs a host and a port; a listener may leave
+// the host empty.
 func ParseURL(raw string) (Endpoint, error) { return parseURL(raw, false) }
 
 // ParseListenURL parses the URL of a listen input, "srt://:port?latency=200&passphrase=...":
@@ -71,31 +76,75 @@ func parseURL(raw string, listen bool) (Endpoint, error) {
 	}
 	ep.Addr = net.JoinHostPort(host, port)
 
+	if err := checkKeys(q); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
 	ep.StreamID = first(q, "streamid", "srt_streamid")
 	ep.Passphrase = q.Get("passphrase")
 	if ep.Latency, err = millis(q, "latency", "rcvlatency"); err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
 	}
-	if ep.PeerIdleTimeout, err = millis(q, "peeridletimeo"); err != nil {
+	if ep.PeerIdleTimeout, err = millis(q, "peeridletimeo", "timeout"); err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
 	}
 	if ep.ConnectTimeout, err = millis(q, "conntimeo", "connect_timeout"); err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
 	}
-	if s := q.Get("pbkeylen"); s != "" {
-		if ep.PBKeyLen, err = strconv.Atoi(s); err != nil {
-			return Endpoint{}, fmt.Errorf("srt url %q: pbkeylen %q: %w", redact(u), s, ErrInvalidURL)
-		}
+	ints := []struct {
+		key string
+		to  func(int64)
+		max int64
+	}{
+		{"pbkeylen", func(v int64) { ep.PBKeyLen = int(v) }, 32},
+		{"maxbw", func(v int64) { ep.MaxBW = v }, 1 << 40},
+		{"rcvbuf", func(v int64) { ep.RecvBuffer = int(v) }, 1 << 31},
+		{"sndbuf", func(v int64) { ep.SendBuffer = int(v) }, 1 << 31},
+		{"kmrefreshrate", func(v int64) { ep.KMRefreshRate = uint32(v) }, 1<<32 - 1},
+		{"kmpreannounce", func(v int64) { ep.KMPreAnnounce = uint32(v) }, 1<<32 - 1},
 	}
-	if s := q.Get("maxbw"); s != "" {
-		if ep.MaxBW, err = strconv.ParseInt(s, 10, 64); err != nil {
-			return Endpoint{}, fmt.Errorf("srt url %q: maxbw %q: %w", redact(u), s, ErrInvalidURL)
+	for _, i := range ints {
+		s := q.Get(i.key)
+		if s == "" {
+			continue
 		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < -1 || v > i.max {
+			return Endpoint{}, fmt.Errorf("srt url %q: %s %q: want a whole number up to %d: %w", redact(u), i.key, s, i.max, ErrInvalidURL)
+		}
+		i.to(v)
+	}
+	if t := q.Get("transtype"); t != "" && !strings.EqualFold(t, "live") {
+		return Endpoint{}, fmt.Errorf("srt url %q: transtype %q: sluice speaks SRT live mode only: %w", redact(u), t, ErrInvalidURL)
+	}
+	if s := first(q, "payloadsize", "pkt_size"); s != "" && s != strconv.Itoa(payloadSize) {
+		return Endpoint{}, fmt.Errorf("srt url %q: payload size %q: sluice sends %d-byte payloads (7 TS packets): %w", redact(u), s, payloadSize, ErrInvalidURL)
 	}
 	if err := ep.Validate(); err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
 	}
 	return ep, nil
+}
+
+// knownKeys are the query keys ParseURL understands.
+var knownKeys = []string{
+	"streamid", "srt_streamid", "latency", "rcvlatency", "passphrase", "pbkeylen", "maxbw",
+	"peeridletimeo", "timeout", "conntimeo", "connect_timeout", "rcvbuf", "sndbuf",
+	"kmrefreshrate", "kmpreannounce", "mode", "transtype", "payloadsize", "pkt_size",
+}
+
+// checkKeys refuses query keys ParseURL does not understand, naming every one of them.
+func checkKeys(q url.Values) error {
+	var unknown []string
+	for k := range q {
+		if !slices.Contains(knownKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("unknown option %s (known: %s): %w", strings.Join(unknown, ", "), strings.Join(knownKeys, ", "), ErrInvalidURL)
 }
 
 // first returns the first of keys given in q.

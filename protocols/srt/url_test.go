@@ -2,6 +2,7 @@ package srt
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,17 @@ var urlCases = []struct {
 	{"SRT://[::1]:9000?mode=caller&rcvlatency=120&peeridletimeo=3000&conntimeo=1000",
 		Endpoint{Addr: "[::1]:9000", Options: Options{Latency: 120 * time.Millisecond, PeerIdleTimeout: 3 * time.Second,
 			ConnectTimeout: time.Second}}, true},
-	{"srt://h:1?streamid=%23%21%3A%3Ar%3Dcam1%2Cm%3Dpublish&rcvbuf=1000000", Endpoint{Addr: "h:1", Options: Options{StreamID: "#!::r=cam1,m=publish"}}, true},
+	{"srt://h:1?streamid=%23%21%3A%3Ar%3Dcam1%2Cm%3Dpublish&rcvbuf=1000000", Endpoint{Addr: "h:1", Options: Options{StreamID: "#!::r=cam1,m=publish", RecvBuffer: 1000000}}, true},
+	{"srt://h:1?sndbuf=2000000&timeout=4000&connect_timeout=900&kmrefreshrate=100000&kmpreannounce=1000&transtype=live&payloadsize=1316&pkt_size=1316",
+		Endpoint{Addr: "h:1", Options: Options{SendBuffer: 2000000, PeerIdleTimeout: 4 * time.Second, ConnectTimeout: 900 * time.Millisecond,
+			KMRefreshRate: 100000, KMPreAnnounce: 1000}}, true},
+	{"srt://h:1?transtype=file", Endpoint{}, false},
+	{"srt://h:1?payloadsize=1456", Endpoint{}, false},
+	{"srt://h:1?kmrefreshrate=1000&kmpreannounce=900", Endpoint{}, false}, // pre-announce over half the period
+	{"srt://h:1?timeout=5000000", Endpoint{}, false},                      // ffmpeg's microseconds
+	{"srt://h:1?rcvbuf=" + strconv.Itoa(1<<30), Endpoint{}, false},        // over the link's cap
+	{"srt://h:1?latncy=200", Endpoint{}, false},                           // a typo is refused, not ignored
+	{"srt://h:1?enforced_encryption=0&lossmaxttl=5", Endpoint{}, false},   // options sluice would ignore
 	{"srt://h:1?maxbw=-1", Endpoint{Addr: "h:1", Options: Options{MaxBW: -1}}, true},
 	{"srt://h:1?latency=200000", Endpoint{}, false}, // ffmpeg's microseconds
 	{"srt://h:1?latency=abc", Endpoint{}, false},
@@ -63,6 +74,20 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
+// TestParseURLNamesUnknownKeys: every unknown key is named in the error, and the known ones are
+// listed, so the operator sees what to fix.
+func TestParseURLNamesUnknownKeys(t *testing.T) {
+	_, err := ParseURL("srt://h:1?latency=200&latncy=300&fec=on&streamid=x")
+	if err == nil {
+		t.Fatal("unknown keys accepted")
+	}
+	for _, want := range []string{"latncy", "fec", "known: streamid"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
 func TestParseListenURL(t *testing.T) {
 	ep, err := ParseListenURL("srt://:9000?latency=300&passphrase=0123456789")
 	want := Endpoint{Addr: ":9000", Listen: true, Options: Options{Latency: 300 * time.Millisecond, Passphrase: "0123456789"}}
@@ -100,7 +125,7 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("parsed options do not validate: %v", err)
 		}
 		if _, err := ep.config(); err != nil {
-			t.Fatalf("parsed options make no gosrt config: %v", err)
+			t.Fatalf("parsed options make no link config: %v", err)
 		}
 	})
 }

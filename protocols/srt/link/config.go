@@ -154,3 +154,9 @@ func (c Config) resolve() (resolved, error) {
 		sndPkts: max(c.SendBuffer/c.PayloadSize, minBufferPackets),
 	}, nil
 }
+
+// Validate reports whether Listen and Dial would accept c.
+func (c Config) Validate() error {
+	_, err := c.resolve()
+	return err
+}

@@ -150,6 +150,10 @@ func (c *Conn) signalReader() {
 	}
 }
 
+// Done is closed once the connection is broken (the peer shut down or went idle, the
+// listener closed) or closed; Read may still return what arrived before.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
 func (c *Conn) markDone() { c.doneOnce.Do(func() { close(c.done) }) }
 
 // breakLocked ends the connection for err (io.EOF after the peer's shutdown); what was
