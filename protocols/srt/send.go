@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 
-
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/srt/link"
