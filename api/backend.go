@@ -58,6 +58,9 @@ type Stat struct {
 	UptimeSec float64
 	// Discontinuities counts the times the input came back after a gap.
 	Discontinuities int64
+	// SRT holds the link statistics of the process's SRT connections now (its input, its
+	// output); empty for other protocols.
+	SRT []SRTLink
 }
 
 // ActiveStream is a stream published to a server module now (getActiveStreams).
@@ -70,6 +73,7 @@ type ActiveStream struct {
 	RTTMs         *float64  `json:"rtt_ms,omitempty"`        // SRT only
 	PacketsLost   *int64    `json:"packets_lost,omitempty"`  // SRT only
 	Retransmitted *int64    `json:"retransmitted,omitempty"` // SRT only
+	SRT           *SRTLink  `json:"-"`                       // SRT only: the publisher's link
 }
 
 // ErrUnsupported is wrapped by Processes.Check when the server cannot do what a valid record asks

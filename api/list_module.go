@@ -12,7 +12,7 @@ import (
 // renderedKeys are the read keys every record gets at render time, or in another form than
 // stored: _id, the process state, and created and modified, which are stored with nanoseconds
 // and read in TimeFormat (a filter compares that text; a sort may use the stored times).
-var renderedKeys = []string{"_id", "state", "state_since", "last_error", "restarts", "created", "modified"}
+var renderedKeys = []string{"_id", "state", "state_since", "last_error", "restarts", "created", "modified", "srt"}
 
 // storeQuery returns q as a query the store runs, or false when the store cannot answer it as
 // clients read the records: a filter or sort on a key that render adds, changes or hides, or a

@@ -331,9 +331,13 @@ func (s *server) getStat(m *module) http.HandlerFunc {
 			if state == "stopped" {
 				st = Stat{}
 			}
-			out = append(out, map[string]any{"id": id, "bitrate": st.Bitrate, "fps": st.FPS,
+			e := map[string]any{"id": id, "bitrate": st.Bitrate, "fps": st.FPS,
 				"bytes_in": st.BytesIn, "uptime_sec": st.UptimeSec, "state": state,
-				"discontinuities": st.Discontinuities})
+				"discontinuities": st.Discontinuities}
+			if len(st.SRT) > 0 {
+				e["srt"] = srtDocs(st.SRT)
+			}
+			out = append(out, e)
 		}
 		writeJSON(w, http.StatusOK, out)
 	}

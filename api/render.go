@@ -39,6 +39,11 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 	doc["state_since"] = FormatTime(since)
 	doc["last_error"] = st.LastError
 	doc["restarts"] = st.Restarts
+	if st.State != "" && st.State != "stopped" {
+		if links := s.procs.Stat(m.kind, b.ID).SRT; len(links) > 0 {
+			doc["srt"] = srtDocs(links)
+		}
+	}
 	if m.decorate != nil {
 		if err := m.decorate(s, r, rec, doc); err != nil {
 			return nil, err

@@ -137,9 +137,13 @@ func sharedSchemas() map[string]any {
 		"Count":   jsObject([]string{"count"}, map[string]any{"count": map[string]any{"type": "integer"}}),
 		"ProcessStat": jsObject(nil, map[string]any{"id": jsID(), "bitrate": jsNumber(0, 1e9), "fps": jsNumber(0, 1e4),
 			"bytes_in": map[string]any{"type": "integer"}, "uptime_sec": jsNumber(0, 1e12),
-			"discontinuities": map[string]any{"type": "integer", "description": "times the input came back after a gap"}, "state": jsEnum("stopped", "starting", "waiting", "running", "reconnecting", "failed")}),
+			"discontinuities": map[string]any{"type": "integer", "description": "times the input came back after a gap"}, "state": jsEnum("stopped", "starting", "waiting", "running", "reconnecting", "failed"),
+			"srt": withDescription(jsArray(jsRef("SRTLink")), "the process's SRT connections now (input, output); absent for other protocols")}),
 		"ActiveStream": jsObject(nil, map[string]any{"stream_id": jsString(0, 512), "publisher": jsString(0, 256), "since": jsDate(),
-			"bitrate": jsNumber(0, 1e9), "readers": map[string]any{"type": "integer"}}),
+			"bitrate": jsNumber(0, 1e9), "readers": map[string]any{"type": "integer"},
+			"rtt_ms": map[string]any{"type": "number"}, "packets_lost": map[string]any{"type": "integer"}, "retransmitted": map[string]any{"type": "integer"},
+			"srt": withDescription(jsRef("SRTLink"), "SRT server modules: the publisher's link statistics")}),
+		"SRTLink": srtLinkSchema(),
 		"PortKey": jsObject(nil, map[string]any{"port": jsInt(1, 65535), "transport": jsEnum("TCP", "UDP")}),
 		"PortClaim": jsObject(nil, map[string]any{"id": jsID(), "port": jsInt(1, 65535), "transport": jsEnum("TCP", "UDP"),
 			"module_name": jsString(1, 64), "entity_id": jsID(), "entity_name": jsString(0, 128), "created": jsDate()}),
@@ -150,4 +154,11 @@ func sharedSchemas() map[string]any {
 				CodePortTaken, CodeTooLarge, CodeUnsupported, CodeRateLimited, CodeInternal, CodeUnavailable, CodeInsufficientStorage),
 				"message": jsString(0, 4096), "field": jsString(0, 512)})}),
 	}
+}
+
+// withDescription returns a copy of schema with a description.
+func withDescription(schema map[string]any, text string) map[string]any {
+	c := maps.Clone(schema)
+	c["description"] = text
+	return c
 }

@@ -34,6 +34,9 @@ func (s *server) activeStreams(m *module) http.HandlerFunc {
 			if st.Retransmitted != nil {
 				e["retransmitted"] = *st.Retransmitted
 			}
+			if st.SRT != nil {
+				e["srt"] = st.SRT.doc()
+			}
 			out = append(out, e)
 		}
 		writeJSON(w, http.StatusOK, out)

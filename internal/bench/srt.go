@@ -7,20 +7,17 @@ import (
 	"sync"
 	"time"
 
-	gosrt "github.com/datarhei/gosrt"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // srtLatency is the SRT latency of every peer, sluice's default; ffmpeg's URL option is in microseconds.
 const srtLatency = 200 * time.Millisecond
 
 // dialSRT calls addr as a publisher with streamID, retrying until ctx ends.
-func dialSRT(ctx context.Context, addr, streamID string) (gosrt.Conn, error) {
-	conf := gosrt.DefaultConfig()
-	conf.StreamId = streamID
-	conf.Latency = srtLatency
-	conf.ConnectionTimeout = time.Second
+func dialSRT(ctx context.Context, addr, streamID string) (*link.Conn, error) {
+	conf := link.Config{StreamID: streamID, Latency: srtLatency, ConnectTimeout: time.Second, MaxBW: -1}
 	for {
-		conn, err := gosrt.Dial("srt", addr, conf)
+		conn, err := link.Dial(ctx, addr, conf)
 		if err == nil {
 			return conn, nil
 		}
@@ -36,7 +33,7 @@ func dialSRT(ctx context.Context, addr, streamID string) (gosrt.Conn, error) {
 // at once, one schedule for all, until the clip or ctx ends. A connection whose write fails is
 // left behind and the others go on; its error is returned at the end.
 func publishSRT(ctx context.Context, addrs []string, streamID string, c *Clip, s *Sent) error {
-	conns := make([]gosrt.Conn, len(addrs))
+	conns := make([]*link.Conn, len(addrs))
 	errs := make([]error, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
@@ -50,11 +47,10 @@ func publishSRT(ctx context.Context, addrs []string, streamID string, c *Clip, s
 		}
 	}
 	defer func() {
-		// gosrt drops what is still queued when closed: let the last payloads go out first.
-		time.Sleep(srtLatency + 300*time.Millisecond)
+		// Close lingers until what was sent is acknowledged (at most a second).
 		for _, conn := range conns {
 			if conn != nil {
-				conn.Close()
+				_ = conn.Close()
 			}
 		}
 	}()
@@ -70,7 +66,7 @@ func publishSRT(ctx context.Context, addrs []string, streamID string, c *Clip, s
 // srtSink is a receiver: an SRT listener that takes one caller and counts what it sends.
 type srtSink struct {
 	Port int
-	ln   gosrt.Listener
+	ln   *link.Listener
 	mu   sync.Mutex
 	cnt  TSCount
 	done chan struct{}
@@ -78,9 +74,8 @@ type srtSink struct {
 
 // listenSRT starts a receiver on 127.0.0.1:port.
 func listenSRT(port int) (*srtSink, error) {
-	conf := gosrt.DefaultConfig()
-	conf.Latency = srtLatency
-	ln, err := gosrt.Listen("srt", fmt.Sprintf("127.0.0.1:%d", port), conf)
+	conf := link.Config{Latency: srtLatency}
+	ln, err := link.Listen(fmt.Sprintf("127.0.0.1:%d", port), conf, nil)
 	if err != nil {
 		return nil, fmt.Errorf("srt receiver on port %d: %w", port, err)
 	}
@@ -94,13 +89,9 @@ func (k *srtSink) run() {
 	defer close(k.done)
 	buf := make([]byte, 2048)
 	for {
-		req, err := k.ln.Accept2()
+		conn, _, err := k.ln.Accept(context.Background())
 		if err != nil {
 			return
-		}
-		conn, err := req.Accept()
-		if err != nil {
-			continue
 		}
 		for {
 			n, err := conn.Read(buf)
@@ -111,7 +102,7 @@ func (k *srtSink) run() {
 			k.cnt.Feed(buf[:n])
 			k.mu.Unlock()
 		}
-		conn.Close()
+		_ = conn.Close()
 	}
 }
 
@@ -140,7 +131,7 @@ func (k *srtSink) Label() string { return fmt.Sprintf("srt 127.0.0.1:%d", k.Port
 
 // Close stops the receiver.
 func (k *srtSink) Close() {
-	k.ln.Close()
+	_ = k.ln.Close()
 	select {
 	case <-k.done:
 	case <-time.After(2 * time.Second):

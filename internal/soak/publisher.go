@@ -146,7 +146,7 @@ func pace(ctx context.Context, pub *stream.Publisher, clip *Clip, d time.Duratio
 func send(ctx context.Context, t Target, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
 	switch t.Proto {
 	case ProtoSRT:
-		return srt.Send(ctx, t.URL, r, tracks, log)
+		return srt.Send(ctx, t.URL, r, tracks, log, nil)
 	case ProtoRTMP:
 		return rtmp.Push(ctx, t.URL, t.Key, r, tracks)
 	case ProtoUDP:

@@ -17,16 +17,17 @@ import (
 // with any stream id, and publishes its MPEG-TS into one Stream. After a publisher leaves it
 // takes the next one.
 type Listener struct {
-	strm *stream.Stream
+	strm  *stream.Stream
+	probe *Probe
 	log  *slog.Logger
 	peer *onePeer
 	addr string
 }
 
 // NewListener validates opts and binds addr (":port"); opts may come from ParseListenURL of
-// the input's URL. The Listener serves once Run is called; call Run, or Close when Run will not be
-// called, to release the socket.
-func NewListener(addr string, opts Options, s *stream.Stream, log *slog.Logger) (*Listener, error) {
+// the input's URL; probe (may be nil) reports the publisher's link. The Listener serves once
+// Run is called; call Run, or Close when Run will not be called, to release the socket.
+func NewListener(addr string, opts Options, s *stream.Stream, log *slog.Logger, probe *Probe) (*Listener, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -40,7 +41,7 @@ func NewListener(addr string, opts Options, s *stream.Stream, log *slog.Logger) 
 	}
 	peer.log = log.With("srt_listen", peer.ln.Addr().String())
 	peer.rejects.log = peer.log
-	return &Listener{strm: s, log: peer.log, peer: peer, addr: addr}, nil
+	return &Listener{strm: s, probe: probe, log: peer.log, peer: peer, addr: addr}, nil
 }
 
 // Addr returns the UDP address the Listener listens on.
@@ -61,6 +62,7 @@ func (l *Listener) Run(ctx context.Context) error {
 
 // session publishes one peer's media.
 func (l *Listener) session(_ context.Context, conn *link.Conn) error {
+	defer l.probe.track(conn)()
 	_, err := publishConn(conn, l.strm, nil, l.log.With("peer", conn.RemoteAddr().String(), "stream_id", conn.StreamID()))
 	return err
 }

@@ -20,7 +20,7 @@ func TestListenerReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewListener(ep.Addr, ep.Options, s, testLog(t))
+	l, err := NewListener(ep.Addr, ep.Options, s, testLog(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

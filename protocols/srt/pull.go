@@ -13,7 +13,7 @@ import (
 // ParseURL) and publishes the MPEG-TS it receives into s until the remote ends or fails. With
 // mode=listener it listens on the URL's address instead and takes one publisher. It returns nil
 // when ctx ended, or when the remote ended the stream after media flowed; an error otherwise.
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger) error {
+func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, probe *Probe) error {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -25,9 +25,9 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 	log = log.With("srt_pull", where)
 	var res ingestResult
 	if ep.Listen {
-		res, err = pullListen(ctx, ep, s, log)
+		res, err = pullListen(ctx, ep, s, log, probe)
 	} else {
-		res, err = pullCall(ctx, ep, s, log)
+		res, err = pullCall(ctx, ep, s, log, probe)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -41,7 +41,7 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 }
 
 // pullCall dials the peer and publishes what it sends.
-func pullCall(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger) (ingestResult, error) {
+func pullCall(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger, probe *Probe) (ingestResult, error) {
 	conf, err := ep.config()
 	if err != nil {
 		return ingestResult{}, err
@@ -52,19 +52,21 @@ func pullCall(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logg
 		return ingestResult{}, err
 	}
 	defer func() { _ = conn.Close() }()
+	defer probe.track(conn)()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	return publishConn(conn, s, nil, log)
 }
 
 // pullListen waits for one caller and publishes what it sends.
-func pullListen(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger) (ingestResult, error) {
-	l, err := NewListener(ep.Addr, ep.Options, s, log)
+func pullListen(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger, probe *Probe) (ingestResult, error) {
+	l, err := NewListener(ep.Addr, ep.Options, s, log, probe)
 	if err != nil {
 		return ingestResult{}, err
 	}
 	var res ingestResult
 	err = l.peer.serve(ctx, true, func(_ context.Context, conn *link.Conn) error {
+		defer probe.track(conn)()
 		var err error
 		res, err = publishConn(conn, s, nil, l.log.With("peer", conn.RemoteAddr().String()))
 		return err

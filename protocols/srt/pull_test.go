@@ -22,7 +22,7 @@ func TestPullFromFFmpegListener(t *testing.T) {
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Pull(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?latency=200&conntimeo=10000", port), s, testLog(t))
+		errc <- Pull(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?latency=200&conntimeo=10000", port), s, testLog(t), nil)
 	}()
 	eventually(t, 20*time.Second, "tracks", func() bool {
 		select {
@@ -63,7 +63,8 @@ func TestPullFromServer(t *testing.T) {
 
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/cam1&passphrase=%s&pbkeylen=24", port, pass)
-	stopPull := runBG(t, func(ctx context.Context) error { return Pull(ctx, url, s, testLog(t)) })
+	probe := &Probe{}
+	stopPull := runBG(t, func(ctx context.Context) error { return Pull(ctx, url, s, testLog(t), probe) })
 	eventually(t, 20*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 && s.Stats().UnitsIn > 0 })
 	requireTracks(t, s.Tracks())
 	if n := checkUnits(t, s, 2*time.Second); n < 40 {
@@ -72,8 +73,16 @@ func TestPullFromServer(t *testing.T) {
 	if got := srv.ActiveStreams(); len(got) != 1 || got[0].Receivers != 1 {
 		t.Fatalf("ActiveStreams = %+v, want one stream with one receiver", got)
 	}
+	// The probe shows the caller's link: packets received, the negotiated latency, the peer.
+	st, peer, ok := probe.Link()
+	if !ok || st.PktRecv == 0 || st.Latency != DefaultLatency || peer != fmt.Sprintf("127.0.0.1:%d", port) {
+		t.Fatalf("probe: ok %v, peer %s, stats %+v", ok, peer, st)
+	}
 	if err := stopPull(); err != nil {
 		t.Fatalf("Pull after its context ended: %v", err)
+	}
+	if _, _, ok := probe.Link(); ok {
+		t.Fatal("the probe still shows a link after Pull returned")
 	}
 
 	src.stop()
@@ -97,7 +106,7 @@ func TestPullRejected(t *testing.T) {
 		fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/none&passphrase=%s&conntimeo=2000", port, pass),
 	}
 	for _, url := range refused {
-		err := Pull(context.Background(), url, stream.New("x", stream.Options{}), testLog(t))
+		err := Pull(context.Background(), url, stream.New("x", stream.Options{}), testLog(t), nil)
 		if err == nil || !strings.Contains(err.Error(), "rejected") {
 			t.Fatalf("Pull %s: %v, want a refusal", RedactURL(url), err)
 		}

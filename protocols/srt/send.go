@@ -16,7 +16,7 @@ import (
 // tracks (the stream's tracks when nil; after a discontinuity, the stream's tracks again).
 // Timestamps keep increasing across the stream's discontinuities. It returns nil when ctx
 // ended, and an error when the connection or the reader fails; the caller owns r.
-func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger, probe *Probe) error {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -27,9 +27,9 @@ func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.T
 	where := RedactURL(rawurl)
 	log = log.With("srt_send", where)
 	if ep.Listen {
-		err = sendListen(ctx, ep, r, tracks, log)
+		err = sendListen(ctx, ep, r, tracks, log, probe)
 	} else {
-		err = sendCall(ctx, ep, r, tracks, log)
+		err = sendCall(ctx, ep, r, tracks, log, probe)
 	}
 	if ctx.Err() != nil || err == nil {
 		return nil
@@ -38,7 +38,7 @@ func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.T
 }
 
 // sendCall dials the peer and sends to it.
-func sendCall(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+func sendCall(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger, probe *Probe) error {
 	conf, err := ep.config()
 	if err != nil {
 		return err
@@ -49,12 +49,13 @@ func sendCall(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media
 		return err
 	}
 	defer func() { _ = conn.Close() }()
+	defer probe.track(conn)()
 	log.Info("srt output connected")
 	return sendConn(ctx, conn, r, tracks)
 }
 
 // sendListen waits for one caller, keeping r drained meanwhile, and sends to it.
-func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger, probe *Probe) error {
 	conf, err := ep.config()
 	if err != nil {
 		return err
@@ -90,6 +91,7 @@ func sendListen(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []med
 		if readErr != nil {
 			return readErr
 		}
+		defer probe.track(conn)()
 		log.Info("srt output peer connected", "peer", conn.RemoteAddr().String())
 		return sendConn(ctx, conn, r, tracks)
 	})

@@ -16,7 +16,7 @@ func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error
 	t.Helper()
 	opts.Log = testLog(t)
 	s := stream.New("source", opts)
-	l, err := NewListener("127.0.0.1:0", Options{}, s, testLog(t))
+	l, err := NewListener("127.0.0.1:0", Options{}, s, testLog(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestSendCaller(t *testing.T) {
 	defer r.Close()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Send(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?conntimeo=10000", port), r, s.Tracks(), testLog(t))
+		errc <- Send(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?conntimeo=10000", port), r, s.Tracks(), testLog(t), nil)
 	}()
 	// Send returns once ffmpeg leaves; if it returns while ffmpeg still records, that is a failure.
 	var sendErr error
@@ -94,7 +94,7 @@ func TestSendListener(t *testing.T) {
 	}
 	defer r.Close()
 	url := fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&passphrase=correct-horse-battery", port)
-	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, url, r, nil, testLog(t)) })
+	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, url, r, nil, testLog(t), nil) })
 	waitUDPBound(t, port, nil)
 	sendRandomDatagrams(t, port, 2<<20)
 	// Waiting for a caller far longer than the queue lasts must not close the reader.
