@@ -145,6 +145,10 @@ type Config struct {
 	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
 	// Default false.
 	AllowLocalFiles bool
+	// URLChecks check the protocol options of input and output addresses by URL scheme
+	// ("srt"), beyond what the API checks itself; listen is true for a listen input's address.
+	// A check's error answers 400 VALIDATION on the address with its message.
+	URLChecks map[string]func(rawurl string, listen bool) error
 	// Ready reports whether /healthz answers 200.
 	Ready func() bool
 	// Now is the clock; default time.Now.

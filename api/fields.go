@@ -25,6 +25,8 @@ type vctx struct {
 	internal error
 	// inputs is the server's policy for INPUT_TYPE_OTHER addresses; nil is the default policy.
 	inputs *InputPolicy
+	// urlChecks check protocol options in stream addresses, by scheme; nil checks none.
+	urlChecks map[string]func(string, bool) error
 }
 
 // fields reads typed values out of one decoded JSON object. The first error sticks: once a

@@ -35,12 +35,13 @@ type module struct {
 
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
 var generatedKeys = []string{"id", "_id", "created", "modified", "user_id", "state", "state_since",
-	"last_error", "restarts", "hls_url", "dash_url"}
+	"last_error", "restarts", "hls_url", "dash_url", "srt"}
 
 // recordFields reads a record's body under the server's policies.
 func (s *server) recordFields(ctx context.Context, body map[string]any) *fields {
 	f := newFields(ctx, s.store, body)
 	f.vc.inputs = &s.inputs
+	f.vc.urlChecks = s.urlChecks
 	return f
 }
 

@@ -39,6 +39,8 @@ type server struct {
 
 	// inputs is the policy of INPUT_TYPE_OTHER addresses.
 	inputs InputPolicy
+	// urlChecks check protocol options in stream addresses (Config.URLChecks).
+	urlChecks map[string]func(string, bool) error
 
 	openAPIOnce sync.Once
 	openAPIJSON []byte
@@ -79,6 +81,7 @@ func newServer(cfg Config) (*server, error) {
 		return nil, fmt.Errorf("api: %w", err)
 	}
 	s.inputs = InputPolicy{Schemes: cfg.InputSchemes, AllowLocalFiles: cfg.AllowLocalFiles}
+	s.urlChecks = cfg.URLChecks
 	workers := orDefault(cfg.LoginWorkers, DefaultLoginWorkers())
 	queue := cfg.LoginQueue
 	if queue == 0 {

@@ -86,13 +86,13 @@ func validateInput(f *fields) storage.Input {
 		in.InputServerID, in.InputStreamID = validateServerInput(f, kind.server)
 	case kind.listen != "":
 		in.InputStreamListenPort = validateListenPort(f, true, kind.listen)
-		in.InputStreamURL = streamURL(f, "input_stream_url", false, kind.schemes, false)
+		in.InputStreamURL = streamURL(f, "input_stream_url", false, kind.schemes, false, true)
 	case typ == InputOther:
 		in.InputStreamURL = otherURL(f)
 	case typ == InputGenerateVideo:
 		validateTestVideo(f, &in)
 	default:
-		in.InputStreamURL = streamURL(f, "input_stream_url", true, kind.schemes, kind.needsHost)
+		in.InputStreamURL = streamURL(f, "input_stream_url", true, kind.schemes, kind.needsHost, false)
 		// A pull input may also name the port it listens on (SRT with mode=listener).
 		in.InputStreamListenPort = validateListenPort(f, false, "")
 	}
@@ -201,8 +201,9 @@ func validSRTStreamID(sid, prefix string) bool {
 	return len(parts) == 3 && parts[0] == prefixOr(prefix) && parts[1] != "" && parts[2] != ""
 }
 
-// streamURL reads an address whose scheme must be one of schemes.
-func streamURL(f *fields, key string, req bool, schemes []string, needsHost bool) string {
+// streamURL reads an address whose scheme must be one of schemes; the server's URL check for
+// that scheme, if any, checks its options (listen: the address of a listen input).
+func streamURL(f *fields, key string, req bool, schemes []string, needsHost, listen bool) string {
 	s, ok := f.text(key, req, maxURL)
 	if !ok {
 		return ""
@@ -218,6 +219,12 @@ func streamURL(f *fields, key string, req bool, schemes []string, needsHost bool
 	case needsHost && u.Hostname() == "":
 		f.fail(key, "must name a host")
 	default:
+		if check := f.vc.urlChecks[strings.ToLower(u.Scheme)]; check != nil {
+			if err := check(s, listen); err != nil {
+				f.fail(key, "%s", err.Error())
+				return ""
+			}
+		}
 		return s
 	}
 	return ""

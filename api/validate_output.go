@@ -39,7 +39,7 @@ func validateOutput(f *fields) storage.Output {
 	typ, _ := f.enum("output_type", true, outputTypes...)
 	out.OutputType = typ
 	if kind, ok := outputKinds[typ]; ok {
-		out.OutputStreamURL = streamURL(f, "output_stream_url", true, kind.schemes, kind.needsHost)
+		out.OutputStreamURL = streamURL(f, "output_stream_url", true, kind.schemes, kind.needsHost, false)
 	}
 	out.OutputStreamKey, _ = f.text("output_stream_key", false, 1024)
 	f.done()

@@ -19,8 +19,41 @@ type stat struct {
 	FPS     float64 `json:"fps"`
 	BytesIn int64   `json:"bytes_in"`
 
-	Discontinuities int64  `json:"discontinuities"`
-	State           string `json:"state"`
+	Discontinuities int64     `json:"discontinuities"`
+	State           string    `json:"state"`
+	SRT             []srtLinkDoc `json:"srt"`
+}
+
+// srtLinkDoc is an SRT connection's statistics in getStat, getActiveStreams and the records.
+type srtLinkDoc struct {
+	Role            string  `json:"role"`
+	Peer            string  `json:"peer"`
+	RTTMs           float64 `json:"rtt_ms"`
+	LatencyMs       int64   `json:"latency_ms"`
+	PeerLatencyMs   int64   `json:"peer_latency_ms"`
+	PacketsSent     uint64  `json:"packets_sent"`
+	PacketsReceived uint64  `json:"packets_received"`
+	BytesSent       uint64  `json:"bytes_sent"`
+	BytesReceived   uint64  `json:"bytes_received"`
+	RecvKbps        float64 `json:"recv_kbps"`
+	SendKbps        float64 `json:"send_kbps"`
+}
+
+// srtLinkOf waits until getStat shows the process's SRT link in role with data flowing, and
+// returns it.
+func (ts *testServer) srtLinkOf(module, id, role string) srtLinkDoc {
+	ts.t.Helper()
+	var got srtLinkDoc
+	testutil.Eventually(ts.t, 30*time.Second, module+" "+id+" SRT "+role+" link with data", func() bool {
+		for _, l := range ts.stat(module, id).SRT {
+			if l.Role == role && (l.PacketsReceived > 0 || l.PacketsSent > 0) {
+				got = l
+				return true
+			}
+		}
+		return false
+	})
+	return got
 }
 
 func (ts *testServer) stat(module, id string) stat {

@@ -78,12 +78,16 @@ func (in *inputs) build(id string, input storage.Input, log *slog.Logger) (*stre
 		}
 		return s, nil, nil
 	}
-	src, err := in.source(input, log)
+	var probe *srt.Probe
+	if input.InputType == inSRTListen || input.InputType == inSRTURL {
+		probe = &srt.Probe{}
+	}
+	src, err := in.source(input, probe, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	s := stream.New(id, in.streamOptions(log))
-	return s, &Part{Name: "input", Run: runSource(src, s)}, nil
+	return s, &Part{Name: "input", Run: runSource(src, s), Links: srtLinks("input", probe)}, nil
 }
 
 func (in *inputs) streamOptions(log *slog.Logger) stream.Options {
@@ -97,8 +101,8 @@ func listenAddr(input storage.Input) string {
 	return fmt.Sprintf(":%d", input.InputStreamListenPort.Port)
 }
 
-// source maps an input type to its protocol.
-func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, error) {
+// source maps an input type to its protocol; probe reports an SRT input's link.
+func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger) (sourceFunc, error) {
 	switch input.InputType {
 	case inRTMPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -118,7 +122,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 			opts = ep.Options
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
-			l, err := srt.NewListener(listenAddr(input), opts, s, log)
+			l, err := srt.NewListener(listenAddr(input), opts, s, log, probe)
 			if err != nil {
 				return err
 			}
@@ -126,7 +130,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 		}, nil
 	case inSRTURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return srt.Pull(ctx, input.InputStreamURL, s, log)
+			return srt.Pull(ctx, input.InputStreamURL, s, log, probe)
 		}, nil
 	case inRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {

@@ -42,11 +42,15 @@ type outputs struct {
 
 // part returns the supervised part that reads s and delivers it to out.
 func (o *outputs) part(s *stream.Stream, out storage.Output, log *slog.Logger) (Part, error) {
-	send, err := o.sender(out, log)
+	var probe *srt.Probe
+	if out.OutputType == outSRT {
+		probe = &srt.Probe{}
+	}
+	send, err := o.sender(out, probe, log)
 	if err != nil {
 		return Part{}, err
 	}
-	return Part{Name: "output", Run: func(ctx context.Context, rep supervisor.Reporter) error {
+	return Part{Name: "output", Links: srtLinks("output", probe), Run: func(ctx context.Context, rep supervisor.Reporter) error {
 		r, err := s.NewReader("restream output")
 		if err != nil {
 			return err
@@ -83,8 +87,8 @@ func waitTracks(ctx context.Context, s *stream.Stream) ([]media.Track, error) {
 	}
 }
 
-// sender maps an output type to its protocol.
-func (o *outputs) sender(out storage.Output, log *slog.Logger) (sendFunc, error) {
+// sender maps an output type to its protocol; probe reports an SRT output's link.
+func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger) (sendFunc, error) {
 	target := out.OutputStreamURL
 	switch out.OutputType {
 	case outOtherRTMP:
@@ -99,7 +103,7 @@ func (o *outputs) sender(out storage.Output, log *slog.Logger) (sendFunc, error)
 		}, nil
 	case outSRT:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return srt.Send(ctx, target, r, tracks, log)
+			return srt.Send(ctx, target, r, tracks, log, probe)
 		}, nil
 	case outUDP:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {

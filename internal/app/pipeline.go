@@ -31,6 +31,8 @@ type Pipeline struct {
 type Part struct {
 	Name string
 	Run  supervisor.RunFunc
+	// Links reports the part's SRT connections now (nil: it has none).
+	Links func() []api.SRTLink
 }
 
 // RunnerFactory builds the pipeline of a stored record.
@@ -113,6 +115,15 @@ func (r *running) stat() api.Stat {
 	out := api.Stat{Bitrate: s.Bitrate, FPS: s.FPS, BytesIn: s.BytesIn, Discontinuities: s.Discontinuities}
 	if s.Publishing && !s.Since.IsZero() {
 		out.UptimeSec = time.Since(s.Since).Seconds()
+	}
+	parts := r.p.Sinks
+	if r.p.Input != nil {
+		parts = append([]Part{*r.p.Input}, parts...)
+	}
+	for _, p := range parts {
+		if p.Links != nil {
+			out.SRT = append(out.SRT, p.Links()...)
+		}
 	}
 	return out
 }

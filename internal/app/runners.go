@@ -142,10 +142,10 @@ func srtServerPipeline(r *storage.SRTServer, h *hub, log *slog.Logger) *Pipeline
 				return out
 			}
 			for _, si := range srv.ActiveStreams() {
-				rtt := si.Link.RTT
-				lost, retr := int64(si.Link.PacketsLost), int64(si.Link.PacketsRetransmitted)
+				link := srtLink("publisher", si.PublisherAddr, si.Link)
+				lost, retr := int64(link.PacketsLost), int64(link.PacketsRetransmitted)
 				out = append(out, api.ActiveStream{StreamID: si.StreamID, Publisher: si.PublisherAddr, Since: si.Since,
-					Bitrate: si.Bitrate, Readers: si.Readers + si.Receivers, RTTMs: &rtt, PacketsLost: &lost, Retransmitted: &retr})
+					Bitrate: si.Bitrate, Readers: si.Readers, RTTMs: &link.RTTMs, PacketsLost: &lost, Retransmitted: &retr, SRT: &link})
 			}
 			return out
 		},

@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		// INPUT_TYPE_OTHER: which ffmpeg protocols, and whether local files.
 		InputSchemes:    cfg.InputSchemes,
 		AllowLocalFiles: cfg.AllowLocalFiles,
+		URLChecks:       urlChecks,
 		Logger:          log,
 	})
 	if err != nil {
