@@ -19,8 +19,8 @@ type stat struct {
 	FPS     float64 `json:"fps"`
 	BytesIn int64   `json:"bytes_in"`
 
-	Discontinuities int64     `json:"discontinuities"`
-	State           string    `json:"state"`
+	Discontinuities int64        `json:"discontinuities"`
+	State           string       `json:"state"`
 	SRT             []srtLinkDoc `json:"srt"`
 }
 

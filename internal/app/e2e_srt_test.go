@@ -45,10 +45,10 @@ func TestSRTServerModule(t *testing.T) {
 	ts.checkBitrate("recording", hw)
 
 	var streams []struct {
-		StreamID  string   `json:"stream_id"`
-		Publisher string   `json:"publisher"`
-		RTTMs     *float64 `json:"rtt_ms"`
-		SRT       srtLinkDoc  `json:"srt"`
+		StreamID  string     `json:"stream_id"`
+		Publisher string     `json:"publisher"`
+		RTTMs     *float64   `json:"rtt_ms"`
+		SRT       srtLinkDoc `json:"srt"`
 	}
 	ts.call("/api/srt-servers/getActiveStreams", map[string]any{"id": srv}, http.StatusOK, &streams)
 	if len(streams) != 1 || !strings.Contains(streams[0].StreamID, "cam1") || !strings.HasPrefix(streams[0].Publisher, "127.0.0.1:") ||

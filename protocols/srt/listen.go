@@ -19,9 +19,9 @@ import (
 type Listener struct {
 	strm  *stream.Stream
 	probe *Probe
-	log  *slog.Logger
-	peer *onePeer
-	addr string
+	log   *slog.Logger
+	peer  *onePeer
+	addr  string
 }
 
 // NewListener validates opts and binds addr (":port"); opts may come from ParseListenURL of
