@@ -164,7 +164,14 @@ func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return bootOrder[refs[i].Module] < bootOrder[refs[j].Module] })
 	for _, ref := range refs {
-		if err := mgr.Start(ctx, ref.Module, ref.ID); err != nil {
+		// The API already serves: a request may change the record meanwhile.
+		unlock, err := mgr.Lock(ctx, ref.Module, ref.ID)
+		if err != nil {
+			return err
+		}
+		err = mgr.Start(ctx, ref.Module, ref.ID)
+		unlock()
+		if err != nil {
 			log.Error("start at boot", "module", ref.Module, "id", ref.ID, "err", err)
 		}
 	}
