@@ -43,7 +43,7 @@ type RunnerFactory func(rec storage.Record) (*Pipeline, error)
 type running struct {
 	p       *Pipeline
 	sups    []*supervisor.Supervisor // input (if any) first; read-only after newRunning
-	started time.Time // when the running was built; read-only
+	started time.Time                // when the running was built; read-only
 
 	life    sync.Mutex // serialises start and stop
 	stopped bool
