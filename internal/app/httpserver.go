@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"io"
 	"log/slog"
 	"math"
@@ -79,29 +78,15 @@ func (d *deadlines) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if d.upload != nil && d.upload(r) {
 			r.Body = &stallReader{ReadCloser: r.Body, rc: rc, stall: d.lim.ReadStall}
 		} else {
+			// net/http lifts the deadline once the body hit EOF, before it reads ahead on
+			// the connection while the handler runs (where a passing deadline would cancel
+			// the request's context).
 			_ = rc.SetReadDeadline(time.Now().Add(d.lim.Body))
-			r.Body = &bodyReader{ReadCloser: r.Body, rc: rc}
 		}
 	}
 	d.next.ServeHTTP(&stallWriter{ResponseWriter: w, rc: rc, stall: d.lim.WriteStall}, r)
 	// What the handler left buffered is sent after it returns.
 	_ = rc.SetWriteDeadline(time.Now().Add(d.lim.WriteStall))
-}
-
-// bodyReader lifts the body's read deadline once the body is read: the server then reads
-// ahead on the connection while the handler runs, and a deadline passing there would cancel
-// the request's context.
-type bodyReader struct {
-	io.ReadCloser
-	rc *http.ResponseController
-}
-
-func (b *bodyReader) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 // stallReader gives each read of a streaming upload its own deadline.
@@ -113,11 +98,7 @@ type stallReader struct {
 
 func (s *stallReader) Read(p []byte) (int, error) {
 	_ = s.rc.SetReadDeadline(time.Now().Add(s.stall))
-	n, err := s.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		_ = s.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
+	return s.ReadCloser.Read(p)
 }
 
 // stallWriter moves the write deadline before each write of at most writeChunk bytes.
