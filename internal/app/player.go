@@ -155,7 +155,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, rep supervisor.
 	}
 	srv := newHTTPServer(h, httpDefaults, nil, log)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(guardPlayer(ln, log)) }()
 	rep.SetState(supervisor.Running)
 	select {
 	case err := <-done:

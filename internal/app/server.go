@@ -68,6 +68,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if err := st.ReplaceClaims(ctx, storage.ModuleAPI, "api", "api", []storage.PortKey{{Port: apiPort, Transport: storage.TCP}}); err != nil {
 		log.Warn("cannot record the API port claim", "port", apiPort, "err", err)
 	}
+	ln = guardAPI(ln, log)
 
 	if cfg.DebugAddr != "" {
 		stopDebug, err := serveDebug(cfg.DebugAddr, log)
