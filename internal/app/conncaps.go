@@ -25,9 +25,12 @@ const (
 )
 
 // capConns lowers a total cap to a quarter of the open-file limit (at least 1).
-func capConns(n int) int {
-	if lim := openFileLimit(); lim > 0 && uint64(n) > lim/4 {
-		return max(int(lim/4), 1)
+func capConns(n int) int { return capConnsTo(n, openFileLimit()) }
+
+// capConnsTo lowers n to a quarter of files (at least 1); files 0 is unknown: n stays.
+func capConnsTo(n int, files uint64) int {
+	if files > 0 && uint64(n) > files/4 {
+		return max(int(files/4), 1)
 	}
 	return n
 }
