@@ -15,6 +15,7 @@ require (
 	github.com/shirou/gopsutil/v4 v4.25.10
 	github.com/yutopp/go-rtmp v0.0.7
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.48.0
 	modernc.org/sqlite v1.60.0
 )
 
@@ -42,7 +43,6 @@ require (
 	github.com/tklauser/numcpus v0.10.0 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	golang.org/x/net v0.43.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

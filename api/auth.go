@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -78,24 +77,17 @@ func (s *server) authenticate(r *http.Request, query bool) (authInfo, error) {
 		}
 		return authInfo{}, fmt.Errorf("look up token user: %w", err)
 	}
+	nbf, err := tokensNotBefore(r.Context(), s.store, c.UserID)
+	if err != nil {
+		return authInfo{}, err
+	}
+	if !nbf.IsZero() && !c.IssuedAt.After(nbf) {
+		return authInfo{}, errUnauthorized("the token was revoked by a password change or logoutAll; log in again")
+	}
 	return authInfo{userID: c.UserID, jti: c.JTI, exp: c.ExpiresAt.Time, token: raw}, nil
 }
 
-// clientAddr is the address failed logins are counted against: the peer's IP.
-func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
-	addr, now := clientAddr(r), s.now()
-	if wait := s.limiter.retryAfter(addr, now); wait > 0 {
-		s.fail(w, r, &apiError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
-			Message: "too many failed logins from this address; try again later", RetryAfter: wait})
-		return
-	}
 	body, err := readBody(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -110,35 +102,55 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	addr, now := clientAddr(r), s.now()
+	// The attempt is counted before the password is checked: concurrent attempts cannot all pass.
+	res, wait := s.limiter.reserve([]limitKey{{addrKey(addr), s.maxAddr}, {userKey(name), s.maxUser}}, now)
+	if wait > 0 {
+		s.fail(w, r, &apiError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+			Message: "too many failed logins from this address or for this user name; try again later", RetryAfter: wait})
+		return
+	}
 	u, err := s.store.UserByName(r.Context(), name)
+	hash := u.PasswordHash
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		// Spend the same time as a real check so that user names cannot be probed.
-		CheckPassword(s.dummyHash(), password)
+		// The same work as a real check, so that user names cannot be probed.
+		hash = s.dummy
 	case err != nil:
+		res.cancel()
 		s.fail(w, r, err)
 		return
-	case CheckPassword(u.PasswordHash, password):
-		s.limiter.succeeded(addr)
-		tok, err := signToken(s.secret, u.ID, now, s.ttl)
+	}
+	ok, err := s.hashes.check(r.Context(), hash, password)
+	switch {
+	case errors.Is(err, errHashBusy):
+		res.cancel()
+		if log, n := s.busyLog.allow(now); log {
+			s.log.Warn("login refused: every password check slot is busy", "addr", addr, "refused_since_last", n)
+		}
+		s.fail(w, r, &apiError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the server is busy checking other logins; try again shortly", RetryAfter: loginBusyRetry})
+		return
+	case err != nil:
+		res.cancel()
+		s.fail(w, r, err)
+		return
+	case ok && hash != s.dummy:
+		tok, err := s.issue(r.Context(), u.ID, now)
 		if err != nil {
+			res.cancel()
 			s.fail(w, r, err)
 			return
 		}
+		res.succeeded(addrKey(addr))
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "token": tok})
 		return
 	}
-	s.limiter.failed(addr, now)
-	s.log.Info("failed login", "addr", addr, "user", name)
+	res.failed()
+	if log, n := s.failLog.allow(now); log {
+		s.log.Info("failed login", "addr", addr, "user", name, "failed_since_last", n)
+	}
 	s.fail(w, r, errUnauthorized("wrong user name or password"))
-}
-
-// dummyHash is a hash no password matches, made once with the current work factor.
-func (s *server) dummyHash() string {
-	s.dummyOnce.Do(func() {
-		s.dummy, _ = HashPassword("sluice dummy password")
-	})
-	return s.dummy
 }
 
 func (s *server) getToken(w http.ResponseWriter, r *http.Request) {
@@ -156,6 +168,19 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	a := authOf(r)
 	if err := s.store.RevokeToken(r.Context(), a.jti, a.exp); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeSuccess(w)
+}
+
+// logoutAll revokes every token of the caller issued until now, its own included.
+func (s *server) logoutAll(w http.ResponseWriter, r *http.Request) {
+	if _, err := readBody(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := revokeTokens(r.Context(), s.store, userID(r), s.now()); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -195,8 +220,8 @@ func Bootstrap(ctx context.Context, store Store, adminPassword string) (generate
 	return generated, nil
 }
 
-// SetPassword sets the password of username, for `sluice passwd`. Tokens already issued stay
-// valid until they expire or are logged out.
+// SetPassword sets the password of username, for `sluice passwd`, and revokes every token of
+// that user issued before (a running server refuses them at their next request).
 func SetPassword(ctx context.Context, store Store, username, password string) error {
 	hash, err := HashPassword(password)
 	if err != nil {
@@ -207,6 +232,11 @@ func SetPassword(ctx context.Context, store Store, username, password string) er
 		if errors.Is(err, storage.ErrNotFound) {
 			return fmt.Errorf("set password: no user %q", username)
 		}
+		return fmt.Errorf("set password: %w", err)
+	}
+	// Tokens first: a failure then leaves the old password with no token, never the new
+	// password with the old tokens.
+	if err := revokeTokens(ctx, store, u.ID, time.Now()); err != nil {
 		return fmt.Errorf("set password: %w", err)
 	}
 	if err := store.SetPasswordHash(ctx, u.ID, hash); err != nil {

@@ -20,6 +20,10 @@ type Store interface {
 	SetActive(ctx context.Context, m storage.Module, id string, active bool, at time.Time) error
 	// ListDocs returns the stored JSON documents of a module, oldest first.
 	ListDocs(ctx context.Context, m storage.Module) ([][]byte, error)
+	// ListPage returns the documents of a module q selects, in q's order, paged.
+	ListPage(ctx context.Context, m storage.Module, q storage.ListQuery) ([][]byte, error)
+	// Count returns how many documents of a module filter selects.
+	Count(ctx context.Context, m storage.Module, filter []storage.Match) (int, error)
 	PortClaims(ctx context.Context) ([]storage.PortClaim, error)
 
 	Files(ctx context.Context, recordID string) ([]storage.RecordedFile, error)
@@ -31,6 +35,7 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (storage.User, error)
 	SetPasswordHash(ctx context.Context, userID, hash string) error
 	Setting(ctx context.Context, key string) (string, bool, error)
+	SetSetting(ctx context.Context, key, value string) error
 	// SettingOrInit returns the setting, storing init() first when it is absent (atomically).
 	SettingOrInit(ctx context.Context, key string, init func() (string, error)) (string, error)
 	RevokeToken(ctx context.Context, jti string, exp time.Time) error
@@ -120,10 +125,26 @@ type Config struct {
 	PublicHost string
 	// TokenTTL is the lifetime of issued tokens; default 30 days.
 	TokenTTL time.Duration
-	// LoginFailures failed logins from one address within LoginWindow answer 429 until the window
-	// passes; defaults 5 and 1 minute.
+	// LoginFailures failed or in-flight logins from one client address (an IPv6 /64) within
+	// LoginWindow answer 429 until enough of them age out; default DefaultLoginFailures (5).
 	LoginFailures int
-	LoginWindow   time.Duration
+	// LoginUserFailures is the same limit for one user name from any address; default
+	// DefaultLoginUserFailures (20).
+	LoginUserFailures int
+	// LoginWindow is the sliding window of both limits; default DefaultLoginWindow (1 minute).
+	LoginWindow time.Duration
+	// LoginWorkers is how many password checks run at once; default DefaultLoginWorkers() (half
+	// the CPUs, at least 1).
+	LoginWorkers int
+	// LoginQueue is how many password checks may wait for a worker; past it a login answers 503
+	// with Retry-After at once. Default DefaultLoginQueuePerWorker per worker; negative: none.
+	LoginQueue int
+	// InputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may use; nil means
+	// DefaultInputSchemes. Checked with CheckInputSchemes.
+	InputSchemes []string
+	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
+	// Default false.
+	AllowLocalFiles bool
 	// Ready reports whether /healthz answers 200.
 	Ready func() bool
 	// Now is the clock; default time.Now.

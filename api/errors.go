@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/sluicemedia/sluice/storage"
@@ -26,6 +27,9 @@ const (
 	CodeRateLimited      = "RATE_LIMITED"
 	CodeInternal         = "INTERNAL"
 	CodeUnavailable      = "UNAVAILABLE"
+	// CodeInsufficientStorage (507) answers a write refused for lack of space: the file system
+	// is full, a quota is used up, or a file-size limit is reached.
+	CodeInsufficientStorage = "INSUFFICIENT_STORAGE"
 )
 
 // apiError is an error that maps to one status and error body.
@@ -34,7 +38,7 @@ type apiError struct {
 	Code       string
 	Message    string
 	Field      string
-	RetryAfter time.Duration // sets Retry-After on 429
+	RetryAfter time.Duration // sets Retry-After (429, 503)
 }
 
 func (e *apiError) Error() string {
@@ -100,6 +104,10 @@ func (s *server) classify(r *http.Request, err error) *apiError {
 		return portTakenError(err)
 	case errors.Is(err, ErrUnsupported):
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeUnsupported, Message: err.Error()}
+	case errors.Is(err, storage.ErrNoSpace), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		s.log.Warn("write refused: no space left", "method", r.Method, "path", r.URL.Path, "err", err)
+		return &apiError{Status: http.StatusInsufficientStorage, Code: CodeInsufficientStorage,
+			Message: "the server has no space left to store this change; free disk space (or raise the quota) and try again"}
 	case errors.Is(err, ErrNotAvailable):
 		s.log.Warn("dependency not available", "path", r.URL.Path, "err", err)
 		return &apiError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: err.Error()}

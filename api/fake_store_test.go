@@ -199,6 +199,58 @@ func (s *fakeStore) ListDocs(_ context.Context, m storage.Module) ([][]byte, err
 	return out, nil
 }
 
+// ListPage applies q in memory with the API's own comparison rules (list.go); the SQL of
+// storage.Store is held to the same rules by TestStoreQueryMatchesMemory.
+func (s *fakeStore) ListPage(ctx context.Context, m storage.Module, q storage.ListQuery) ([][]byte, error) {
+	raw, docs, err := s.decoded(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	lq := listQuery{limit: q.Limit, skip: q.Skip, filter: map[string]any{}}
+	for _, f := range q.Filter {
+		lq.filter[f.Key] = f.Value
+	}
+	for _, k := range q.Sort {
+		dir := 1
+		if k.Desc {
+			dir = -1
+		}
+		lq.sort = append(lq.sort, sortKey{field: k.Key, dir: dir})
+	}
+	idx, _ := lq.pick(docs)
+	out := make([][]byte, len(idx))
+	for i, j := range idx {
+		out[i] = raw[j]
+	}
+	return out, nil
+}
+
+func (s *fakeStore) Count(ctx context.Context, m storage.Module, filter []storage.Match) (int, error) {
+	docs, err := s.ListPage(ctx, m, storage.ListQuery{Filter: filter, Limit: -1})
+	return len(docs), err
+}
+
+// decoded returns the module's documents, raw and decoded, with created and modified as
+// fixed-width text so that they sort as times.
+func (s *fakeStore) decoded(ctx context.Context, m storage.Module) ([][]byte, []map[string]any, error) {
+	raw, err := s.ListDocs(ctx, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	docs := make([]map[string]any, len(raw))
+	for i, r := range raw {
+		if docs[i], err = decodeObject(r); err != nil {
+			return nil, nil, err
+		}
+		for _, k := range []string{"created", "modified"} {
+			if t, err := time.Parse(time.RFC3339Nano, fmt.Sprint(docs[i][k])); err == nil {
+				docs[i][k] = t.UTC().Format("2006-01-02T15:04:05.000000000Z")
+			}
+		}
+	}
+	return raw, docs, nil
+}
+
 func (s *fakeStore) PortClaims(context.Context) ([]storage.PortClaim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -293,6 +345,13 @@ func (s *fakeStore) Setting(_ context.Context, key string) (string, bool, error)
 	defer s.mu.Unlock()
 	v, ok := s.settings[key]
 	return v, ok, nil
+}
+
+func (s *fakeStore) SetSetting(_ context.Context, key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settings[key] = value
+	return nil
 }
 
 func (s *fakeStore) SettingOrInit(_ context.Context, key string, init func() (string, error)) (string, error) {

@@ -23,6 +23,8 @@ type vctx struct {
 	unknown []string
 	// internal is a store failure met while checking a reference; it is answered 500.
 	internal error
+	// inputs is the server's policy for INPUT_TYPE_OTHER addresses; nil is the default policy.
+	inputs *InputPolicy
 }
 
 // fields reads typed values out of one decoded JSON object. The first error sticks: once a
@@ -235,7 +237,7 @@ func (f *fields) number(key string, req bool, lo, hi float64, gtLo bool) (float6
 	}
 	x, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		f.fail(key, "must be a number")
+		f.fail(key, "must be a finite number")
 		return 0, false
 	}
 	if x > hi || x < lo || (gtLo && x == lo) {

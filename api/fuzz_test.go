@@ -6,7 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -137,4 +142,100 @@ func stripIDs(r storage.Record) storage.Record {
 		return &c
 	}
 	return r
+}
+
+// FuzzOtherInput: no address panics the INPUT_TYPE_OTHER check, and under the default policy
+// an accepted address is a scheme://... URL of a default scheme.
+func FuzzOtherInput(f *testing.F) {
+	for _, c := range otherCases {
+		f.Add(c.addr)
+	}
+	for _, s := range []string{"concat:a|b|c", "subfile,", "subfile,:", "a+b+c+d+e+f:x", "cache:", "::", "+:x", "crypto+:x"} {
+		f.Add(s)
+	}
+	wide := &InputPolicy{Schemes: []string{"cache", "async", "crypto", "concat", "concatf", "subfile", "hls", "data", "http"}}
+	f.Fuzz(func(t *testing.T, addr string) {
+		_ = wide.Check(addr)
+		var def *InputPolicy
+		if def.Check(addr) != nil {
+			return
+		}
+		scheme, _, ok := strings.Cut(addr, "://")
+		if !ok || !slices.Contains(DefaultInputSchemes, strings.ToLower(scheme)) {
+			t.Fatalf("%q accepted by the default policy", addr)
+		}
+	})
+}
+
+// FuzzListQuery: any list body answers without a 500, and a query the store runs selects the
+// records, in the order, that the in-memory rules select.
+func FuzzListQuery(f *testing.F) {
+	for _, s := range []string{`{}`, `{"limit":3,"skip":1}`, `{"sort":{"vod_port":-1,"vod_name":1}}`, `{"filter":{"active":true}}`,
+		`{"filter":{"vod_name":8000}}`, `{"filter":{"user_id":null},"sort":{"created":-1}}`, `{"filter":{"vod_port":"8001"}}`,
+		`{"filter":{"transcoding":{"video_transcoding":"libx264"}}}`, `{"sort":{"state":1}}`, `{"filter":{"_id":"x"}}`,
+		`{"filter":{"a\"b":1}}`, `{"sort":{"hls_fragment_size":1}}`, `{"filter":{"vod_port":1e999}}`} {
+		f.Add([]byte(s))
+	}
+	s, all := fuzzListServer(f)
+	m := vodModule()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/api/vod/getAll", bytes.NewReader(data))
+		q, err := s.readListQuery(req)
+		if err != nil {
+			return
+		}
+		got, total, err := s.list(req, m, q, false)
+		if err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		idx, matched := q.pick(all)
+		want := make([]map[string]any, len(idx))
+		for i, j := range idx {
+			want[i] = all[j]
+		}
+		if _, pushed := q.storeQuery(m); pushed && (ids(got) != ids(want) || total != matched) {
+			t.Fatalf("%s:\nstore  %s (%d)\nmemory %s (%d)", data, ids(got), total, ids(want), matched)
+		}
+	})
+}
+
+// fuzzListServer is a server over a real store with a few players of varied fields, and their
+// rendered documents.
+func fuzzListServer(t testing.TB) (*server, []map[string]any) {
+	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, name := range []string{"a", "b", "8000", " 8001 ", "B", "é", "x"} {
+		p := &storage.Player{Base: storage.Base{ID: storage.NewID(), Active: i%2 == 0, UserID: []string{"", "u1", "8001"}[i%3],
+			Created: t0.Add(time.Duration(i/2) * time.Second)}, VodName: name, VodPort: 8000 + i%3*1000 + i, HLSFragmentSize: float64(i%3) + 0.5,
+			Input: storage.Input{InputType: InputGenerateVideo}}
+		if i%3 == 0 {
+			p.Transcoding = &storage.Transcoding{VideoTranscoding: "libx264"}
+		}
+		if err := st.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := newServer(Config{Store: st, Procs: newFakeProcs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/vod/getAll", nil)
+	recs, err := s.records(req, vodModule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []map[string]any
+	for _, rec := range recs {
+		doc, err := s.render(req, vodModule(), rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, doc)
+	}
+	return s, all
 }

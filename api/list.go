@@ -61,27 +61,38 @@ func (s *server) readListQuery(r *http.Request) (listQuery, error) {
 
 // apply filters, sorts (stable, so ties stay oldest first), skips and limits docs.
 func (q listQuery) apply(docs []map[string]any) []map[string]any {
-	out := make([]map[string]any, 0, len(docs))
-	for _, d := range docs {
+	idx, _ := q.pick(docs)
+	out := make([]map[string]any, len(idx))
+	for i, j := range idx {
+		out[i] = docs[j]
+	}
+	return out
+}
+
+// pick returns the indexes of the docs q keeps, in q's order after skip and limit, and how many
+// matched the filter.
+func (q listQuery) pick(docs []map[string]any) (idx []int, matched int) {
+	for i, d := range docs {
 		if q.matches(d) {
-			out = append(out, d)
+			idx = append(idx, i)
 		}
 	}
+	matched = len(idx)
 	if len(q.sort) > 0 {
-		slices.SortStableFunc(out, func(a, b map[string]any) int {
+		slices.SortStableFunc(idx, func(a, b int) int {
 			for _, k := range q.sort {
-				if c := compareValues(a[k.field], b[k.field]); c != 0 {
+				if c := compareValues(docs[a][k.field], docs[b][k.field]); c != 0 {
 					return c * k.dir
 				}
 			}
 			return 0
 		})
 	}
-	out = out[min(q.skip, len(out)):]
-	if q.limit >= 0 && len(out) > q.limit {
-		out = out[:q.limit]
+	idx = idx[min(q.skip, len(idx)):]
+	if q.limit >= 0 && len(idx) > q.limit {
+		idx = idx[:q.limit]
 	}
-	return out
+	return idx, matched
 }
 
 func (q listQuery) matches(d map[string]any) bool {
@@ -91,6 +102,18 @@ func (q listQuery) matches(d map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// keys are the document keys q filters or sorts on.
+func (q listQuery) keys() []string {
+	var ks []string
+	for k := range q.filter {
+		ks = append(ks, k)
+	}
+	for _, k := range q.sort {
+		ks = append(ks, k.field)
+	}
+	return ks
 }
 
 // listHandler serves getAll (or getCount when count) over the docs load returns.
@@ -106,14 +129,22 @@ func (s *server) listHandler(load func(*http.Request) ([]map[string]any, error),
 			s.fail(w, r, err)
 			return
 		}
+		idx, matched := q.pick(docs)
 		if count {
-			q.skip, q.limit, q.sort = 0, -1, nil
-			writeJSON(w, http.StatusOK, map[string]any{"count": len(q.apply(docs))})
+			writeJSON(w, http.StatusOK, map[string]any{"count": matched})
 			return
 		}
-		writeJSON(w, http.StatusOK, q.apply(docs))
+		out := make([]map[string]any, len(idx))
+		for i, j := range idx {
+			out[i] = docs[j]
+		}
+		w.Header().Set(totalHeader, strconv.Itoa(matched))
+		writeJSON(w, http.StatusOK, out)
 	}
 }
+
+// totalHeader tells a getAll client how many records match its filter, skip and limit aside.
+const totalHeader = "X-Total-Count"
 
 // objectKeys returns the keys of the object at top-level key of raw, in document order.
 func objectKeys(raw []byte, key string) []string {

@@ -1,10 +1,10 @@
 package api
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
-	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/sluicemedia/sluice/storage"
@@ -19,8 +19,14 @@ type module struct {
 	newRecord func() storage.Record
 	// validate reads a whole record from a request body (or a merged update).
 	validate func(f *fields) storage.Record
-	// decorate adds the module's computed read fields to a rendered record.
+	// decorate adds the module's computed read fields to a rendered record, from the record alone.
 	decorate func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	// attach adds the read fields that cost a store query per record (a recording's files); a
+	// list runs it for its page only.
+	attach func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	// computed are the read keys decorate adds, changes or hides; attached those attach adds. A
+	// list that filters or sorts on one of them is served in memory instead of in the store.
+	computed, attached []string
 	// schema is the JSON schema of the create body (OpenAPI).
 	schema map[string]any
 	// process modules have getStat; server modules have getActiveStreams.
@@ -30,6 +36,13 @@ type module struct {
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
 var generatedKeys = []string{"id", "_id", "created", "modified", "user_id", "state", "state_since",
 	"last_error", "restarts", "hls_url", "dash_url"}
+
+// recordFields reads a record's body under the server's policies.
+func (s *server) recordFields(ctx context.Context, body map[string]any) *fields {
+	f := newFields(ctx, s.store, body)
+	f.vc.inputs = &s.inputs
+	return f
+}
 
 func (f *fields) skip(keys ...string) {
 	for _, k := range keys {
@@ -84,7 +97,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		f := newFields(ctx, s.store, body)
+		f := s.recordFields(ctx, body)
 		f.skip(generatedKeys...)
 		rec := m.validate(f)
 		if err := f.err(); err != nil {
@@ -133,7 +146,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 		}
 		// The given fields are checked on their own first, so that a bad value is answered 400
 		// before an unknown id is answered 404.
-		pf := newFields(ctx, s.store, cloneDoc(body))
+		pf := s.recordFields(ctx, cloneDoc(body))
 		id := pf.requireID()
 		pf.partial = true
 		pf.skip(generatedKeys...)
@@ -164,7 +177,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 				doc[k] = v
 			}
 		}
-		f := newFields(ctx, s.store, doc)
+		f := s.recordFields(ctx, doc)
 		f.skip(generatedKeys...)
 		rec := m.validate(f)
 		if err := f.err(); err != nil {
@@ -292,46 +305,37 @@ func (s *server) getByID(m *module) http.HandlerFunc {
 	}
 }
 
-// records returns every record of m, oldest first.
-func (s *server) records(r *http.Request, m *module) ([]storage.Record, error) {
-	docs, err := s.store.ListDocs(r.Context(), m.kind)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]storage.Record, 0, len(docs))
-	for _, d := range docs {
-		rec := m.newRecord()
-		if err := json.Unmarshal(d, rec); err != nil {
-			return nil, fmt.Errorf("decode stored %s: %w", m.noun, err)
-		}
-		out = append(out, rec)
-	}
-	return out, nil
-}
-
-// rendered returns every record of m as read by clients.
-func (s *server) rendered(r *http.Request, m *module) ([]map[string]any, error) {
-	recs, err := s.records(r, m)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]map[string]any, 0, len(recs))
-	for _, rec := range recs {
-		doc, err := s.render(r, m, rec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, doc)
-	}
-	return out, nil
-}
-
 func (s *server) getAll(m *module) http.HandlerFunc {
-	return s.listHandler(func(r *http.Request) ([]map[string]any, error) { return s.rendered(r, m) }, false)
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, err := s.readListQuery(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		docs, total, err := s.list(r, m, q, false)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set(totalHeader, strconv.Itoa(total))
+		writeJSON(w, http.StatusOK, docs)
+	}
 }
 
 func (s *server) getCount(m *module) http.HandlerFunc {
-	return s.listHandler(func(r *http.Request) ([]map[string]any, error) { return s.rendered(r, m) }, true)
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, err := s.readListQuery(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		_, total, err := s.list(r, m, q, true)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"count": total})
+	}
 }
 
 func (s *server) getStat(m *module) http.HandlerFunc {

@@ -86,12 +86,23 @@ func operation(rt route, path string) map[string]any {
 	if rt.resp != nil {
 		ok["content"] = map[string]any{"application/json": map[string]any{"schema": rt.resp}}
 	}
-	op["responses"] = map[string]any{
+	errBody := map[string]any{"application/json": map[string]any{"schema": jsRef("Error")}}
+	responses := map[string]any{
 		strconv.Itoa(status): ok,
-		"default": map[string]any{"description": "an error (API.md)",
-			"content": map[string]any{"application/json": map[string]any{"schema": jsRef("Error")}}},
+		"default":            map[string]any{"description": "an error (API.md)", "content": errBody},
 	}
+	for _, code := range rt.errs {
+		responses[strconv.Itoa(code)] = map[string]any{"description": errorStatusText[code], "content": errBody}
+	}
+	op["responses"] = responses
 	return op
+}
+
+// errorStatusText describes the error statuses routes name in the document.
+var errorStatusText = map[int]string{
+	http.StatusTooManyRequests:     CodeRateLimited + ": too many failed logins from this address or for this user name; see Retry-After",
+	http.StatusServiceUnavailable:  CodeUnavailable + ": every password check slot is busy; see Retry-After",
+	http.StatusInsufficientStorage: CodeInsufficientStorage + ": no space left to store the change (disk full, quota or file-size limit)",
 }
 
 func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -102,5 +103,41 @@ func collectRefs(v any, out *[]string) {
 		for _, e := range x {
 			collectRefs(e, out)
 		}
+	}
+}
+
+// TestOpenAPIErrorStatuses: the document names 507 on the routes that write, 429 and 503 on
+// login, INSUFFICIENT_STORAGE among the error codes, and logoutAll.
+func TestOpenAPIErrorStatuses(t *testing.T) {
+	e := newEnv(t)
+	var doc map[string]any
+	if err := json.Unmarshal(e.do(http.MethodGet, "/api/openapi.json", nil).raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	paths := doc["paths"].(map[string]any)
+	responses := func(path, method string) map[string]any {
+		op, _ := paths[path].(map[string]any)[method].(map[string]any)
+		if op == nil {
+			t.Fatalf("%s %s not in the document", method, path)
+		}
+		return op["responses"].(map[string]any)
+	}
+	for _, w := range [][2]string{{"/api/vod/create", "post"}, {"/api/restream/update", "post"}, {"/api/recording/start", "post"},
+		{"/api/srt-servers/stop", "post"}, {"/api/rtmp-servers/remove", "delete"}, {"/api/recording/removeFile", "post"},
+		{"/api/auth/logout", "post"}, {"/api/auth/logoutAll", "post"}} {
+		if responses(w[0], w[1])["507"] == nil {
+			t.Errorf("%s %s does not name 507", w[1], w[0])
+		}
+	}
+	if responses("/api/vod/getAll", "post")["507"] != nil {
+		t.Error("a read names 507")
+	}
+	login := responses("/api/auth/login", "post")
+	if login["429"] == nil || login["503"] == nil {
+		t.Errorf("login responses %v", login)
+	}
+	codes := doc["components"].(map[string]any)["schemas"].(map[string]any)["Error"].(map[string]any)["properties"].(map[string]any)["error"].(map[string]any)["properties"].(map[string]any)["code"].(map[string]any)["enum"]
+	if !strings.Contains(fmt.Sprint(codes), CodeInsufficientStorage) {
+		t.Errorf("error codes %v", codes)
 	}
 }

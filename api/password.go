@@ -29,6 +29,11 @@ const (
 // HashPassword hashes password with PBKDF2-SHA256 and a random salt, as
 // "pbkdf2-sha256$<iterations>$<salt base64>$<hash base64>".
 func HashPassword(password string) (string, error) {
+	return hashPassword(password, PasswordIterations)
+}
+
+// hashPassword is HashPassword with a given work factor.
+func hashPassword(password string, iterations int) (string, error) {
 	if password == "" {
 		return "", errors.New("password must not be empty")
 	}
@@ -39,12 +44,12 @@ func HashPassword(password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key, err := pbkdf2.Key(sha256.New, password, salt, PasswordIterations, keyBytes)
+	key, err := pbkdf2.Key(sha256.New, password, salt, iterations, keyBytes)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
 	enc := base64.RawStdEncoding
-	return fmt.Sprintf("%s$%d$%s$%s", hashPrefix, PasswordIterations, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+	return fmt.Sprintf("%s$%d$%s$%s", hashPrefix, iterations, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
 // CheckPassword reports whether password matches a hash made by HashPassword, comparing in

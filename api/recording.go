@@ -20,14 +20,15 @@ func recordingModule() *module {
 		noun:      "recording",
 		newRecord: func() storage.Record { return &storage.Recording{} },
 		validate:  func(f *fields) storage.Record { return validateRecording(f) },
-		decorate:  decorateRecording,
+		attach:    attachFiles,
+		attached:  []string{"recordedFiles"},
 		schema:    recordingSchema(),
 		process:   true,
 	}
 }
 
-// decorateRecording adds recordedFiles (API.md "Recording files").
-func decorateRecording(s *server, r *http.Request, rec storage.Record, doc map[string]any) error {
+// attachFiles adds recordedFiles (API.md "Recording files").
+func attachFiles(s *server, r *http.Request, rec storage.Record, doc map[string]any) error {
 	files, err := s.store.Files(r.Context(), rec.Meta().ID)
 	if err != nil {
 		return err

@@ -9,6 +9,20 @@ import (
 // render turns a stored record into what clients read: the stored fields, _id, dates in
 // TimeFormat, the process state (API.md "Records") and the module's computed fields.
 func (s *server) render(r *http.Request, m *module, rec storage.Record) (map[string]any, error) {
+	doc, err := s.renderBase(r, m, rec)
+	if err != nil {
+		return nil, err
+	}
+	if m.attach != nil {
+		if err := m.attach(s, r, rec, doc); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+// renderBase is render without the fields that cost a store query (m.attach).
+func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map[string]any, error) {
 	doc, err := toDoc(rec)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ func restreamModule() *module {
 		newRecord: func() storage.Record { return &storage.Restream{} },
 		validate:  func(f *fields) storage.Record { return validateRestream(f) },
 		decorate:  decorateRestream,
+		computed:  []string{"input", "output"},
 		schema:    restreamSchema(),
 		process:   true,
 	}

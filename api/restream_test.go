@@ -96,7 +96,7 @@ func TestRestreamInputsOutputs(t *testing.T) {
 			map[string]any{"output_type": "OUTPUT_TYPE_HTTP_URL", "output_stream_url": "https://ingest.example.com/push"}, "RESTREAM_TYPE_UDP_TO_HTTP"},
 		{"hls", map[string]any{"input_type": "INPUT_TYPE_HLS_URL", "input_stream_url": "https://cdn.example.com/live.m3u8"},
 			map[string]any{"output_type": "OUTPUT_TYPE_RTSP_URL", "output_stream_url": "rtsps://r.example.com/x"}, "RESTREAM_TYPE_HLS_TO_RTSP"},
-		{"other", map[string]any{"input_type": "INPUT_TYPE_OTHER", "input_stream_url": "/dev/video0"},
+		{"other", map[string]any{"input_type": "INPUT_TYPE_OTHER", "input_stream_url": "rtsp://cam.example.com:554/h264"},
 			map[string]any{"output_type": "OUTPUT_TYPE_OTHER_RTMP_URL", "output_stream_url": "rtmps://live.example.com/app"}, "RESTREAM_TYPE_OTHER_TO_RTMP"},
 		{"test video", map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": "1280", "resolution_height": 720},
 			map[string]any{"output_type": "OUTPUT_TYPE_UDP_URL", "output_stream_url": "udp://239.1.1.1:1234"}, "RESTREAM_TYPE_TEST_TO_UDP"},

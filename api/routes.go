@@ -23,8 +23,13 @@ type route struct {
 	body    map[string]any // JSON schema of the request body; nil when it takes none
 	status  int            // success status; 0 means 200
 	resp    map[string]any // JSON schema of the success body; nil for a non-JSON body
+	// errs are the error statuses the OpenAPI document names for this route besides "default".
+	errs    []int
 	handler http.HandlerFunc
 }
+
+// writeErrs are the errors of a route that writes to the store.
+var writeErrs = []int{http.StatusInsufficientStorage}
 
 // routeTable lists every route the API serves.
 func (s *server) routeTable() []route {
@@ -37,7 +42,7 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodPost, pattern: "/api/recording/removeFile", tag: "recording", auth: authToken,
 		summary: "Delete a recorded file from disk and from its recording's list",
 		body:    jsObject([]string{"record_id", "file_id"}, map[string]any{"record_id": jsID(), "file_id": jsID()}),
-		resp:    jsRef("Success"), handler: s.removeFile(rec)})
+		resp:    jsRef("Success"), errs: writeErrs, handler: s.removeFile(rec)})
 	add(route{method: http.MethodGet, pattern: "/api/recording/download/{file_id}", tag: "recording", auth: authTokenOrQuery,
 		summary: "Download a recorded file (Range requests supported)", handler: s.download})
 	add(route{method: http.MethodGet, pattern: "/api/recording/download-memory/{record_id}", tag: "recording", auth: authTokenOrQuery,
@@ -66,7 +71,8 @@ func (s *server) routeTable() []route {
 		summary: "Count the ports held", resp: jsRef("Count"), handler: s.listHandler(s.portDocs, true)})
 
 	add(route{method: http.MethodPost, pattern: "/api/auth/login", tag: "auth", auth: authNone,
-		summary: "Log in; answers a token (failed logins are rate limited per address)",
+		summary: "Log in; answers a token (failed logins are rate limited per address and per user name)",
+		errs:    []int{http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		body: jsObject([]string{"email", "password"}, map[string]any{"email": jsString(1, 256), "username": jsString(1, 256),
 			"password": jsString(1, maxPassword)}),
 		resp:    jsObject([]string{"success", "token"}, map[string]any{"success": jsBool(true), "token": jsString(1, 4096)}),
@@ -75,7 +81,10 @@ func (s *server) routeTable() []route {
 		summary: "The caller's current token", resp: jsObject([]string{"token"}, map[string]any{"token": jsString(1, 4096)}),
 		handler: s.getToken})
 	add(route{method: http.MethodPost, pattern: "/api/auth/logout", tag: "auth", auth: authToken, body: empty,
-		summary: "Revoke the caller's token", resp: jsRef("Success"), handler: s.logout})
+		summary: "Revoke the caller's token", resp: jsRef("Success"), errs: writeErrs, handler: s.logout})
+	add(route{method: http.MethodPost, pattern: "/api/auth/logoutAll", tag: "auth", auth: authToken, body: empty,
+		summary: "Revoke every token of the caller's user issued until now, the caller's own included",
+		resp:    jsRef("Success"), errs: writeErrs, handler: s.logoutAll})
 	add(route{method: http.MethodGet, pattern: "/api/openapi.json", tag: "meta", auth: authNone,
 		summary: "This OpenAPI document", resp: jsObject(nil, map[string]any{}), handler: s.openAPI})
 	add(route{method: http.MethodGet, pattern: "/healthz", tag: "meta", auth: authNone,
@@ -107,12 +116,15 @@ func (s *server) moduleRoutes(m *module) []route {
 		post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
 	}
 	rs[0].status = http.StatusCreated
+	for i := range 4 { // create, update, start, stop
+		rs[i].errs = writeErrs
+	}
 	if m.process {
 		rs = append(rs, post("getStat", "Live statistics of every "+m.noun, jsObject(nil, map[string]any{}), jsArray(jsRef("ProcessStat")), s.getStat(m)))
 	} else {
 		rs = append(rs, post("getActiveStreams", "Streams published to the "+m.noun+" now", idBody, jsArray(jsRef("ActiveStream")), s.activeStreams(m)))
 	}
 	rs = append(rs, route{method: http.MethodDelete, pattern: base + "/remove", tag: m.path, auth: authToken,
-		summary: "Stop and delete a " + m.noun, body: idBody, resp: jsRef("Success"), handler: s.remove(m)})
+		summary: "Stop and delete a " + m.noun, body: idBody, resp: jsRef("Success"), errs: writeErrs, handler: s.remove(m)})
 	return rs
 }

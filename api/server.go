@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -17,20 +18,27 @@ import (
 
 // server holds what the handlers share.
 type server struct {
-	cfg     Config
-	store   Store
-	procs   Processes
-	utils   Utils
-	log     *slog.Logger
-	now     func() time.Time
-	ttl     time.Duration
-	secret  []byte
-	limiter *loginLimiter
-	mux     *chi.Mux
-	routes  []route
+	cfg    Config
+	store  Store
+	procs  Processes
+	utils  Utils
+	log    *slog.Logger
+	now    func() time.Time
+	ttl    time.Duration
+	secret []byte
+	mux    *chi.Mux
+	routes []route
 
-	dummyOnce sync.Once
-	dummy     string
+	// Login: the attempt limiter with its per-address and per-user-name limits, the pool that
+	// runs password checks, the hash checked for unknown user names, and rate-limited logs.
+	limiter          *loginLimiter
+	maxAddr, maxUser int
+	hashes           *hashPool
+	dummy            string
+	failLog, busyLog rateLog
+
+	// inputs is the policy of INPUT_TYPE_OTHER addresses.
+	inputs InputPolicy
 
 	openAPIOnce sync.Once
 	openAPIJSON []byte
@@ -39,6 +47,15 @@ type server struct {
 
 // New builds the API router. It loads (or creates) the token signing secret from the store.
 func New(cfg Config) (http.Handler, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.mux, nil
+}
+
+// newServer builds the server behind New.
+func newServer(cfg Config) (*server, error) {
 	if cfg.Store == nil || cfg.Procs == nil {
 		return nil, errors.New("api: Config.Store and Config.Procs are required")
 	}
@@ -52,14 +69,27 @@ func New(cfg Config) (http.Handler, error) {
 	if s.ttl <= 0 {
 		s.ttl = DefaultTokenTTL
 	}
-	failures, window := cfg.LoginFailures, cfg.LoginWindow
-	if failures <= 0 {
-		failures = 5
-	}
+	s.maxAddr, s.maxUser = orDefault(cfg.LoginFailures, DefaultLoginFailures), orDefault(cfg.LoginUserFailures, DefaultLoginUserFailures)
+	window := cfg.LoginWindow
 	if window <= 0 {
-		window = time.Minute
+		window = DefaultLoginWindow
 	}
-	s.limiter = newLoginLimiter(failures, window)
+	s.limiter = newLoginLimiter(window)
+	if err := CheckInputSchemes(cfg.InputSchemes); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s.inputs = InputPolicy{Schemes: cfg.InputSchemes, AllowLocalFiles: cfg.AllowLocalFiles}
+	workers := orDefault(cfg.LoginWorkers, DefaultLoginWorkers())
+	queue := cfg.LoginQueue
+	if queue == 0 {
+		queue = DefaultLoginQueuePerWorker * workers
+	}
+	s.hashes = newHashPool(workers, queue)
+	dummy, err := dummyHash()
+	if err != nil {
+		return nil, err
+	}
+	s.dummy = dummy
 	key, err := loadSecret(context.Background(), cfg.Store)
 	if err != nil {
 		return nil, err
@@ -67,7 +97,15 @@ func New(cfg Config) (http.Handler, error) {
 	s.secret = key
 	s.routes = s.routeTable()
 	s.mux = s.router()
-	return s.mux, nil
+	return s, nil
+}
+
+// orDefault is v, or def when v is not positive.
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // router registers every route of the table on a new chi mux.

@@ -15,6 +15,7 @@ func srtServersModule() *module {
 		newRecord: func() storage.Record { return &storage.SRTServer{} },
 		validate:  func(f *fields) storage.Record { return validateSRTServer(f) },
 		decorate:  decorateSRTServer,
+		computed:  []string{"server_passphrase", "server_passphrase_set"},
 		schema:    srtServerSchema(),
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -19,19 +21,61 @@ const DefaultTokenTTL = 30 * 24 * time.Hour
 // secretSetting is the store setting that holds the token signing secret (hex of 32 bytes).
 const secretSetting = "jwt_secret"
 
+// notBeforePrefix is the settings key prefix of a user's token "not before": the time of the
+// last `sluice passwd` or logoutAll; tokens issued until then are refused.
+const notBeforePrefix = "tokens_not_before/"
+
 // tokenClaims are the claims of an API token: id (user ObjectId), iat, exp and jti.
 type tokenClaims struct {
-	UserID    string           `json:"id"`
-	IssuedAt  *jwt.NumericDate `json:"iat"`
-	ExpiresAt *jwt.NumericDate `json:"exp"`
-	JTI       string           `json:"jti"`
+	UserID    string  `json:"id"`
+	IssuedAt  *msDate `json:"iat"`
+	ExpiresAt *msDate `json:"exp"`
+	JTI       string  `json:"jti"`
+}
+
+// msDate is a JWT NumericDate with millisecond precision (RFC 7519 allows non-integer seconds),
+// so that a revocation can tell the tokens issued before it from those issued after.
+type msDate struct{ time.Time }
+
+func newMSDate(t time.Time) *msDate { return &msDate{t.Truncate(time.Millisecond)} }
+
+// MarshalJSON writes seconds since the epoch with three decimals.
+func (d msDate) MarshalJSON() ([]byte, error) {
+	ms := d.UnixMilli()
+	return fmt.Appendf(nil, "%d.%03d", ms/1000, ms%1000), nil
+}
+
+// UnmarshalJSON reads seconds since the epoch, whole or not, to the millisecond.
+func (d *msDate) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("token date %s: %w", b, err)
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsNaN(f) || math.Abs(f) > maxTokenSeconds {
+		return fmt.Errorf("token date %s is not a date", b)
+	}
+	d.Time = time.UnixMilli(int64(math.Round(f * 1000))).UTC()
+	return nil
+}
+
+// maxTokenSeconds bounds the dates a token may carry (2^37 s: year 6325), far inside time.Time's range.
+const maxTokenSeconds = 1 << 37
+
+func (d *msDate) numeric() *jwt.NumericDate {
+	if d == nil {
+		return nil
+	}
+	return &jwt.NumericDate{Time: d.Time}
 }
 
 // GetExpirationTime implements jwt.Claims.
-func (c *tokenClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
+func (c *tokenClaims) GetExpirationTime() (*jwt.NumericDate, error) {
+	return c.ExpiresAt.numeric(), nil
+}
 
 // GetIssuedAt implements jwt.Claims.
-func (c *tokenClaims) GetIssuedAt() (*jwt.NumericDate, error) { return c.IssuedAt, nil }
+func (c *tokenClaims) GetIssuedAt() (*jwt.NumericDate, error) { return c.IssuedAt.numeric(), nil }
 
 // GetNotBefore implements jwt.Claims; tokens carry no nbf.
 func (c *tokenClaims) GetNotBefore() (*jwt.NumericDate, error) { return nil, nil }
@@ -72,8 +116,8 @@ func signToken(key []byte, userID string, now time.Time, ttl time.Duration) (str
 	}
 	c := &tokenClaims{
 		UserID:    userID,
-		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		IssuedAt:  newMSDate(now),
+		ExpiresAt: newMSDate(now.Add(ttl)),
 		JTI:       hex.EncodeToString(jti),
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
@@ -87,10 +131,55 @@ func parseToken(key []byte, raw string, now func() time.Time) (*tokenClaims, err
 	if _, err := p.ParseWithClaims(raw, c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
 		return nil, err
 	}
-	if c.UserID == "" || c.JTI == "" {
-		return nil, errors.New("token lacks id or jti")
+	if c.UserID == "" || c.JTI == "" || c.IssuedAt == nil {
+		return nil, errors.New("token lacks id, jti or iat")
 	}
 	return c, nil
+}
+
+// tokensNotBefore is the user's token "not before" (zero when none was set): tokens issued until
+// then are refused.
+func tokensNotBefore(ctx context.Context, store Store, userID string) (time.Time, error) {
+	v, ok, err := store.Setting(ctx, notBeforePrefix+userID)
+	if err != nil || !ok {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("setting %s%s: %q is not a time: %w", notBeforePrefix, userID, v, err)
+	}
+	return t, nil
+}
+
+// revokeTokens refuses every token of the user issued until now.
+func revokeTokens(ctx context.Context, store Store, userID string, now time.Time) error {
+	at := now.UTC().Truncate(time.Millisecond)
+	if old, err := tokensNotBefore(ctx, store, userID); err == nil && old.After(at) {
+		at = old // a clock set back must not revive tokens
+	}
+	if err := store.SetSetting(ctx, notBeforePrefix+userID, at.Format(time.RFC3339Nano)); err != nil {
+		return fmt.Errorf("revoke tokens of user %s: %w", userID, err)
+	}
+	return nil
+}
+
+// issueAfterRevocation signs a token for userID issued at now, or just after the user's last
+// revocation when that is not earlier (the same millisecond, or a clock set back), so that a
+// token issued after a revocation is never refused by it.
+func issueAfterRevocation(ctx context.Context, store Store, key []byte, userID string, now time.Time, ttl time.Duration) (string, error) {
+	nbf, err := tokensNotBefore(ctx, store, userID)
+	if err != nil {
+		return "", err
+	}
+	if floor := nbf.Add(time.Millisecond); now.Before(floor) {
+		now = floor
+	}
+	return signToken(key, userID, now, ttl)
+}
+
+// issue signs a token for userID for the API's logins.
+func (s *server) issue(ctx context.Context, userID string, now time.Time) (string, error) {
+	return issueAfterRevocation(ctx, s.store, s.secret, userID, now, s.ttl)
 }
 
 // IssueToken returns a fresh token for username, for `sluice token`. A ttl of 0 means
@@ -110,5 +199,5 @@ func IssueToken(ctx context.Context, store Store, username string, ttl time.Dura
 	if err != nil {
 		return "", err
 	}
-	return signToken(key, u.ID, time.Now(), ttl)
+	return issueAfterRevocation(ctx, store, key, u.ID, time.Now(), ttl)
 }

@@ -223,15 +223,15 @@ func streamURL(f *fields, key string, req bool, schemes []string, needsHost bool
 	return ""
 }
 
-// otherURL reads the address of an INPUT_TYPE_OTHER input. It reaches ffmpeg as an argument,
-// so it must not look like an option.
+// otherURL reads the address of an INPUT_TYPE_OTHER input: ffmpeg opens it, so it must not
+// look like an option and must pass the server's InputPolicy (no local files by default).
 func otherURL(f *fields) string {
 	s, ok := f.text("input_stream_url", true, maxURL)
 	if !ok {
 		return ""
 	}
-	if strings.HasPrefix(strings.TrimSpace(s), "-") {
-		f.fail("input_stream_url", "must not start with '-'")
+	if err := f.vc.inputs.Check(s); err != nil {
+		f.fail("input_stream_url", "%s", err.Error())
 		return ""
 	}
 	return s

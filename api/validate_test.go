@@ -60,6 +60,19 @@ var transcodingCases = []struct {
 	{`{"cores":"1e400"}`, "transcoding.cores"},
 	{`{"cores":"99999999999999999999"}`, "transcoding.cores"},
 	{`{"cores":"Infinity"}`, "transcoding.cores"},
+	// Non-finite numbers, and the spellings ffmpeg reads as numbers, are refused with the field.
+	{`{"force_key_frames":"inf"}`, "transcoding.force_key_frames"},
+	{`{"force_key_frames":"NaN"}`, "transcoding.force_key_frames"},
+	{`{"force_key_frames":" +Infinity "}`, "transcoding.force_key_frames"},
+	{`{"force_key_frames":"-inf"}`, "transcoding.force_key_frames"},
+	{`{"force_key_frames":"1e999"}`, "transcoding.force_key_frames"},
+	{`{"force_key_frames":1e999}`, "transcoding.force_key_frames"},
+	{`{"force_key_frames":"0x1p4"}`, "transcoding.force_key_frames"},
+	{`{"filter_fps":"NaN"}`, "transcoding.filter_fps"},
+	{`{"filter_fps":1e999}`, "transcoding.filter_fps"},
+	{`{"filter_fps":"-1e999"}`, "transcoding.filter_fps"},
+	{`{"gop":1e999}`, "transcoding.gop"},
+	{`{"output_audio_bitrate":"inf"}`, "transcoding.output_audio_bitrate"},
 }
 
 // validateRoot runs validate on body as the object at path "transcoding".

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -66,6 +68,15 @@ func forceKeyFrames(f *fields) any {
 		switch {
 		case s == "":
 			return nil
+		case looksNumeric(s) && !jsonNumber.MatchString(s):
+			// "inf", "NaN", "1e999", "0x10": ffmpeg and the transcoder read these as numbers,
+			// so they are judged as numbers, not let through as expressions.
+			if x, err := strconv.ParseFloat(s, 64); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				f.fail("force_key_frames", "must be a finite number of seconds (from 0 to 60) or an expression")
+				return nil
+			}
+			f.fail("force_key_frames", "must be a number of seconds written as a JSON number (e.g. 2 or 0.5), or an expression")
+			return nil
 		case !jsonNumber.MatchString(s):
 			if !keyFrameExpr.MatchString(s) || strings.HasPrefix(s, "-") {
 				f.fail("force_key_frames", "must be a number of seconds or an expression such as expr:gte(t,n_forced*2) (letters, digits and _(),.*+-/: only, at most 128)")
@@ -79,6 +90,13 @@ func forceKeyFrames(f *fields) any {
 		return nil
 	}
 	return n
+}
+
+// looksNumeric tells whether strconv.ParseFloat reads s as a number, out of range included:
+// the spellings of infinity and NaN, hexadecimal and underscored forms as well as decimals.
+func looksNumeric(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 func checkFrameSize(f *fields, w, h *int) {

@@ -19,6 +19,7 @@ func vodModule() *module {
 		newRecord: func() storage.Record { return &storage.Player{} },
 		validate:  func(f *fields) storage.Record { return validatePlayer(f) },
 		decorate:  decoratePlayer,
+		computed:  []string{"hls_url", "dash_url"},
 		schema:    playerSchema(),
 		process:   true,
 	}

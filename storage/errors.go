@@ -60,3 +60,7 @@ func isPrimaryKeyViolation(err error) bool {
 func isForeignKeyViolation(err error) bool {
 	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
+
+// ErrNoSpace is matched (errors.Is) by a write the store could not make because its file system
+// is full, a disk quota is used up or the process's file-size limit is reached. See NoSpaceError.
+var ErrNoSpace = errors.New("no space left for the store")

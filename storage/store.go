@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -27,22 +26,24 @@ type Store struct {
 	w    *sql.DB
 	r    *sql.DB
 	path string
+	// warnings are the exposures Open found (and narrowed where it could), for the operator.
+	warnings []string
 	// migrated is how many migrations Open applied (0 when the schema was already current).
 	migrated int
 }
 
 // Open opens, creating it if needed, the database file at path and brings its schema up to date.
+// A missing folder is created 0700 and a missing file 0600; an existing store file, -wal or -shm
+// wider than 0600 is narrowed to it, and Warnings reports that and a folder open to other users.
 func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("storage: empty database path")
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("storage: %w", err)
-		}
+	warnings, err := preparePrivate(path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
 	}
-	s := &Store{path: path}
-	var err error
+	s := &Store{path: path, warnings: warnings}
 	s.w, err = sql.Open("sqlite", dsn(path,
 		"_journal_mode=WAL", "_synchronous=NORMAL", "_txlock=immediate"))
 	if err != nil {
@@ -72,6 +73,10 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
+// Warnings are sentences for the operator about exposures Open found: a data folder other users
+// may enter, a store file they could read before Open narrowed it. Log them at start.
+func (s *Store) Warnings() []string { return s.warnings }
+
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
 	var errs []error
@@ -100,17 +105,18 @@ func dsn(path string, extra ...string) string {
 
 // write runs fn in a BEGIN IMMEDIATE transaction on the writer connection and commits it when fn
 // succeeds. fn must use only tx: the writer has one connection.
+// A write that fails for lack of space returns a *NoSpaceError (errors.Is ErrNoSpace).
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("storage: begin: %w", err)
+		return s.noSpace(fmt.Errorf("storage: begin: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.noSpace(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: commit: %w", err)
+		return s.noSpace(fmt.Errorf("storage: commit: %w", err))
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluicemedia/sluice/api"
 )
 
 // Config is every setting of the server. Each has a flag and a SLUICE_* environment variable;
@@ -47,7 +49,28 @@ type Config struct {
 	// AdminPassword is the admin's password on first start (SLUICE_ADMIN_PASSWORD only, no flag).
 	// Default: generated and printed once.
 	AdminPassword string
+	// InputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may use. Default
+	// api.DefaultInputSchemes (http, https, rtmp, rtmps, rtmpt, rtmpts, rtsp, rtsps, srt, udp, rtp).
+	InputSchemes []string
+	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
+	// Default false.
+	AllowLocalFiles bool
 }
+
+// boolSettings are the settings given as a bare flag (--allow-local-files) or true/false.
+var boolSettings = map[string]bool{"allow-local-files": true}
+
+// boolFlag is a string flag that may be given bare, meaning true.
+type boolFlag struct{ v *string }
+
+func (b boolFlag) String() string {
+	if b.v == nil {
+		return ""
+	}
+	return *b.v
+}
+func (b boolFlag) Set(s string) error { *b.v = s; return nil }
+func (b boolFlag) IsBoolFlag() bool   { return true }
 
 // setting describes one configuration entry for flags, the environment and --help.
 type setting struct {
@@ -69,6 +92,29 @@ func settings() []setting {
 			return nil
 		}
 	}
+	boolean := func(f func(*Config) *bool) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%q is not true or false", v)
+			}
+			*f(c) = b
+			return nil
+		}
+	}
+	schemes := func(c *Config, v string) error {
+		list := []string{}
+		for s := range strings.SplitSeq(v, ",") {
+			if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+				list = append(list, s)
+			}
+		}
+		if err := api.CheckInputSchemes(list); err != nil {
+			return err
+		}
+		c.InputSchemes = list
+		return nil
+	}
 	return []setting{
 		{"addr", "SLUICE_ADDR", ":8080", "API and playback listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 		{"data", "SLUICE_DATA", "./data", "data folder: database and recordings", str(func(c *Config) *string { return &c.Data })},
@@ -81,6 +127,8 @@ func settings() []setting {
 		{"debug-addr", "SLUICE_DEBUG_ADDR", "", "serve pprof profiles at /debug/pprof/ on this address, e.g. 127.0.0.1:6060 (empty: off; no authentication)", str(func(c *Config) *string { return &c.DebugAddr })},
 		{"media-bind", "SLUICE_MEDIA_BIND", "", "IP address that players, listen inputs and SRT/RTMP server modules bind (empty: every interface)", str(func(c *Config) *string { return &c.MediaBind })},
 		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
+		{"input-schemes", "SLUICE_INPUT_SCHEMES", strings.Join(api.DefaultInputSchemes, ","), "ffmpeg protocols an INPUT_TYPE_OTHER address may use (comma-separated; empty: none)", schemes},
+		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }
 
@@ -104,6 +152,12 @@ func ParseConfig(name string, args []string, getenv func(string) string, out io.
 	fs.SetOutput(out)
 	vals := make(map[string]*string, len(all))
 	for _, s := range all {
+		if boolSettings[s.name] {
+			v := new(string)
+			fs.Var(boolFlag{v}, s.name, "")
+			vals[s.name] = v
+			continue
+		}
 		vals[s.name] = fs.String(s.name, "", "")
 	}
 	fs.Usage = func() {

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/api"
 )
 
 func TestConfigPrecedence(t *testing.T) {
@@ -98,5 +101,41 @@ func TestConfigMediaBind(t *testing.T) {
 	}, io.Discard)
 	if err != nil || cfg.MediaBind != "10.1.2.3" {
 		t.Errorf("SLUICE_MEDIA_BIND: %q %v", cfg.MediaBind, err)
+	}
+}
+
+func TestConfigInputOther(t *testing.T) {
+	none := func(string) string { return "" }
+	c, err := ParseConfig("sluice", nil, none, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AllowLocalFiles || strings.Join(c.InputSchemes, ",") != strings.Join(api.DefaultInputSchemes, ",") {
+		t.Fatalf("defaults: local %v, schemes %v", c.AllowLocalFiles, c.InputSchemes)
+	}
+	c, err = ParseConfig("sluice", []string{"--allow-local-files", "--input-schemes", " HTTP, srt,,ftp "}, none, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.AllowLocalFiles || strings.Join(c.InputSchemes, ",") != "http,srt,ftp" {
+		t.Fatalf("flags: local %v, schemes %v", c.AllowLocalFiles, c.InputSchemes)
+	}
+	env := map[string]string{"SLUICE_ALLOW_LOCAL_FILES": "true", "SLUICE_INPUT_SCHEMES": "rtmp"}
+	c, err = ParseConfig("sluice", []string{"--allow-local-files=false"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AllowLocalFiles || strings.Join(c.InputSchemes, ",") != "rtmp" {
+		t.Fatalf("environment and flag: local %v, schemes %v", c.AllowLocalFiles, c.InputSchemes)
+	}
+	c, err = ParseConfig("sluice", []string{"--input-schemes", ""}, none, io.Discard)
+	if err != nil || c.InputSchemes == nil || len(c.InputSchemes) != 0 {
+		t.Fatalf("empty list: %v %v", c.InputSchemes, err)
+	}
+	for _, args := range [][]string{{"--input-schemes", "http,file"}, {"--input-schemes", "pipe"}, {"--input-schemes", "crypto+file"},
+		{"--input-schemes", "http:"}, {"--allow-local-files=maybe"}} {
+		if _, err := ParseConfig("sluice", args, none, io.Discard); err == nil {
+			t.Errorf("%v accepted", args)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,10 +64,43 @@ func TestOtherInputThroughFFmpeg(t *testing.T) {
 	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, t.TempDir(), nil)
+	// A local file is an INPUT_TYPE_OTHER address only when the operator allows local files.
+	ts := startServerEnv(t, t.TempDir(), nil, func(k string) string {
+		if k == "SLUICE_ALLOW_LOCAL_FILES" {
+			return "true"
+		}
+		return ""
+	})
 	defer ts.stop()
 	rec := ts.create("recording", recordingBody("other", urlInput("INPUT_TYPE_OTHER", file)))
 	ts.checkBitrate("recording", rec)
+}
+
+// TestOtherInputPolicyHeldAtStart: a local-file INPUT_TYPE_OTHER record stored while local files
+// were allowed is refused when started by a server that does not allow them (422, saying why).
+func TestOtherInputPolicyHeldAtStart(t *testing.T) {
+	data := t.TempDir()
+	allow := func(k string) string {
+		if k == "SLUICE_ALLOW_LOCAL_FILES" {
+			return "true"
+		}
+		return ""
+	}
+	ts := startServerEnv(t, data, nil, allow)
+	body := recordingBody("local", urlInput("INPUT_TYPE_OTHER", filepath.Join(data, "clip.mp4")))
+	body["active"] = false
+	rec := ts.create("recording", body)
+	ts.stop()
+
+	ts = startServer(t, data, nil)
+	defer ts.stop()
+	var refused struct {
+		Error struct{ Code, Message string }
+	}
+	ts.call("/api/recording/start", map[string]any{"id": rec}, http.StatusUnprocessableEntity, &refused)
+	if refused.Error.Code != "UNSUPPORTED" || !strings.Contains(refused.Error.Message, "--allow-local-files") {
+		t.Fatalf("start: %+v", refused)
+	}
 }
 
 func TestGeneratedTestStreamInput(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/protocols/dash"
@@ -161,6 +162,11 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 			return dash.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
 	case inOther:
+		// Records stored before the policy (or under a wider one) are held to it at each start.
+		policy := api.InputPolicy{Schemes: in.cfg.InputSchemes, AllowLocalFiles: in.cfg.AllowLocalFiles}
+		if err := policy.Check(input.InputStreamURL); err != nil {
+			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
+		}
 		return func(ctx context.Context, s *stream.Stream) error {
 			return ffin.Run(ctx, in.cfg.FFmpeg, input.InputStreamURL, s, log)
 		}, nil

@@ -60,8 +60,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	return Run(ctx, cfg, Options{Stdout: stdout, Logger: cfg.NewLogger(stderr)})
 }
 
+// openStore opens the store in the data folder, creating the folder private (0700) when missing.
 func openStore(cfg Config) (*storage.Store, error) {
-	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", cfg.Data, err)
 	}
 	st, err := storage.Open(cfg.DBPath())

@@ -51,6 +51,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		return err
 	}
 	defer st.Close()
+	for _, w := range st.Warnings() {
+		log.Warn(w)
+	}
 
 	generated, err := api.Bootstrap(ctx, st, cfg.AdminPassword)
 	if err != nil {
@@ -119,7 +122,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		PublicHost: publicHost,
 		TokenTTL:   cfg.TokenTTL,
 		Ready:      ready.Load,
-		Logger:     log,
+		// INPUT_TYPE_OTHER: which ffmpeg protocols, and whether local files.
+		InputSchemes:    cfg.InputSchemes,
+		AllowLocalFiles: cfg.AllowLocalFiles,
+		Logger:          log,
 	})
 	if err != nil {
 		ln.Close()

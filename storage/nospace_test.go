@@ -1,0 +1,124 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil/writefault"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// faultDBEnv passes the store path to a child test.
+const faultDBEnv = "SLUICE_TEST_FAULT_DB"
+
+// writesUnder opens a store with one player, makes every later pwrite of the process fail with
+// errno, and returns the error of each kind of write the API makes.
+func writesUnder(t *testing.T, errno syscall.Errno) map[string]error {
+	t.Helper()
+	s, err := storage.Open(os.Getenv(faultDBEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := player("lobby", 8000)
+	if err := s.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := writefault.FailPwrite(errno); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 64<<10) // more than the page cache holds back: it reaches the WAL
+	q := player("second", 8100)
+	q.Input.InputStreamID = big
+	p.VodPort = 8200
+	p.Input.InputStreamID = big
+	return map[string]error{
+		"create":    s.Create(ctx, q),
+		"update":    s.Update(ctx, p),
+		"setActive": s.SetActive(ctx, storage.ModuleVOD, p.ID, true, at(0)),
+		"delete":    s.Delete(ctx, storage.ModuleVOD, p.ID),
+		"setting":   s.SetSetting(ctx, "tokens_not_before/x", big),
+		"revoke":    s.RevokeToken(ctx, big, at(0)),
+	}
+}
+
+func TestNoSpaceENOSPCChild(t *testing.T) {
+	if !writefault.InChild(t.Name()) {
+		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+		return
+	}
+	for op, err := range writesUnder(t, syscall.ENOSPC) {
+		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%s on a full disk: %v, want ErrNoSpace and ENOSPC", op, err)
+		}
+	}
+}
+
+func TestNoSpaceEDQUOTChild(t *testing.T) {
+	if !writefault.InChild(t.Name()) {
+		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+		return
+	}
+	for op, err := range writesUnder(t, syscall.EDQUOT) {
+		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.EDQUOT) {
+			t.Errorf("%s over quota: %v, want ErrNoSpace and EDQUOT", op, err)
+		}
+	}
+}
+
+// TestEIOIsNotNoSpaceChild: a failing device is an I/O error, not a full disk.
+func TestEIOIsNotNoSpaceChild(t *testing.T) {
+	if !writefault.InChild(t.Name()) {
+		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+		return
+	}
+	for op, err := range writesUnder(t, syscall.EIO) {
+		if err == nil || errors.Is(err, storage.ErrNoSpace) {
+			t.Errorf("%s on a failing device: %v, want an error that is not ErrNoSpace", op, err)
+		}
+	}
+}
+
+// TestNoSpaceFileSizeLimitChild: the process's file-size limit (RLIMIT_FSIZE, EFBIG), as the
+// recording tests use for a full disk, reached by the store's WAL.
+func TestNoSpaceFileSizeLimitChild(t *testing.T) {
+	if !writefault.InChild(t.Name()) {
+		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+		return
+	}
+	path := os.Getenv(faultDBEnv)
+	s, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.SetSetting(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	var largest int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(path + suffix); err == nil {
+			largest = max(largest, fi.Size())
+		}
+	}
+	limit := uint64(largest) + 256<<10
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("y", 32<<10)
+	for i := range 100 {
+		err = s.SetSetting(ctx, "big"+strings.Repeat("k", i), big)
+		if err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.EFBIG) {
+		t.Fatalf("write past the file-size limit: %v, want ErrNoSpace and EFBIG", err)
+	}
+	t.Logf("refused: %v", err)
+}

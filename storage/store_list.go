@@ -1,0 +1,246 @@
+package storage
+
+import (
+	"context"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// ListQuery selects, orders and pages the documents of one module in the database (ListPage,
+// Count), with the comparison rules of the API's lists (API.md "Lists"), so that only the page
+// leaves the database.
+type ListQuery struct {
+	// Filter holds when every Match holds.
+	Filter []Match
+	// Sort orders by these keys in turn, then oldest first (created, id).
+	Sort []SortKey
+	// Skip is how many documents to pass over; Limit how many to return at most (< 0: all).
+	Skip, Limit int
+}
+
+// Match holds when the document's top-level Key equals Value. Value is nil (matches a null or
+// absent key), a bool, a float64 (matches a number, or a string holding a JSON number, of the
+// same value; a json.Number or an int is read as one) or a string (matches the same string and, when it holds a JSON number, a number of
+// that value).
+type Match struct {
+	Key   string
+	Value any
+}
+
+// SortKey orders by a top-level key: null or absent first, then false, true, numbers by value,
+// strings byte by byte, then objects and arrays (equal to each other); Desc reverses that.
+type SortKey struct {
+	Key  string
+	Desc bool
+}
+
+// listKey is the form of a key a query may name: a plain JSON member name.
+var listKey = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// ValidListKey tells whether key may be named in a ListQuery.
+func ValidListKey(key string) bool { return listKey.MatchString(key) }
+
+// numberFunc is the SQL function that reads a string holding a JSON number (spaces around it
+// allowed) as its value, and anything else as NULL.
+const numberFunc = "sluice_number"
+
+// jsonNumberText is a JSON number literal.
+var jsonNumberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction(numberFunc, 1,
+		func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			s, ok := args[0].(string)
+			if !ok {
+				return nil, nil
+			}
+			if x, ok := NumberText(s); ok {
+				return x, nil
+			}
+			return nil, nil
+		})
+}
+
+// NumberText reads a string holding a JSON number, spaces around it allowed; ok is false for
+// anything else, and for a value out of float64's range.
+func NumberText(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if !jsonNumberText.MatchString(s) {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	return x, err == nil && !math.IsInf(x, 0)
+}
+
+// ListPage returns the stored JSON documents of module m that q's filter selects, in q's order,
+// after q.Skip and at most q.Limit of them.
+func (s *Store) ListPage(ctx context.Context, m Module, q ListQuery) ([][]byte, error) {
+	where, args, err := filterSQL(m, q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	order, oargs, err := orderSQL(q.Sort)
+	if err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit < 0 {
+		limit = -1 // SQLite: no limit
+	}
+	args = append(append(args, oargs...), limit, max(q.Skip, 0))
+	rows, err := s.r.QueryContext(ctx, `SELECT doc FROM records WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list %s: %w", m, err)
+	}
+	defer rows.Close()
+	var docs [][]byte
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("storage: list %s: %w", m, err)
+		}
+		docs = append(docs, doc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: list %s: %w", m, err)
+	}
+	return docs, nil
+}
+
+// Count returns how many documents of module m filter selects.
+func (s *Store) Count(ctx context.Context, m Module, filter []Match) (int, error) {
+	where, args, err := filterSQL(m, filter)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("storage: count %s: %w", m, err)
+	}
+	return n, nil
+}
+
+// ExplainList returns SQLite's query plan for ListPage(m, q), one step a line, for tests and
+// diagnosis.
+func (s *Store) ExplainList(ctx context.Context, m Module, q ListQuery) (string, error) {
+	where, args, err := filterSQL(m, q.Filter)
+	if err != nil {
+		return "", err
+	}
+	order, oargs, err := orderSQL(q.Sort)
+	if err != nil {
+		return "", err
+	}
+	args = append(append(args, oargs...), q.Limit, q.Skip)
+	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT doc FROM records WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return "", fmt.Errorf("storage: explain list %s: %w", m, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", fmt.Errorf("storage: explain list %s: %w", m, err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	return b.String(), rows.Err()
+}
+
+// jsonPath is the SQLite JSON path of a top-level key.
+func jsonPath(key string) (string, error) {
+	if !ValidListKey(key) {
+		return "", fmt.Errorf("storage: list key %q: want 1 to 64 letters, digits or _", key)
+	}
+	return `$."` + key + `"`, nil
+}
+
+// filterSQL is the WHERE clause of a list of module m under filter, and its arguments.
+func filterSQL(m Module, filter []Match) (string, []any, error) {
+	where := []string{"module = ?"}
+	args := []any{string(m)}
+	for _, f := range filter {
+		p, err := jsonPath(f.Key)
+		if err != nil {
+			return "", nil, err
+		}
+		isNum := `json_type(doc, ?) IN ('integer', 'real') AND json_extract(doc, ?) = ?`
+		isText := `json_type(doc, ?) = 'text' AND json_extract(doc, ?) = ?`
+		val := f.Value
+		switch v := val.(type) {
+		case json.Number:
+			x, ok := NumberText(v.String())
+			if !ok {
+				return "", nil, fmt.Errorf("storage: list filter %q: %q is not a finite number", f.Key, v.String())
+			}
+			val = x
+		case int:
+			val = float64(v)
+		}
+		switch v := val.(type) {
+		case nil:
+			where = append(where, `COALESCE(json_type(doc, ?), 'null') = 'null'`)
+			args = append(args, p)
+		case bool:
+			where = append(where, `json_type(doc, ?) = ?`)
+			args = append(args, p, strconv.FormatBool(v))
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return "", nil, fmt.Errorf("storage: list filter %q: %v is not a finite number", f.Key, v)
+			}
+			where = append(where, `((`+isNum+`) OR (json_type(doc, ?) = 'text' AND `+numberFunc+`(json_extract(doc, ?)) = ?))`)
+			args = append(args, p, p, v, p, p, v)
+		case string:
+			if x, ok := NumberText(v); ok {
+				where = append(where, `((`+isText+`) OR (`+isNum+`))`)
+				args = append(args, p, p, v, p, p, x)
+			} else {
+				where = append(where, `(`+isText+`)`)
+				args = append(args, p, p, v)
+			}
+		default:
+			return "", nil, fmt.Errorf("storage: list filter %q: a %T cannot be compared in the database", f.Key, v)
+		}
+	}
+	return strings.Join(where, " AND "), args, nil
+}
+
+// orderSQL is the ORDER BY clause of sort, and its arguments. Each key orders first by kind
+// (absent or null, booleans, numbers, strings, then objects and arrays), then by value within
+// its kind; id, created and modified use their columns. Ties stay oldest first.
+func orderSQL(sort []SortKey) (string, []any, error) {
+	var terms []string
+	var args []any
+	for _, k := range sort {
+		dir := "ASC"
+		if k.Desc {
+			dir = "DESC"
+		}
+		switch k.Key {
+		case "id", "created", "modified":
+			// Text ids and fixed-width UTC times: text order is their order, and all are strings.
+			terms = append(terms, k.Key+" "+dir)
+			continue
+		}
+		p, err := jsonPath(k.Key)
+		if err != nil {
+			return "", nil, err
+		}
+		terms = append(terms,
+			`CASE json_type(doc, ?) WHEN 'true' THEN 1 WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2
+				WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 4 ELSE 0 END `+dir,
+			`CASE WHEN json_type(doc, ?) IN ('true', 'false', 'integer', 'real', 'text') THEN json_extract(doc, ?) END `+dir)
+		args = append(args, p, p, p)
+	}
+	terms = append(terms, "created ASC", "id ASC")
+	return strings.Join(terms, ", "), args, nil
+}
