@@ -15,12 +15,14 @@ func TestCapConnsTo(t *testing.T) {
 	for _, c := range []struct {
 		n     int
 		files uint64
+		share int
 		want  int
 	}{
-		{512, 0, 512}, {512, 1 << 20, 512}, {512, 2048, 512}, {512, 1024, 256}, {1024, 1024, 256}, {512, 3, 1},
+		{1024, 0, 2, 1024}, {1024, 1 << 20, 2, 1024}, {1024, 2048, 2, 1024}, {1024, 1024, 2, 512},
+		{1024, 1024, 4, 256}, {512, 3, 4, 1},
 	} {
-		if got := capConnsTo(c.n, c.files); got != c.want {
-			t.Errorf("capConnsTo(%d, %d) = %d, want %d", c.n, c.files, got, c.want)
+		if got := capConnsTo(c.n, c.files, c.share); got != c.want {
+			t.Errorf("capConnsTo(%d, %d, 1/%d) = %d, want %d", c.n, c.files, c.share, got, c.want)
 		}
 	}
 }

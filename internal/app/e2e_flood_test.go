@@ -83,7 +83,7 @@ func (fc *floodConn) watch(limit time.Duration) {
 // request from 127.0.0.1 keeps answering (median under 100 ms); the idle ones are closed after
 // the idle timeout and the slow bodies after the body timeout.
 func TestAPIConnectionFlood(t *testing.T) {
-	const idle, body = 8 * time.Second, 3 * time.Second
+	const idle, body = 5 * time.Second, 3 * time.Second
 	addr := "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
 	c := startChild(t, addr, t.TempDir(), childFDLimitEnv+"=1024",
 		fmt.Sprintf("%s=idle=%s,body=%s", childHTTPEnv, idle, body))

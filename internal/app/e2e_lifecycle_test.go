@@ -157,7 +157,7 @@ func TestLifecycleHammer(t *testing.T) {
 	}
 	var ops, bad atomic.Int64
 	var wg sync.WaitGroup
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for g := range 16 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 13))
