@@ -61,15 +61,16 @@ func (ts *testServer) post(path string, body any) (int, []byte) {
 	return resp.StatusCode, raw
 }
 
-// createOnFreePort creates a record of module on a free port, picking another port when a
-// program on this busy machine took the one picked meanwhile (testutil.FreePort hands out
-// ephemeral ports, which any outgoing connection may take).
+// createOnFreePort creates a record of module on a free port, picking another port when the
+// one picked is taken: by a program on this busy machine meanwhile (testutil.FreePort hands out
+// ephemeral ports, which any outgoing connection may take), or by a record created before on a
+// port FreePort handed out twice.
 func (ts *testServer) createOnFreePort(module string, body func(port int) map[string]any) (string, int) {
 	ts.t.Helper()
 	for range 5 {
 		port := testutil.FreePort(ts.t)
 		st, raw := ts.post("/api/"+module+"/create", body(port))
-		if st == http.StatusConflict && strings.Contains(string(raw), "bound by another program") {
+		if st == http.StatusConflict && strings.Contains(string(raw), "PORT_TAKEN") {
 			continue
 		}
 		if st != http.StatusCreated {

@@ -51,7 +51,9 @@ func TestSIGTERMWithHangingClients(t *testing.T) {
 	c := startChild(t, addr, data)
 	var recs []string
 	for i := range 4 {
-		c.ts.create("vod", playerBody(fmt.Sprintf("player-%d", i), testutil.FreePort(t), tinyTestVideo()))
+		c.ts.createOnFreePort("vod", func(port int) map[string]any {
+			return playerBody(fmt.Sprintf("player-%d", i), port, tinyTestVideo())
+		})
 		recs = append(recs, c.ts.create("recording", recordingBody(fmt.Sprintf("rec-%d", i), tinyTestVideo())))
 	}
 	c.ts.create("restream", restreamBody("copy", tinyTestVideo()))
