@@ -77,3 +77,52 @@ func benchFanOut(b *testing.B, readers int) {
 		b.Errorf("received %d and dropped %d of %d", got, dropped, b.N*readers)
 	}
 }
+
+// BenchmarkFanOut100Drained writes to 100 readers that the benchmark drains itself, every 256
+// units with the timer stopped: the writer's cost per unit without the scheduler's, which makes
+// BenchmarkFanOut100 vary with how often the readers sleep and wake.
+func BenchmarkFanOut100Drained(b *testing.B) {
+	s := New("bench", Options{Log: slog.New(slog.DiscardHandler), LagLimit: time.Hour})
+	defer s.Close()
+	p, err := s.Publish()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.SetTracks(avTracks); err != nil {
+		b.Fatal(err)
+	}
+	units := make([]*media.AccessUnit, 1200)
+	payload := make([]byte, 1000)
+	for i := range units {
+		units[i] = &media.AccessUnit{Track: i % 2, Key: i%120 == 0, Payload: [][]byte{payload}, Arrival: time.Now()}
+	}
+	rs := make([]*Reader, 100)
+	for i := range rs {
+		rs[i] = mustReader(b, s, fmt.Sprint("reader ", i))
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := p.Write(units[i%len(units)]); err != nil {
+			b.Fatal(err)
+		}
+		if i%256 == 255 {
+			b.StopTimer()
+			for _, r := range rs {
+				for r.Pending() > 0 {
+					if _, err := r.Read(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	for _, r := range rs {
+		if r.Dropped() != 0 {
+			b.Fatalf("reader %q dropped %d", r.Name(), r.Dropped())
+		}
+	}
+}

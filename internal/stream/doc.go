@@ -7,13 +7,16 @@
 // Fan-out copies nothing: every reader receives the same *media.AccessUnit, which is
 // read-only from the moment it is written. The writer never blocks on a reader and allocates
 // nothing per unit: each reader has a bounded ring of unit pointers and a one-slot wake
-// channel. A reader that falls behind drops units (counted by [Reader.Dropped]), then skips
-// to the next video key frame once its queue is half empty again; one that stays behind (its
-// queue more than half full after a drop) for longer than [Options.LagLimit] is closed with
-// [ErrReaderTooSlow].
+// channel. The ring is bounded twice: by units ([Options.QueueSize]) and by the payload bytes
+// it keeps alive ([Options.QueueBytes]). A reader that falls behind either bound drops units
+// (counted by [Reader.Stats], by budget), then skips to the next video key frame once its queue
+// is half empty again by both; one that stays behind (its queue more than half full after a
+// drop) for longer than [Options.LagLimit] is closed with [ErrReaderTooSlow]. A unit larger
+// than [Options.MaxUnitBytes] is refused at the write.
 //
 // A new reader starts at the latest video key frame: the Stream keeps the current GOP and
-// pre-fills the reader's ring with it. Without video it starts with the last few units.
+// pre-fills the reader's ring with it, as long as it fits a queue (units and bytes). Without
+// video it starts with the last few units.
 //
 // # Discontinuities
 //

@@ -119,6 +119,14 @@ func (n *normalizer) fix(au *media.AccessUnit) bool {
 	return true
 }
 
+// awaitKey has the units of track wait for its next key frame, when it is video: a unit of
+// it was lost, and the units that follow may refer to it.
+func (n *normalizer) awaitKey(track int) {
+	if track >= 0 && track < len(n.tracks) && n.tracks[track].video {
+		n.tracks[track].keyed = false
+	}
+}
+
 // repairs counts the units whose timestamps were changed.
 func (n *normalizer) repairs() int64 {
 	var c int64

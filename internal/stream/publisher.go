@@ -75,26 +75,52 @@ func (p *Publisher) SetTracks(tracks []media.Track) error {
 
 // Write normalises au (see normalize.go) and hands it to every reader; from now on au is
 // shared and read-only. It never waits for a reader and allocates nothing. Units that
-// normalisation drops (video before the first key frame, unknown tracks) return nil. It fails with ErrClosed once the publisher or the stream is
-// closed. A nil unit is ignored.
+// normalisation drops (video before the first key frame, unknown tracks) return nil, and so
+// do units over Options.MaxUnitBytes, which are refused (counted in Stats.Refused, logged at
+// most once a second): the later units of a refused unit's video track wait for its next key
+// frame. It fails with ErrClosed once the publisher or the stream is closed. A nil unit is
+// ignored.
 func (p *Publisher) Write(au *media.AccessUnit) error {
 	if au == nil {
 		return nil
 	}
+	size := au.Size()
 	s := p.s
 	s.mu.Lock()
 	if s.pub != p {
 		s.mu.Unlock()
 		return fmt.Errorf("stream %q: publisher: %w", s.name, ErrClosed)
 	}
+	if size > s.opts.MaxUnitBytes {
+		s.refused++
+		p.norm.awaitKey(au.Track)
+		n, logIt := s.refusedLog.note(s.opts.Now())
+		total := s.refused
+		s.mu.Unlock()
+		if logIt {
+			s.log.Warn("unit refused: over the size limit", "budget", budgetUnitBytes.String(),
+				"limit", s.opts.MaxUnitBytes, "bytes", size, "track", au.Track, "refused", n, "total", total)
+		}
+		return nil
+	}
 	if len(p.norm.tracks) > 0 && !p.norm.fix(au) {
 		s.mu.Unlock()
 		return nil
 	}
-	evicted := s.fanOut(au)
+	evicted, gopOver := s.fanOut(au, size)
+	var gopLogged int64
+	if gopOver != budgetNone {
+		gopLogged, _ = s.gopLog.note(s.opts.Now())
+	}
 	s.mu.Unlock()
 	for _, r := range evicted {
-		r.log.Warn("reader closed: too slow", "dropped", r.Dropped(), "lag_limit", s.opts.LagLimit)
+		st := r.Stats()
+		r.log.Warn("reader closed: too slow", "dropped", st.Dropped, "lag_limit", s.opts.LagLimit,
+			"unit_overflows", st.UnitOverflows, "byte_overflows", st.ByteOverflows)
+	}
+	if gopLogged > 0 {
+		s.log.Warn("GOP too long to keep for new readers: they wait for the next key frame",
+			"budget", gopOver.String(), "limit", gopOver.limit(&s.opts), "gops", gopLogged)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -14,18 +15,25 @@ import (
 
 // Reader receives a Stream's units through a bounded queue. Read is for one goroutine; Close,
 // Dropped and Name may be called from any.
+//
+// The fields the Stream touches on every write come first, in the Reader's first two cache
+// lines (a Reader is 256 bytes, so the allocator aligns it); the consumer's position follows on
+// a line of its own (TestReaderLayout).
 type Reader struct {
-	s    *Stream
-	name string
-	log  *slog.Logger
+	w    writerState   // guarded by s.mu
+	wake chan struct{} // one pending wake-up at most
+	ring ring
 
-	ring    ring
-	wake    chan struct{} // one pending wake-up at most
+	s       *Stream
+	name    string
+	log     *slog.Logger
 	done    chan struct{} // closed by finish
 	err     atomic.Pointer[error]
 	dropped atomic.Int64
-
-	w writerState // guarded by s.mu
+	// Overflows of the queue by budget, and the budget of the latest one (for the log).
+	unitOverflows atomic.Int64
+	byteOverflows atomic.Int64
+	cause         atomic.Uint32
 
 	// Owned by the goroutine calling Read.
 	loggedDrops int64
@@ -49,7 +57,7 @@ func (s *Stream) NewReader(name string) (*Reader, error) {
 	if s.closed {
 		return nil, fmt.Errorf("stream %q: %w", s.name, ErrClosed)
 	}
-	r.w.started = s.gop.units(func(au *media.AccessUnit) { r.ring.push(slot{au: au}) })
+	r.w.started = s.gop.units(func(au *media.AccessUnit, size uint32) { r.ring.put(slot{au: au}, size, math.MaxUint32) })
 	if r.w.started {
 		r.signal()
 	} else {
@@ -71,6 +79,21 @@ func (r *Reader) Pending() int { return int(r.ring.tail.Load() - r.ring.head.Loa
 
 // Dropped counts the units this reader lost because it was behind.
 func (r *Reader) Dropped() int64 { return r.dropped.Load() }
+
+// ReaderStats counts what a reader lost to its queue's budgets.
+type ReaderStats struct {
+	// Dropped counts the units lost because the reader was behind.
+	Dropped int64
+	// UnitOverflows and ByteOverflows count the times its queue overflowed, by the budget it
+	// ran into: Options.QueueSize units or Options.QueueBytes bytes. Each overflow drops
+	// units until the next video key frame.
+	UnitOverflows, ByteOverflows int64
+}
+
+// Stats returns the reader's counters. Safe for concurrent use.
+func (r *Reader) Stats() ReaderStats {
+	return ReaderStats{Dropped: r.dropped.Load(), UnitOverflows: r.unitOverflows.Load(), ByteOverflows: r.byteOverflows.Load()}
+}
 
 // Read returns the next unit, waiting for one until ctx ends or the reader closes. The unit is
 // shared and read-only. See the package documentation for Discontinuity. Read returns ctx's
@@ -145,6 +168,8 @@ func (r *Reader) logDrops() {
 	if now.Sub(r.loggedAt) < time.Second {
 		return
 	}
-	r.log.Warn("reader behind: dropped units", "dropped", d-r.loggedDrops, "total", d)
+	b := budget(r.cause.Load())
+	r.log.Warn("reader behind: dropped units", "dropped", d-r.loggedDrops, "total", d,
+		"budget", b.String(), "limit", b.limit(&r.s.opts))
 	r.loggedDrops, r.loggedAt = d, now
 }

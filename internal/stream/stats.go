@@ -18,6 +18,22 @@ type Stats struct {
 	FPS float64
 	// Discontinuities counts publisher sessions that followed an earlier one.
 	Discontinuities int64
+
+	// Budgets hit over the stream's life.
+
+	// Refused counts units refused for carrying more than Options.MaxUnitBytes.
+	Refused int64
+	// Dropped counts units the readers dropped because they were behind, all readers together.
+	Dropped int64
+	// UnitOverflows and ByteOverflows count the times a reader's queue overflowed, by the
+	// budget it ran into: Options.QueueSize units or Options.QueueBytes bytes.
+	UnitOverflows, ByteOverflows int64
+	// Evicted counts readers closed for staying behind past Options.LagLimit.
+	Evicted int64
+	// GOPOverflows counts GOPs given up as the start of new readers for being longer than a
+	// reader's queue (units or bytes): readers that joined during them waited for the next key
+	// frame.
+	GOPOverflows int64
 }
 
 const (

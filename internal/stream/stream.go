@@ -32,6 +32,16 @@ type Stream struct {
 	bytesIn  int64
 	unitsIn  int64
 	hardware bool // publishers get the hardware-encoder timestamp repair
+
+	// Budget counters, over the stream's life (see Stats).
+	refused       int64
+	dropped       int64
+	unitOverflows int64
+	byteOverflows int64
+	evicted       int64
+	gopOverflows  int64
+	refusedLog    logLimit
+	gopLog        logLimit
 }
 
 // New returns an empty Stream without a publisher.
@@ -44,7 +54,7 @@ func New(name string, opts Options) *Stream {
 		tracksCh: make(chan struct{}),
 		pubCh:    make(chan struct{}),
 	}
-	s.gop.init(opts.QueueSize, opts.AudioPrefill)
+	s.gop.init(opts.QueueSize, opts.AudioPrefill, opts.QueueBytes)
 	return s
 }
 
@@ -113,6 +123,12 @@ func (s *Stream) Stats() Stats {
 		Bitrate:         kbps,
 		FPS:             fps,
 		Discontinuities: s.discs,
+		Refused:         s.refused,
+		Dropped:         s.dropped,
+		UnitOverflows:   s.unitOverflows,
+		ByteOverflows:   s.byteOverflows,
+		Evicted:         s.evicted,
+		GOPOverflows:    s.gopOverflows,
 	}
 }
 

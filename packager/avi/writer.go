@@ -11,11 +11,13 @@ import (
 )
 
 // Until the video frame duration is known, units wait in memory: until this many video
-// frames, this much media, or this many units.
+// frames, this much media, this many units, or this many payload bytes (32 MiB: 5 s of a
+// 50 Mbit/s stream, so that units whose timestamps hardly advance cannot pile up).
 const (
 	probeFrames   = 9
 	probeDuration = 2 * time.Second
 	probeUnits    = 1024
+	probeBytes    = 32 << 20
 )
 
 // maxGap is the longest timestamp jump a stream fills with empty chunks; a longer one, or a
@@ -47,6 +49,8 @@ type Writer struct {
 	ibuf    []byte
 	closed  bool
 	err     error // a failed write: the file is in an unknown state
+
+	pendingBytes int // payload bytes of pending
 }
 
 // NewWriter writes the header of an AVI file of the tracks at w's current position, which
@@ -96,6 +100,7 @@ func (w *Writer) WriteUnit(au *media.AccessUnit) error {
 	}
 	if !w.started {
 		w.pending = append(w.pending, au)
+		w.pendingBytes += au.Size()
 		if !w.probed() {
 			return nil
 		}
@@ -149,7 +154,7 @@ func (w *Writer) Close() error {
 
 // probed tells whether the waiting units tell the video frame rate, or are enough to wait.
 func (w *Writer) probed() bool {
-	if len(w.pending) >= probeUnits || w.pendingSpan() >= probeDuration {
+	if len(w.pending) >= probeUnits || w.pendingBytes >= probeBytes || w.pendingSpan() >= probeDuration {
 		return true
 	}
 	video := false
@@ -224,7 +229,7 @@ func (w *Writer) start() error {
 		return err
 	}
 	pending := w.pending
-	w.pending = nil
+	w.pending, w.pendingBytes = nil, 0
 	for _, au := range pending {
 		if err := w.put(au); err != nil {
 			return err

@@ -84,9 +84,11 @@ type Handler struct {
 	cache rendered
 }
 
-// rendered is the manifest of one snapshot for one clock URL.
+// rendered is the manifest of one snapshot for one clock URL. It names the snapshot by its
+// count of segments added rather than holding it, so that segments the store lets go are not
+// kept alive by the cache.
 type rendered struct {
-	win   *segment.Window
+	added int64
 	clock string
 	body  []byte
 }
@@ -188,8 +190,8 @@ func (h *Handler) serveManifest(w http.ResponseWriter, r *http.Request) {
 	}
 	clock := clockURL(r)
 	h.mu.Lock()
-	if h.cache.win != win || h.cache.clock != clock {
-		h.cache = rendered{win: win, clock: clock, body: h.appendMPD(nil, win, clock)}
+	if h.cache.added != win.Added || h.cache.clock != clock || h.cache.body == nil {
+		h.cache = rendered{added: win.Added, clock: clock, body: h.appendMPD(nil, win, clock)}
 	}
 	body := h.cache.body
 	h.mu.Unlock()

@@ -10,6 +10,9 @@ var (
 	// ErrMalformed is returned for a tag or file whose bytes do not follow the format.
 	ErrMalformed = errors.New("flv: malformed")
 
+	// ErrTooLarge is returned for a tag that declares more bytes than the reader's cap.
+	ErrTooLarge = errors.New("flv: tag too large")
+
 	// ErrCodecChanged is returned by the Depacketizer when a track's codec changes after the
 	// tracks were announced; the caller starts over.
 	ErrCodecChanged = errors.New("flv: codec changed")

@@ -138,19 +138,37 @@ func (f *Fragmenter) Flush(seq uint32, next *media.AccessUnit) (*Fragment, error
 		t.samples[n-1].Dur = d
 	}
 	frag, err := f.encode(seq)
-	for i := range f.tracks {
-		t := &f.tracks[i]
-		t.samples, t.data = t.samples[:0], t.data[:0]
-	}
-	f.n, f.bytes = 0, 0
+	f.empty()
 	return frag, err
 }
 
 // Discard empties the open fragment without writing it.
-func (f *Fragmenter) Discard() {
+func (f *Fragmenter) Discard() { f.empty() }
+
+// A track's buffers are kept from one fragment to the next, unless they are over these sizes
+// and more than twice what the fragment just written used: then they are let go, so that one
+// oversized fragment (a burst, a hostile source) does not pin its memory for the rest of the
+// stream. 1 MiB is a 4 Mbit/s track's 2 s segment; 8192 samples are minutes of video.
+const (
+	keepDataBytes = 1 << 20
+	keepSamples   = 8192
+)
+
+// empty starts the next fragment.
+func (f *Fragmenter) empty() {
 	for i := range f.tracks {
 		t := &f.tracks[i]
-		t.samples, t.data = t.samples[:0], t.data[:0]
+		t.samples = reuse(t.samples, keepSamples)
+		t.data = reuse(t.data, keepDataBytes)
 	}
 	f.n, f.bytes = 0, 0
+}
+
+// reuse returns b emptied, or nil when its capacity is over keep and more than twice its
+// length.
+func reuse[T any](b []T, keep int) []T {
+	if c := cap(b); c > keep && c > 2*len(b) {
+		return nil
+	}
+	return b[:0]
 }

@@ -208,3 +208,39 @@ func TestSyncFlags(t *testing.T) {
 		t.Fatal("flag helpers")
 	}
 }
+
+// TestFragmenterLetsGoOfOversizedBuffers: after a fragment much smaller than the one before,
+// the buffers the big one grew are let go rather than kept for the rest of the stream.
+func TestFragmenterLetsGoOfOversizedBuffers(t *testing.T) {
+	v := h264Track(0)
+	f, err := NewFragmenter([]media.Track{v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []struct {
+		frame    int
+		frames   int
+		released bool
+	}{
+		{4 << 20, 2, false}, // 8 MiB: grown
+		{4 << 20, 2, false}, // the same again: kept
+		{1000, 25, true},    // 25 kB: let go
+		{1000, 25, false},   // small buffers are kept
+	}
+	for i, s := range sizes {
+		before := cap(f.tracks[0].data)
+		for j := range s.frames {
+			dts := int64(i*100+j) * 3600
+			if err := f.Add(videoAU(v, dts, dts, j == 0, s.frame)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := f.Flush(uint32(i+1), nil); err != nil {
+			t.Fatal(err)
+		}
+		after := cap(f.tracks[0].data)
+		if released := after == 0 && before > 0; released != s.released {
+			t.Errorf("fragment %d: buffer capacity %d → %d, want released %v", i, before, after, s.released)
+		}
+	}
+}

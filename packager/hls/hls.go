@@ -89,10 +89,12 @@ type Handler struct {
 	cache atomic.Pointer[rendered]
 }
 
-// rendered is the playlist of one store snapshot, made once and served to every client.
+// rendered is the playlist of one store snapshot, made once and served to every client. It
+// names the snapshot by its count of segments added rather than holding it, so that segments
+// the store lets go are not kept alive by the cache.
 type rendered struct {
-	win  *segment.Window
-	body []byte
+	added int64
+	body  []byte
 }
 
 // New returns a Handler over st.
@@ -171,8 +173,8 @@ func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := h.cache.Load()
-	if c == nil || c.win != win {
-		c = &rendered{win: win, body: h.appendPlaylist(nil, win)}
+	if c == nil || c.added != win.Added {
+		c = &rendered{added: win.Added, body: h.appendPlaylist(nil, win)}
 		h.cache.Store(c)
 	}
 	w.Header().Set("Content-Type", playlistType)

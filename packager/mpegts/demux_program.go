@@ -26,6 +26,7 @@ func (d *Demuxer) onPAT(b []byte) {
 	d.pmt = sectionAssembler{buf: d.pmt.buf[:0]}
 	d.pmtSig = d.pmtSig[:0]
 	d.streams = d.streams[:0]
+	d.pesHeld = 0
 	d.dropPending()
 }
 
@@ -49,6 +50,7 @@ func (d *Demuxer) onPMT(b []byte) {
 	}
 	d.pmtSig = append(d.pmtSig[:0], d.pmtTmp...)
 	d.streams = d.streams[:0]
+	d.pesHeld = 0
 	d.dropPending()
 	var skipped []string
 	for _, es := range d.pmtSig {

@@ -72,16 +72,19 @@ func (d *Demuxer) onStreamPacket(s *esStream, p packet) {
 		if s.open {
 			d.completePES(s)
 		}
-		s.pes = append(s.pes[:0], p.payload...)
+		if !d.appendPES(s, s.pes[:0], p.payload) {
+			return
+		}
 		s.open, s.want = true, 0
 	case !s.open:
 		return
 	case len(s.pes)+len(p.payload) > MaxPESSize:
-		s.open = false
-		d.stats.DroppedPES++
+		d.dropPES(s)
 		return
 	default:
-		s.pes = append(s.pes, p.payload...)
+		if !d.appendPES(s, s.pes, p.payload) {
+			return
+		}
 	}
 	if s.want == 0 && len(s.pes) >= 6 {
 		if n := int(binary.BigEndian.Uint16(s.pes[4:])); n != 0 {
@@ -92,6 +95,26 @@ func (d *Demuxer) onStreamPacket(s *esStream, p packet) {
 		s.pes = s.pes[:s.want]
 		d.completePES(s)
 	}
+}
+
+// appendPES sets s.pes to buf with payload appended, keeping the demuxer's buffers within
+// maxHeldPES; past it the PES is dropped (false).
+func (d *Demuxer) appendPES(s *esStream, buf, payload []byte) bool {
+	old := cap(s.pes)
+	s.pes = append(buf, payload...)
+	if d.pesHeld += cap(s.pes) - old; d.pesHeld > maxHeldPES {
+		d.dropPES(s)
+		return false
+	}
+	return true
+}
+
+// dropPES drops the PES s is assembling, counting it, and releases its buffer: a PES that
+// grew past a cap is broken or hostile, and its memory is not kept for the next one.
+func (d *Demuxer) dropPES(s *esStream) {
+	d.pesHeld -= cap(s.pes)
+	s.pes, s.open = nil, false
+	d.stats.DroppedPES++
 }
 
 // completePES decodes the timestamps of a whole PES packet and hands its data to the codec.

@@ -56,6 +56,8 @@ type Demuxer struct {
 	pmtTmp  []pmtStream
 	streams []*esStream
 	clock   unwrapper
+	// pesHeld is the capacity of the streams' reassembly buffers, in bytes (maxHeldPES).
+	pesHeld int
 
 	tracks       []media.Track
 	final        bool

@@ -9,12 +9,19 @@ package mpegts
 // PacketSize is the size of one transport stream packet in bytes.
 const PacketSize = 188
 
-// MaxPESSize caps the size of one PES packet (one video access unit) in bytes; larger ones
-// are dropped so that a broken or hostile input cannot grow memory without bound.
+// MaxPESSize caps the size of one PES packet (one video access unit), 8 MiB in bytes; larger
+// ones are dropped, counted in Stats.DroppedPES, and the stream resynchronises at its next
+// PES start. The largest access unit of a live stream is a key frame: at 50 Mbit/s with a 2 s
+// GOP whose key frame is a quarter of its bits, about 3 MiB; 8 MiB is more than twice that.
 const MaxPESSize = 8 << 20
 
-// maxStreams caps the elementary streams followed per program, which bounds the memory of
-// PES reassembly to maxStreams × MaxPESSize on a hostile input.
+// maxHeldPES caps the reassembly buffers of one Demuxer, all streams together (16 MiB,
+// bytes of capacity): a key frame in progress and the audio beside it fit many times over,
+// while a hostile input cannot make every stream hold MaxPESSize. The PES whose growth passes
+// it is dropped like one over MaxPESSize, and its buffer released.
+const maxHeldPES = 16 << 20
+
+// maxStreams caps the elementary streams followed per program.
 const maxStreams = 8
 
 const (

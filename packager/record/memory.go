@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -10,12 +11,81 @@ import (
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
+// MemoryOptions configure a Memory.
+type MemoryOptions struct {
+	// Window is the media kept, in whole GOPs: memory_duration_sec. Default 300 s.
+	Window time.Duration
+	// ByteRate is the bytes a second of the window may carry, for the byte budget. Default
+	// DefaultByteRate (100 Mbit/s, twice a 50 Mbit/s stream).
+	ByteRate int64
+	// MaxBytes caps the byte budget whatever the window: an operator setting. Default
+	// DefaultMaxMemoryBytes (1 GiB).
+	MaxBytes int64
+	// Log receives the evictions for the byte budget, at most one line a second. Default
+	// slog.Default().
+	Log *slog.Logger
+	// Now is the clock of that limit. Default time.Now.
+	Now func() time.Time
+}
+
+func (o MemoryOptions) withDefaults() MemoryOptions {
+	if o.Window <= 0 {
+		o.Window = 300 * time.Second
+	}
+	if o.ByteRate <= 0 {
+		o.ByteRate = DefaultByteRate
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxMemoryBytes
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Budget returns the byte budget of a Memory with these options: ByteRate over the window and
+// a GOP (memoryGOPSlack), at most MaxBytes.
+func (o MemoryOptions) Budget() int64 {
+	o = o.withDefaults()
+	b := float64(o.ByteRate) * (o.Window + memoryGOPSlack).Seconds()
+	if b >= float64(o.MaxBytes) {
+		return o.MaxBytes
+	}
+	return int64(b)
+}
+
+// MemoryStats are a Memory's figures.
+type MemoryStats struct {
+	// Bytes and Fragments are what is held now; Budget is the byte budget.
+	Bytes     int64
+	Fragments int
+	Budget    int64
+	// BudgetEvicted counts fragments evicted for the byte budget, whole GOPs at a time.
+	BudgetEvicted int64
+	// EarlyCuts counts fragments cut for their bytes before their second ended: at a key
+	// frame past a quarter of MaxFragmentBytes, or anywhere at MaxFragmentBytes.
+	EarlyCuts int64
+	// Discarded counts fragments let go because nothing held started before them with a key
+	// frame (after a GOP over the whole budget was evicted).
+	Discarded int64
+}
+
 // Memory keeps the last Window of a stream as MP4 fragments, each starting at a video key frame
-// (or about every second without video), and returns them as one MP4 file. Each publisher
-// session is a SetTracks: a session with the same tracks continues the timeline (its timestamps
-// are moved to follow the previous session after sessionGap); a change of tracks starts afresh. Write is for one goroutine; MP4 and Duration may be called from any.
+// (or about every second without video), and returns them as one MP4 file. A fragment is cut
+// earlier at a key frame past a quarter of MaxFragmentBytes, and anywhere at MaxFragmentBytes;
+// fragments leave in whole GOPs, when they fall out of the window or when what is held is over
+// the byte budget (see MemoryOptions.Budget). Each publisher session is a SetTracks: a session with the same tracks
+// continues the timeline (its timestamps are moved to follow the previous session after
+// sessionGap); a change of tracks starts afresh. Write is for one goroutine; MP4, Duration,
+// Size and Stats may be called from any.
 type Memory struct {
+	opts   MemoryOptions
 	window time.Duration
+	budget int64
 
 	// writer side
 	frag   *fmp4.Fragmenter
@@ -27,20 +97,31 @@ type Memory struct {
 	last   time.Duration // file time at which the last unit written ends (about)
 	tracks []media.Track
 
-	mu    sync.Mutex
-	kept  []media.Track // the tracks of init, for MP4
-	init  []byte
-	frags []memFrag
-	bytes int
+	mu            sync.Mutex
+	kept          []media.Track // the tracks of init, for MP4
+	init          []byte
+	frags         []memFrag
+	bytes         int
+	budgetEvicted int64
+	earlyCuts     int64
+	discarded     int64
+	budgetLog     logLimit
 }
 
 type memFrag struct {
 	data       []byte // moof + mdat
 	start, end time.Duration
+	key        bool // starts with a video key frame (or the stream has no video)
 }
 
-// NewMemory returns a Memory keeping window of media.
-func NewMemory(window time.Duration) *Memory { return &Memory{window: window, video: -1} }
+// NewMemory returns a Memory keeping window of media, with the default byte budget.
+func NewMemory(window time.Duration) *Memory { return NewMemoryWith(MemoryOptions{Window: window}) }
+
+// NewMemoryWith returns a Memory configured by opts.
+func NewMemoryWith(opts MemoryOptions) *Memory {
+	opts = opts.withDefaults()
+	return &Memory{opts: opts, window: opts.Window, budget: opts.Budget(), video: -1}
+}
 
 // sessionGap separates two sessions on a memory recording's timeline.
 const sessionGap = 100 * time.Millisecond
@@ -105,7 +186,16 @@ func (m *Memory) Write(au *media.AccessUnit) error {
 	m.last = max(m.last, t)
 	cut := m.video < 0 && t-m.open >= FragmentDuration ||
 		au.Track == m.video && au.Key && t-m.open >= FragmentDuration
-	if m.frag.Samples() > 0 && cut {
+	// Past a quarter of the cap, a key frame cuts too: fragments then start GOPs, which is
+	// what eviction lets go of, rather than being cut anywhere at the cap.
+	early := au.Track == m.video && au.Key && m.frag.Size() >= MaxFragmentBytes/4 ||
+		m.frag.Size()+au.Size() > MaxFragmentBytes
+	if m.frag.Samples() > 0 && (cut || early) {
+		if !cut {
+			m.mu.Lock()
+			m.earlyCuts++
+			m.mu.Unlock()
+		}
 		if err := m.flush(au); err != nil {
 			return err
 		}
@@ -116,7 +206,8 @@ func (m *Memory) Write(au *media.AccessUnit) error {
 	return m.frag.Add(au)
 }
 
-// flush moves the open fragment into the kept list and drops what fell out of the window.
+// flush moves the open fragment into the kept list and drops what fell out of the window or
+// is over the byte budget.
 func (m *Memory) flush(next *media.AccessUnit) error {
 	m.seq++
 	f, err := m.frag.Flush(m.seq, next)
@@ -128,17 +219,77 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 	if next != nil {
 		end = m.clk.at(next) - m.clk.base + m.offset
 	}
+	key := m.video < 0
+	for _, tf := range f.Tracks {
+		if tf.Track == m.video {
+			key = tf.Key
+		}
+	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.frags = append(m.frags, memFrag{data: data, start: m.open, end: end})
+	if len(m.frags) == 0 && !key {
+		// What is held must start at a key frame.
+		m.discarded++
+		m.mu.Unlock()
+		return nil
+	}
+	m.frags = append(m.frags, memFrag{data: data, start: m.open, end: end, key: key})
 	m.bytes += len(data)
-	// Keep whole fragments covering the window: drop the oldest while the rest still covers it.
-	for len(m.frags) > 1 && end-m.frags[1].start >= m.window {
-		m.bytes -= len(m.frags[0].data)
-		m.frags[0] = memFrag{}
-		m.frags = m.frags[1:]
+	evicted := m.trim(end)
+	var logged int64
+	if evicted > 0 {
+		logged, _ = m.budgetLog.note(m.opts.Now(), int64(evicted))
+	}
+	held, total := m.bytes, m.budgetEvicted
+	m.mu.Unlock()
+	if logged > 0 {
+		m.opts.Log.Warn("memory recording over its byte budget: oldest GOPs evicted", "budget", "memory_bytes",
+			"limit", m.budget, "evicted", logged, "total", total, "kept_bytes", held)
 	}
 	return nil
+}
+
+// trim drops whole GOPs from the front while the rest still covers the window, then while
+// what is held is over the byte budget; a single GOP over the budget goes too (the next key
+// frame starts afresh). It returns the fragments evicted for the budget. m.mu held.
+func (m *Memory) trim(end time.Duration) int {
+	evicted := 0
+	for {
+		next := 1 // the first fragment of the second GOP
+		for next < len(m.frags) && !m.frags[next].key {
+			next++
+		}
+		switch {
+		case next < len(m.frags) && end-m.frags[next].start >= m.window:
+		case next < len(m.frags) && m.bytes > int(m.budget):
+			evicted += next
+		case next == len(m.frags) && m.bytes > int(m.budget):
+			evicted += next
+			m.dropFront(next)
+			m.budgetEvicted += int64(evicted)
+			return evicted
+		default:
+			m.budgetEvicted += int64(evicted)
+			return evicted
+		}
+		m.dropFront(next)
+	}
+}
+
+// dropFront lets the first n fragments go. m.mu held.
+func (m *Memory) dropFront(n int) {
+	for i := range n {
+		m.bytes -= len(m.frags[i].data)
+		m.frags[i] = memFrag{}
+	}
+	m.frags = m.frags[n:]
+}
+
+// Stats returns the memory's figures.
+func (m *Memory) Stats() MemoryStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return MemoryStats{Bytes: int64(m.bytes), Fragments: len(m.frags), Budget: m.budget,
+		BudgetEvicted: m.budgetEvicted, EarlyCuts: m.earlyCuts, Discarded: m.discarded}
 }
 
 // Duration returns the media time held.

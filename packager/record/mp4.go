@@ -24,6 +24,7 @@ type MP4 struct {
 	seq   uint32
 	open  time.Duration // file time of the open fragment's first unit
 	index fragIndex
+	cuts  int64 // fragments cut early at MaxFragmentBytes
 }
 
 // NewMP4 writes the init segment of tracks to w; quicktime gives the file the "qt  " brand.
@@ -59,7 +60,8 @@ func setMajorBrand(b []byte, brand string) {
 }
 
 // WriteUnit implements Writer. A fragment is cut before a video unit (or, without video, any
-// unit) once the open one holds FragmentDuration.
+// unit) once the open one holds FragmentDuration, and before any unit that would take it past
+// MaxFragmentBytes.
 func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 	first := !m.clk.based
 	if !m.clk.admit(au) {
@@ -69,7 +71,12 @@ func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 		m.frag.SetShift(-m.clk.base)
 	}
 	t := m.clk.at(au) - m.clk.base
-	if m.frag.Samples() > 0 && t-m.open >= FragmentDuration && (m.video < 0 || au.Track == m.video) {
+	cut := t-m.open >= FragmentDuration && (m.video < 0 || au.Track == m.video)
+	full := m.frag.Size()+au.Size() > MaxFragmentBytes
+	if m.frag.Samples() > 0 && (cut || full) {
+		if !cut {
+			m.cuts++
+		}
 		if err := m.flush(au); err != nil {
 			return err
 		}
@@ -107,6 +114,9 @@ func boxSize(b []byte) int {
 	}
 	return int(binary.BigEndian.Uint32(b))
 }
+
+// EarlyCuts counts the fragments cut at MaxFragmentBytes before their second ended.
+func (m *MP4) EarlyCuts() int64 { return m.cuts }
 
 // Duration implements Writer.
 func (m *MP4) Duration() time.Duration { return m.clk.end }

@@ -16,6 +16,11 @@
 // is listed as soon as the key frame that ends it arrives. The Store keeps a sliding window
 // of segments by duration (plus a grace of a few segments for slow clients); readers get
 // immutable snapshots and never block the writer.
+//
+// Both are bounded by bytes too, whatever the timestamps say: a segment may carry
+// SegmenterOptions.ByteRate per second of its duration (units past it are dropped), and the
+// Store keeps StoreOptions.Budget bytes at most (the oldest segments go first). A source whose
+// timestamps hardly advance therefore costs the player its budget, not what it sends.
 package segment
 
 import (

@@ -32,8 +32,14 @@ type SegmenterOptions struct {
 	// MaxDuration cuts a segment without a key frame when the source sends none for this
 	// long, which bounds memory. Default the larger of 30 s and 4 × Target.
 	MaxDuration time.Duration
-	// MaxBytes cuts a segment without a key frame past this many bytes. Default 64 MiB.
+	// MaxBytes cuts a segment without a key frame past this many bytes (counted in
+	// SegmenterStats.ByteCuts). Default 64 MiB.
 	MaxBytes int
+	// ByteRate bounds a segment's bytes by its duration: a unit that would take the open
+	// segment past ByteRate × (its duration so far + 1 s) is dropped, and so are the units of
+	// its video track until the next key frame (counted in SegmenterStats.OverRate). In bytes
+	// per second of media. Default DefaultByteRate (100 Mbit/s).
+	ByteRate int64
 	// Now is the clock for units without an arrival time. Default time.Now.
 	Now func() time.Time
 	// Log receives warnings. Default slog.Default().
@@ -49,7 +55,10 @@ func (o SegmenterOptions) withDefaults() SegmenterOptions {
 		o.MaxDuration = max(30*time.Second, 4*o.Target)
 	}
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = 64 << 20
+		o.MaxBytes = DefaultSegmentBytes
+	}
+	if o.ByteRate <= 0 {
+		o.ByteRate = DefaultByteRate
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -99,7 +108,12 @@ type Segmenter struct {
 	anchorMedia time.Duration
 	lastEnd     time.Time // program date time at which the last segment ended
 
-	dropped int64
+	dropped  int64
+	overRate int64
+	byteCuts int64
+	await    []bool // by media ID: a video track waiting for a key frame after a drop
+	rateLog  logLimit
+	cutLog   logLimit
 }
 
 // NewSegmenter returns a Segmenter that adds its segments to st. Feed it SetTracks, then
@@ -112,8 +126,24 @@ func NewSegmenter(st *Store, opts SegmenterOptions) *Segmenter {
 func (sg *Segmenter) Target() time.Duration { return sg.opts.Target }
 
 // Dropped counts units dropped: before the first key frame of a timeline, of tracks the
-// segments do not carry, or with timestamps out of range.
+// segments do not carry, with timestamps out of range, or over the byte rate.
 func (sg *Segmenter) Dropped() int64 { return sg.dropped }
+
+// SegmenterStats counts what a Segmenter dropped or cut for its budgets.
+type SegmenterStats struct {
+	// Dropped counts every unit dropped (see Segmenter.Dropped).
+	Dropped int64
+	// OverRate counts the units dropped for SegmenterOptions.ByteRate, and the video units
+	// dropped after them until a key frame.
+	OverRate int64
+	// ByteCuts counts segments cut early, without a key frame, at SegmenterOptions.MaxBytes.
+	ByteCuts int64
+}
+
+// Stats returns the segmenter's counters. For the goroutine that feeds it.
+func (sg *Segmenter) Stats() SegmenterStats {
+	return SegmenterStats{Dropped: sg.dropped, OverRate: sg.overRate, ByteCuts: sg.byteCuts}
+}
 
 // SetTracks sets the tracks of the units that follow. Tracks equal to the current ones
 // change nothing; different ones end the open segment, make a new init segment and mark a
@@ -137,6 +167,7 @@ func (sg *Segmenter) SetTracks(tracks []media.Track) error {
 		return fmt.Errorf("segment: %w", err)
 	}
 	sg.init, sg.frag = in, frag
+	sg.await = sg.await[:0]
 	sg.main, sg.clock, sg.video = in.Tracks[0].ID, in.Tracks[0].ClockRate, false
 	for _, t := range in.Tracks {
 		if t.Codec.IsVideo() {
@@ -223,6 +254,11 @@ func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
 			}
 		}
 	}
+	if sg.awaitsKey(au) {
+		sg.dropped++
+		sg.overRate++
+		return nil
+	}
 	switch {
 	case !sg.open:
 		if !main || sg.video && !au.Key {
@@ -233,8 +269,12 @@ func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
 	case main:
 		elapsed := ticksToDuration(au.DTS-sg.startDTS, sg.clock)
 		reached := sg.video && au.Key && elapsed >= sg.opts.Target-cutTolerance || !sg.video && elapsed >= sg.opts.Target
-		forced := elapsed >= sg.opts.MaxDuration || sg.frag.Size() >= sg.opts.MaxBytes
-		if reached || forced {
+		full := sg.frag.Size() >= sg.opts.MaxBytes
+		if reached || full || elapsed >= sg.opts.MaxDuration {
+			if full && !reached {
+				sg.byteCuts++
+				sg.logBudget(&sg.cutLog, "segment: cut early at its byte cap", "segment_bytes", int64(sg.opts.MaxBytes))
+			}
 			if err := sg.closeSegment(au); err != nil {
 				return err
 			}
@@ -243,6 +283,12 @@ func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
 	}
 	if sg.trim && !main && sg.before(au) {
 		sg.dropped++ // see trim
+		return nil
+	}
+	if sg.overBudget(au, main) {
+		sg.dropped++
+		sg.overRate++
+		sg.logBudget(&sg.rateLog, "segment: over its byte rate, units dropped until the next key frame", "byte_rate", sg.opts.ByteRate)
 		return nil
 	}
 	if err := sg.frag.Add(au); err != nil {
@@ -255,7 +301,51 @@ func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
 	if main {
 		sg.lastMain = au.DTS
 	}
+	if au.Key && au.Track < len(sg.await) {
+		sg.await[au.Track] = false
+	}
 	return nil
+}
+
+// rateBurst is the media time a segment may carry beyond its duration at ByteRate: its first
+// key frame and the encoder's bursts (at 100 Mbit/s, 12.5 MB).
+const rateBurst = time.Second
+
+// overBudget tells whether au would take the open segment past the byte rate; it then has
+// the video track of au wait for a key frame. A segment always takes its first unit.
+func (sg *Segmenter) overBudget(au *media.AccessUnit, main bool) bool {
+	if sg.frag.Samples() == 0 {
+		return false
+	}
+	last := sg.lastMain
+	if main {
+		last = au.DTS
+	}
+	elapsed := max(ticksToDuration(last-sg.startDTS, sg.clock), 0) + rateBurst
+	allowed := int64(float64(sg.opts.ByteRate) * elapsed.Seconds())
+	if int64(sg.frag.Size()+au.Size()) <= allowed {
+		return false
+	}
+	if i := sg.init.Index(au.Track); i >= 0 && sg.init.Tracks[i].Codec.IsVideo() {
+		for len(sg.await) <= au.Track {
+			sg.await = append(sg.await, false)
+		}
+		sg.await[au.Track] = true
+	}
+	return true
+}
+
+// awaitsKey tells whether au is a video unit after a drop, before its track's key frame.
+func (sg *Segmenter) awaitsKey(au *media.AccessUnit) bool {
+	return !au.Key && au.Track >= 0 && au.Track < len(sg.await) && sg.await[au.Track]
+}
+
+// logBudget logs, at most once a second of its kind, that a budget was hit.
+func (sg *Segmenter) logBudget(l *logLimit, msg, name string, limit int64) {
+	if n, ok := l.note(sg.opts.Now(), 1); ok {
+		sg.opts.Log.Warn(msg, "budget", name, "limit", limit, "events", n,
+			"dropped", sg.overRate, "byte_cuts", sg.byteCuts)
+	}
 }
 
 // before tells whether au is older than the first unit of the timeline's main track.

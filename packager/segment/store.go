@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,17 @@ type StoreOptions struct {
 	// Grace is the number of segments kept after they leave the window, for clients that
 	// fetch a little late. Default 2.
 	Grace int
+	// Target is the fragment size of the segments, for the byte budget. Default 3 s.
+	Target time.Duration
+	// ByteRate is the bytes a second of the media kept may carry, for the byte budget.
+	// Default DefaultByteRate (100 Mbit/s, twice a 50 Mbit/s stream).
+	ByteRate int64
+	// MaxBytes caps the byte budget whatever the window: an operator setting. Default
+	// DefaultMaxStoreBytes (2 GiB).
+	MaxBytes int64
+	// Log receives the evictions for the byte budget, at most one line a second. Default
+	// slog.Default().
+	Log *slog.Logger
 	// Now is the clock that stamps Segment.Created. Default time.Now.
 	Now func() time.Time
 }
@@ -29,31 +41,77 @@ func (o StoreOptions) withDefaults() StoreOptions {
 	if o.Grace <= 0 {
 		o.Grace = 2
 	}
+	if o.Target <= 0 {
+		o.Target = 3 * time.Second
+	}
+	if o.ByteRate <= 0 {
+		o.ByteRate = DefaultByteRate
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxStoreBytes
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
 }
 
-// Store keeps the latest segments in memory: those of the window plus the grace. One
-// Segmenter writes into it; any number of readers take Snapshots, which never block the
+// Budget returns the byte budget of a store with these options: ByteRate over the media the
+// time rules keep when segments last Target (the window, at least three segments, the grace
+// and the segment that straddles the window's start), at most MaxBytes.
+func (o StoreOptions) Budget() int64 {
+	o = o.withDefaults()
+	span := max(o.Window, 3*o.Target) + time.Duration(o.Grace+1)*o.Target
+	b := float64(o.ByteRate) * span.Seconds()
+	if b >= float64(o.MaxBytes) {
+		return o.MaxBytes
+	}
+	return int64(b)
+}
+
+// Store keeps the latest segments in memory: those of the window plus the grace, within a
+// byte budget (StoreOptions.Budget): past it the oldest segments go, whatever their time.
+// One Segmenter writes into it; any number of readers take Snapshots, which never block the
 // writer (a snapshot is an immutable copy of a few pointers, made once per segment).
 type Store struct {
-	opts StoreOptions
-	id   string
+	opts   StoreOptions
+	id     string
+	budget int64
 
-	mu      sync.Mutex
-	segs    []*Segment
-	added   int64
-	changed chan struct{} // closed and replaced when a segment is added
+	mu            sync.Mutex
+	segs          []*Segment
+	bytes         int64 // of segs' Data
+	added         int64
+	evicted       int64 // segments that left the window and its grace
+	budgetEvicted int64 // segments evicted for the byte budget
+	budgetLog     logLimit
+	changed       chan struct{} // closed and replaced when a segment is added
 
 	snap atomic.Pointer[Window]
+}
+
+// StoreStats is a snapshot of a Store's figures.
+type StoreStats struct {
+	// Segments and Bytes are what is kept now.
+	Segments int
+	Bytes    int64
+	// Budget is the byte budget.
+	Budget int64
+	// Added counts the segments added.
+	Added int64
+	// Evicted counts the segments that left the window and its grace.
+	Evicted int64
+	// BudgetEvicted counts the segments evicted earlier, for the byte budget.
+	BudgetEvicted int64
 }
 
 // NewStore returns an empty Store.
 func NewStore(opts StoreOptions) *Store {
 	opts = opts.withDefaults()
-	s := &Store{opts: opts, changed: make(chan struct{})}
+	s := &Store{opts: opts, budget: opts.Budget(), changed: make(chan struct{})}
 	// File names carry the store's identity: a restarted player writes new names, so that
 	// caches that keep segments forever never mix two runs.
 	s.id = strconv.FormatInt(opts.Now().UnixMilli(), 36)
@@ -67,6 +125,17 @@ func (s *Store) ID() string { return s.id }
 // Window returns the window length the store keeps listed.
 func (s *Store) Window() time.Duration { return s.opts.Window }
 
+// Budget returns the byte budget of the segments kept.
+func (s *Store) Budget() int64 { return s.budget }
+
+// Stats returns the store's figures. Safe for concurrent use.
+func (s *Store) Stats() StoreStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return StoreStats{Segments: len(s.segs), Bytes: s.bytes, Budget: s.budget, Added: s.added,
+		Evicted: s.evicted, BudgetEvicted: s.budgetEvicted}
+}
+
 // Snapshot returns the segments now kept. It does not block and is safe for concurrent use.
 func (s *Store) Snapshot() *Window { return s.snap.Load() }
 
@@ -77,16 +146,35 @@ func (s *Store) Wait() <-chan struct{} {
 	return s.changed
 }
 
-// add stores seg, drops what left the window and its grace, and wakes the waiters.
+// add stores seg, drops what left the window and its grace, then the oldest segments while
+// the rest is over the byte budget (the newest always stays), and wakes the waiters.
 func (s *Store) add(seg *Segment) {
 	seg.Created = s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.segs = append(s.segs, seg)
+	s.bytes += int64(len(seg.Data))
 	s.added++
 	keep := len(lastCovering(s.segs, s.opts.Window)) + s.opts.Grace
 	keep = min(keep, maxSegments)
-	if drop := len(s.segs) - keep; drop > 0 {
+	drop := max(len(s.segs)-keep, 0)
+	s.evicted += int64(drop)
+	for _, old := range s.segs[:drop] {
+		s.bytes -= int64(len(old.Data))
+	}
+	over := 0
+	for drop+over < len(s.segs)-1 && s.bytes > s.budget {
+		s.bytes -= int64(len(s.segs[drop+over].Data))
+		over++
+	}
+	if over > 0 {
+		s.budgetEvicted += int64(over)
+		if n, ok := s.budgetLog.note(seg.Created, int64(over)); ok {
+			s.opts.Log.Warn("segment store over its byte budget: oldest segments evicted", "budget", "window_bytes",
+				"limit", s.budget, "evicted", n, "total", s.budgetEvicted, "kept_bytes", s.bytes)
+		}
+	}
+	if drop += over; drop > 0 {
 		clear(s.segs[:drop])
 		s.segs = s.segs[drop:]
 	}

@@ -187,7 +187,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 		if err != nil || r.init == "" {
 			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
 		}
-		b, err := f.ld.getRetry(ctx, iu, deadline, nil)
+		b, err := f.ld.getRetry(ctx, iu, f.ld.cfg.maxSegment, deadline, nil)
 		if err != nil {
 			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 		}
@@ -202,7 +202,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if err != nil {
 		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
 	}
-	b, err := f.ld.getRetry(ctx, su, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
+	b, err := f.ld.getRetry(ctx, su, f.ld.cfg.maxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
 	switch {
 	case errors.Is(err, errGone) && nx.mayEnd:
 		return errEnded

@@ -75,7 +75,7 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, log *sl
 			return
 		}
 		last = time.Now()
-		b, final, err := ld.get(ctx, u)
+		b, final, err := ld.get(ctx, u, ld.cfg.maxPlaylist)
 		if err == nil {
 			m, err = parseManifest(b, final, time.Now())
 		}

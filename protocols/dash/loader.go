@@ -18,7 +18,7 @@ var (
 	ErrNoMedia = errors.New("the presentation ended before any media")
 	// errStalled is wrapped when no new segment came for stallFactor segment durations.
 	errStalled = errors.New("stalled")
-	// errTooLarge is returned for a body over config.maxBody.
+	// errTooLarge is returned for a body over its cap (config.maxPlaylist, config.maxSegment).
 	errTooLarge = errors.New("body too large")
 	// errGone is returned by getRetry when the caller no longer wants the resource.
 	errGone = errors.New("no longer wanted")
@@ -42,8 +42,12 @@ type config struct {
 	minRefresh time.Duration
 	// requestTimeout bounds one HTTP request, headers and body. 15 s.
 	requestTimeout time.Duration
-	// maxBody bounds one playlist or segment, in bytes. 64 MiB.
-	maxBody int64
+	// maxPlaylist caps one MPD, in bytes: 4 MiB, twice what a MPD of the longest
+	// window a live server keeps (hours of 2 s segments with long signed URLs) needs.
+	maxPlaylist int64
+	// maxSegment caps one segment, in bytes: 64 MiB, 10 s of a 50 Mbit/s stream (HLS
+	// authoring guidelines use 6 s segments: 37.5 MB at 50 Mbit/s).
+	maxSegment int64
 	// retryMin and retryMax bound the wait between retries of a failed request. 250 ms, 2 s.
 	retryMin, retryMax time.Duration
 	// maxQueued bounds the units downloaded ahead of the pacing, per representation. 2048.
@@ -55,13 +59,18 @@ var defaultConfig = config{
 	minStall:       3 * time.Second,
 	minRefresh:     500 * time.Millisecond,
 	requestTimeout: 15 * time.Second,
-	maxBody:        64 << 20,
+	maxPlaylist:    4 << 20,
+	maxSegment:     64 << 20,
 	retryMin:       250 * time.Millisecond,
 	retryMax:       2 * time.Second,
 	maxQueued:      2048,
 }
 
-// loader downloads MPDs and segments: whole bodies up to cfg.maxBody, one timeout per
+// maxResponseHeaderBytes caps the response headers of a playlist or segment (64 KiB, bytes),
+// instead of net/http's 10 MiB: an HTTP server sends a few hundred bytes.
+const maxResponseHeaderBytes = 64 << 10
+
+// loader downloads MPDs and segments: whole bodies up to their cap, one timeout per
 // request. Safe for concurrent use.
 type loader struct {
 	client *http.Client
@@ -69,8 +78,8 @@ type loader struct {
 }
 
 // get downloads u in one attempt. It returns the body and the URL it came from after
-// redirects.
-func (l *loader) get(ctx context.Context, u *url.URL) ([]byte, *url.URL, error) {
+// redirects. It fails with errTooLarge past limit bytes.
+func (l *loader) get(ctx context.Context, u *url.URL, limit int64) ([]byte, *url.URL, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -87,15 +96,16 @@ func (l *loader) get(ctx context.Context, u *url.URL) ([]byte, *url.URL, error) 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, nil, &statusError{code: resp.StatusCode}
 	}
-	if resp.ContentLength > l.cfg.maxBody {
-		return nil, nil, fmt.Errorf("%d bytes: %w", resp.ContentLength, errTooLarge)
+	if resp.ContentLength > limit {
+		return nil, nil, fmt.Errorf("declares %d bytes, over the cap of %d bytes: %w", resp.ContentLength, limit, errTooLarge)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, l.cfg.maxBody+1))
+	// Read with the cap: memory follows the bytes that come, up to the cap and one more.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, nil, err
 	}
-	if int64(len(body)) > l.cfg.maxBody {
-		return nil, nil, fmt.Errorf("over %d bytes: %w", l.cfg.maxBody, errTooLarge)
+	if int64(len(body)) > limit {
+		return nil, nil, fmt.Errorf("over the cap of %d bytes: %w", limit, errTooLarge)
 	}
 	return body, resp.Request.URL, nil
 }
@@ -103,11 +113,11 @@ func (l *loader) get(ctx context.Context, u *url.URL) ([]byte, *url.URL, error) 
 // getRetry downloads u, retrying what may succeed later (network errors, 404, 429, 5xx) with
 // a growing pause until deadline; the error then wraps errStalled. Between attempts, failed
 // is told of the error; when it answers false the wait ends with errGone.
-func (l *loader) getRetry(ctx context.Context, u *url.URL, deadline time.Time, failed func(error) bool) ([]byte, error) {
+func (l *loader) getRetry(ctx context.Context, u *url.URL, limit int64, deadline time.Time, failed func(error) bool) ([]byte, error) {
 	delay := l.cfg.retryMin
 	start := time.Now()
 	for {
-		body, _, err := l.get(ctx, u)
+		body, _, err := l.get(ctx, u, limit)
 		if err == nil || ctx.Err() != nil || !retryable(err) {
 			return body, err
 		}

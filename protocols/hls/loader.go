@@ -18,7 +18,7 @@ var (
 	ErrNoMedia = errors.New("the playlist ended before any media")
 	// errStalled is wrapped when no new segment appeared for stallFactor target durations.
 	errStalled = errors.New("stalled")
-	// errTooLarge is returned for a body over config.maxBody.
+	// errTooLarge is returned for a body over its cap (config.maxPlaylist, config.maxSegment).
 	errTooLarge = errors.New("body too large")
 )
 
@@ -39,8 +39,12 @@ type config struct {
 	stallFactor int
 	// requestTimeout bounds one HTTP request, headers and body. 15 s.
 	requestTimeout time.Duration
-	// maxBody bounds one playlist or segment, in bytes. 64 MiB.
-	maxBody int64
+	// maxPlaylist caps one playlist, in bytes: 4 MiB, twice what a playlist of the longest
+	// window a live server keeps (hours of 2 s segments with long signed URLs) needs.
+	maxPlaylist int64
+	// maxSegment caps one segment, in bytes: 64 MiB, 10 s of a 50 Mbit/s stream (HLS
+	// authoring guidelines use 6 s segments: 37.5 MB at 50 Mbit/s).
+	maxSegment int64
 	// retryMin and retryMax bound the wait between retries of a failed request. 250 ms, 2 s.
 	retryMin, retryMax time.Duration
 	// maxQueued bounds the units downloaded ahead of the pacing, per rendition. 2048.
@@ -51,24 +55,30 @@ var defaultConfig = config{
 	startDistance:  3,
 	stallFactor:    3,
 	requestTimeout: 15 * time.Second,
-	maxBody:        64 << 20,
+	maxPlaylist:    4 << 20,
+	maxSegment:     64 << 20,
 	retryMin:       250 * time.Millisecond,
 	retryMax:       2 * time.Second,
 	maxQueued:      2048,
 }
 
+// maxResponseHeaderBytes caps the response headers of a playlist or segment (64 KiB, bytes),
+// instead of net/http's 10 MiB: an HTTP server sends a few hundred bytes.
+const maxResponseHeaderBytes = 64 << 10
+
 // byteRange is an EXT-X-BYTERANGE: length bytes from start.
 type byteRange struct{ start, length uint64 }
 
-// loader downloads playlists and segments: whole bodies up to cfg.maxBody, one timeout per
+// loader downloads playlists and segments: whole bodies up to their cap, one timeout per
 // request. Safe for concurrent use.
 type loader struct {
 	client *http.Client
 	cfg    config
 }
 
-// get downloads u (a part of it when rng is set) in one attempt.
-func (l *loader) get(ctx context.Context, u *url.URL, rng *byteRange) ([]byte, error) {
+// get downloads u (a part of it when rng is set) in one attempt, failing with errTooLarge past
+// limit bytes.
+func (l *loader) get(ctx context.Context, u *url.URL, rng *byteRange, limit int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -88,15 +98,16 @@ func (l *loader) get(ctx context.Context, u *url.URL, rng *byteRange) ([]byte, e
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, &statusError{code: resp.StatusCode}
 	}
-	if resp.ContentLength > l.cfg.maxBody {
-		return nil, fmt.Errorf("%d bytes: %w", resp.ContentLength, errTooLarge)
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("declares %d bytes, over the cap of %d bytes: %w", resp.ContentLength, limit, errTooLarge)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, l.cfg.maxBody+1))
+	// Read with the cap: memory follows the bytes that come, up to the cap and one more.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(body)) > l.cfg.maxBody {
-		return nil, fmt.Errorf("over %d bytes: %w", l.cfg.maxBody, errTooLarge)
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("over the cap of %d bytes: %w", limit, errTooLarge)
 	}
 	if rng != nil && rng.length > 0 && resp.StatusCode == http.StatusOK {
 		// The server ignored the range: cut it out of the whole resource.
@@ -110,11 +121,11 @@ func (l *loader) get(ctx context.Context, u *url.URL, rng *byteRange) ([]byte, e
 
 // getRetry downloads u, retrying what may succeed later (network errors, 404, 429, 5xx) with
 // a growing pause until deadline; the error then wraps errStalled.
-func (l *loader) getRetry(ctx context.Context, u *url.URL, rng *byteRange, deadline time.Time) ([]byte, error) {
+func (l *loader) getRetry(ctx context.Context, u *url.URL, rng *byteRange, limit int64, deadline time.Time) ([]byte, error) {
 	delay := l.cfg.retryMin
 	start := time.Now()
 	for {
-		body, err := l.get(ctx, u, rng)
+		body, err := l.get(ctx, u, rng, limit)
 		if err == nil || ctx.Err() != nil || !retryable(err) {
 			return body, err
 		}

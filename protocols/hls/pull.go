@@ -52,10 +52,11 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = cfg.requestTimeout
+	tr.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	defer tr.CloseIdleConnections()
 	ld := &loader{client: &http.Client{Transport: tr}, cfg: cfg}
 
-	b, err := ld.get(ctx, u, nil)
+	b, err := ld.get(ctx, u, nil, cfg.maxPlaylist)
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}

@@ -56,7 +56,7 @@ func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.stal
 // downloaded (the primary one), or nil.
 func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
 	if first == nil {
-		b, err := r.ld.get(ctx, r.u, nil)
+		b, err := r.ld.get(ctx, r.u, nil, r.ld.cfg.maxPlaylist)
 		if err != nil {
 			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 		}
@@ -144,7 +144,7 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err := sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	b, err := r.ld.getRetry(ctx, r.u, nil, deadline)
+	b, err := r.ld.getRetry(ctx, r.u, nil, r.ld.cfg.maxPlaylist, deadline)
 	if err != nil {
 		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 	}
@@ -175,7 +175,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 		return fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	body, err := r.ld.getRetry(ctx, su, rng, deadline)
+	body, err := r.ld.getRetry(ctx, su, rng, r.ld.cfg.maxSegment, deadline)
 	if err != nil {
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
 	}
@@ -221,7 +221,7 @@ func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc 
 	if err != nil {
 		return fmt.Errorf("init segment %q: %w", m.URI, err)
 	}
-	b, err := r.ld.getRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), deadline)
+	b, err := r.ld.getRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.cfg.maxSegment, deadline)
 	if err != nil {
 		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 	}

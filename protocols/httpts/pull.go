@@ -13,13 +13,20 @@ import (
 
 // Defaults of PullOptions.
 const (
+	// DefaultPullIdleTimeout fails a pull whose stream stops moving for 10 s.
 	DefaultPullIdleTimeout = 10 * time.Second
-	DefaultHeaderTimeout   = 10 * time.Second
+	// DefaultHeaderTimeout bounds the wait for the response headers: 10 s.
+	DefaultHeaderTimeout = 10 * time.Second
 )
+
+// maxResponseHeaderBytes caps the response headers of a pulled stream (64 KiB, bytes),
+// instead of net/http's 10 MiB: a media server sends a few hundred bytes.
+const maxResponseHeaderBytes = 64 << 10
 
 // PullOptions tune Pull. The zero value uses the defaults.
 type PullOptions struct {
-	// IdleTimeout fails the pull when the server sends nothing for this long; default 10 s.
+	// IdleTimeout fails the pull when the server sends less than 4 KiB in this long (it
+	// stopped or trickles); default 10 s.
 	IdleTimeout time.Duration
 	// HeaderTimeout bounds the wait for the response headers; default 10 s.
 	HeaderTimeout time.Duration
@@ -67,6 +74,7 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions
 	req.Header.Set("User-Agent", "sluice")
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = opts.HeaderTimeout
+	tr.MaxResponseHeaderBytes = maxResponseHeaderBytes
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
@@ -78,12 +86,12 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions
 	}
 	stall := time.AfterFunc(opts.IdleTimeout, func() { cancel(errStalled) })
 	defer stall.Stop()
-	body := idleReader{r: resp.Body, arm: func() { stall.Reset(opts.IdleTimeout) }}
+	body := newProgressReader(resp.Body, func() { stall.Reset(opts.IdleTimeout) })
 	log.Info("connected", "content_type", resp.Header.Get("Content-Type"))
 	units, err := ingestBody(body, s, log)
 	log.Info("stream ended", "units", units, "error", err)
 	if cause := context.Cause(ctx); errors.Is(cause, errStalled) {
-		return fmt.Errorf("nothing received for %s: %w", opts.IdleTimeout, cause)
+		return fmt.Errorf("less than %d bytes received in %s: %w", minProgress, opts.IdleTimeout, cause)
 	}
 	return err
 }

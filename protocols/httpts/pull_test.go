@@ -120,6 +120,16 @@ func TestPullErrors(t *testing.T) {
 			_, _ = w.Write([]byte{0x47, 0x40, 0x00, 0x10})
 			http.NewResponseController(w).Flush()
 			<-r.Context().Done()
+		case "/trickle":
+			// A byte every 50 ms: moving, but far below any stream.
+			for r.Context().Err() == nil {
+				_, _ = w.Write([]byte{0x47})
+				_ = http.NewResponseController(w).Flush()
+				time.Sleep(50 * time.Millisecond)
+			}
+		case "/bigheader":
+			w.Header().Set("X-Big", strings.Repeat("x", 100<<10))
+			w.WriteHeader(http.StatusOK)
 		}
 	}))
 	defer srv.Close()
@@ -127,7 +137,9 @@ func TestPullErrors(t *testing.T) {
 		{"/missing", "404"},
 		{"/empty", "no MPEG-TS or FLV"},
 		{"/text", "no MPEG-TS or FLV"},
-		{"/stall", "nothing received for"},
+		{"/stall", "less than 4096 bytes received in 500ms"},
+		{"/trickle", "less than 4096 bytes received in 500ms"},
+		{"/bigheader", "response headers exceeded"},
 	} {
 		s := stream.New("pull-err", stream.Options{})
 		err := Pull(context.Background(), srv.URL+tc.path, s, PullOptions{IdleTimeout: 500 * time.Millisecond})

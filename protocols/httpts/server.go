@@ -15,22 +15,53 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
 // Defaults of ServerOptions.
 const (
-	DefaultIdleTimeout       = 5 * time.Second
+	// DefaultIdleTimeout ends a publisher whose body stops moving for 5 s.
+	DefaultIdleTimeout = 5 * time.Second
+	// DefaultReadHeaderTimeout bounds the reading of a request's headers: 10 s.
 	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultMaxConnections caps the connections of a listen input (16): one publishes, the
+	// others are answered 409 or 405.
+	DefaultMaxConnections = 16
+	// DefaultMaxConnectionsPerAddr caps the connections from one client address (4): the
+	// publisher, its reconnection while the old one times out, and a probe.
+	DefaultMaxConnectionsPerAddr = 4
+	// DefaultKeepAliveTimeout closes a connection idle between requests after 10 s.
+	DefaultKeepAliveTimeout = 10 * time.Second
+)
+
+// Server limits that are not options.
+const (
+	// maxHeaderBytes caps a request's header block (16 KiB, bytes): encoders send a few
+	// hundred bytes of headers.
+	maxHeaderBytes = 16 << 10
+	// answerTimeout bounds the writing of the short answer after a body: 10 s.
+	answerTimeout = 10 * time.Second
 )
 
 // ServerOptions tune a Server. The zero value uses the defaults.
 type ServerOptions struct {
 	// Host is the local IP address Listen binds; default empty, every local address.
 	Host string
-	// IdleTimeout ends a publisher that sends nothing for this long; default 5 s.
+	// IdleTimeout ends a publisher whose body brings less than 4 KiB in this long (one that
+	// stopped or trickles); default 5 s. A live body of any real rate lasts for ever.
 	IdleTimeout time.Duration
+	// ReadHeaderTimeout bounds the reading of a request's headers; default 10 s.
+	ReadHeaderTimeout time.Duration
+	// KeepAliveTimeout closes a connection idle between requests; default 10 s.
+	KeepAliveTimeout time.Duration
+	// MaxConnections caps the connections open at once; more are closed when accepted.
+	// Default 16.
+	MaxConnections int
+	// MaxConnectionsPerAddr caps the connections open at once from one client address (IPv6:
+	// one /64). Default 4.
+	MaxConnectionsPerAddr int
 	// Log receives publisher starts and ends; default slog.Default().
 	Log *slog.Logger
 }
@@ -47,7 +78,10 @@ type ServerOptions struct {
 type Server struct {
 	s    *stream.Stream
 	idle time.Duration
+	opts ServerOptions
 	log  *slog.Logger
+
+	ln atomic.Pointer[connlimit.Listener] // while Serve runs
 
 	busy    atomic.Bool
 	mu      sync.Mutex
@@ -62,15 +96,34 @@ func NewServer(s *stream.Stream, opts ServerOptions) *Server {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
+	opts.ReadHeaderTimeout = orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	opts.KeepAliveTimeout = orDefault(opts.KeepAliveTimeout, DefaultKeepAliveTimeout)
+	opts.MaxConnections = orDefault(opts.MaxConnections, DefaultMaxConnections)
+	opts.MaxConnectionsPerAddr = orDefault(opts.MaxConnectionsPerAddr, DefaultMaxConnectionsPerAddr)
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	return &Server{s: s, idle: opts.IdleTimeout, log: opts.Log.With("input", "http")}
+	return &Server{s: s, idle: opts.IdleTimeout, opts: opts, log: opts.Log.With("input", "http")}
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// ConnStats returns the connection counters of the listener Serve runs on: open, accepted,
+// refused by cause. Zero when Serve is not running.
+func (srv *Server) ConnStats() connlimit.Stats {
+	if ln := srv.ln.Load(); ln != nil {
+		return ln.Stats()
+	}
+	return connlimit.Stats{}
 }
 
 // Listen serves a new Server for s on the TCP port, on opts.Host (every local address by
-// default), until ctx ends
-// (then nil); it fails when the port cannot be bound.
+// default), until ctx ends (then nil); it fails when the port cannot be bound.
 func Listen(ctx context.Context, port int, s *stream.Stream, opts ServerOptions) error {
 	var lc net.ListenConfig
 	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
@@ -81,14 +134,23 @@ func Listen(ctx context.Context, port int, s *stream.Stream, opts ServerOptions)
 	return NewServer(s, opts).Serve(ctx, ln)
 }
 
-// Serve accepts connections on ln until ctx ends, then closes ln and every connection and
-// returns nil once every request has finished. It fails when accepting fails.
+// Serve accepts connections on ln, within the connection caps, until ctx ends, then closes ln
+// and every connection and returns nil once every request has finished. It fails when
+// accepting fails.
 func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 	log := srv.log.With("addr", ln.Addr().String())
+	cl := connlimit.Wrap(ln, connlimit.Limits{MaxConns: srv.opts.MaxConnections, MaxPerAddr: srv.opts.MaxConnectionsPerAddr}, log)
+	srv.ln.Store(cl)
+	defer srv.ln.Store(nil)
+	ln = cl
 	hs := &http.Server{
 		Handler:           srv,
-		ReadHeaderTimeout: DefaultReadHeaderTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: srv.opts.ReadHeaderTimeout,
+		// No ReadTimeout or WriteTimeout: a live body lasts for ever; progressReader keeps it
+		// moving and answerTimeout bounds the answer.
+		IdleTimeout:    srv.opts.KeepAliveTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	log.Info("listening")
 	served := make(chan error, 1)
@@ -129,11 +191,12 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer srv.busy.Store(false)
 	log := srv.log.With("remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
 	rc := http.NewResponseController(w)
-	body := idleReader{r: r.Body, arm: func() { _ = rc.SetReadDeadline(time.Now().Add(srv.idle)) }}
+	body := newProgressReader(r.Body, func() { _ = rc.SetReadDeadline(time.Now().Add(srv.idle)) })
 	start := time.Now()
 	units, err := ingestBody(body, srv.s, log)
 	code, msg := status(err)
 	log.Info("publisher done", "units", units, "took", time.Since(start).Round(time.Millisecond), "status", code, "error", err)
+	_ = rc.SetWriteDeadline(time.Now().Add(answerTimeout))
 	if code == http.StatusOK {
 		w.WriteHeader(code)
 		return

@@ -1,6 +1,7 @@
 package rtmp
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,15 +25,24 @@ const (
 	msgAggregate        = 22
 )
 
-// Reader limits. A message longer than maxMessageSize, or incomplete messages holding more
-// than maxPendingBytes together, end the connection: memory per connection stays bounded.
+// Reader limits. Memory follows the bytes a peer sends, never the lengths it declares: a
+// message buffer is allocated and grown only as its payload arrives (at most twice what has
+// arrived), so a header that declares 8 MiB and a chunk size of 2^31-1 (both valid) cost
+// nothing until the bytes come.
 const (
+	// defaultChunkSize is the chunk size until the peer sets one (RTMP specification 5.4.1).
 	defaultChunkSize = 128
-	maxChunkStreams  = 32
-	maxMessageSize   = 8 << 20
-	maxPendingBytes  = 16 << 20
-	// initialMessageBuffer is the most a message buffer holds before its bytes arrive.
-	initialMessageBuffer = 64 << 10
+	// maxChunkStreams caps the chunk stream IDs a peer may use on one connection (32): an
+	// encoder uses 3 to 6 (control, command, audio, video, data).
+	maxChunkStreams = 32
+	// maxMessageSize caps the length a message may declare (8 MiB, bytes). The largest
+	// message a live encoder sends is a key frame: at 50 Mbit/s with a 2 s GOP whose key
+	// frame is a quarter of its bits, about 3 MiB; 8 MiB is more than twice that.
+	maxMessageSize = 8 << 20
+	// maxPendingBytes caps the bytes one connection holds in partly assembled messages, all
+	// chunk streams together (16 MiB): room for two messages of maxMessageSize in flight,
+	// where an encoder interleaves one key frame with small audio messages.
+	maxPendingBytes = 16 << 20
 )
 
 // message is one complete RTMP message.
@@ -54,22 +64,33 @@ type chunkStream struct {
 	extended   bool // the last header carried an extended timestamp
 	started    bool // a header with a length was seen
 	assembling bool // buf holds the start of a message
-	buf        []byte
+	// buf holds the payload received so far: the message's own body when it came whole in
+	// one chunk, else *scratch. Its capacity grows with what arrives and counts in the
+	// reader's pending bytes.
+	buf     []byte
+	scratch *[]byte
 }
 
 // chunkReader reassembles messages from the chunks of one direction of a connection. It
 // applies Set Chunk Size and Abort itself and hands every message, those included, to the
 // caller. It is not safe for concurrent use.
 type chunkReader struct {
-	r         io.Reader
+	r         *bufio.Reader
 	chunkSize uint32
 	streams   map[uint32]*chunkStream
-	pending   int
-	hdr       [11]byte
+	// pending is the capacity of the message buffers being assembled, in bytes.
+	pending int
+	hdr     [11]byte
 }
 
+// newChunkReader reads chunks from r, through a bufio.Reader of readBufferSize unless r is
+// one already: how much has arrived is what the message buffers may grow to.
 func newChunkReader(r io.Reader) *chunkReader {
-	return &chunkReader{r: r, chunkSize: defaultChunkSize, streams: make(map[uint32]*chunkStream)}
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, readBufferSize)
+	}
+	return &chunkReader{r: br, chunkSize: defaultChunkSize, streams: make(map[uint32]*chunkStream)}
 }
 
 // readMessage reads chunks until one completes a message. The body is freshly allocated and
@@ -112,7 +133,7 @@ func (c *chunkReader) readChunk() (msg message, ok bool, err error) {
 	cs := c.streams[csid]
 	if cs == nil {
 		if len(c.streams) >= maxChunkStreams {
-			return msg, false, fmt.Errorf("rtmp: more than %d chunk streams: %w", maxChunkStreams, ErrMalformed)
+			return msg, false, fmt.Errorf("rtmp: chunk stream %d: more than %d chunk streams: %w", csid, maxChunkStreams, ErrMalformed)
 		}
 		cs = &chunkStream{}
 		c.streams[csid] = cs
@@ -129,37 +150,101 @@ func (c *chunkReader) readChunk() (msg message, ok bool, err error) {
 	}
 	if !cs.assembling {
 		if cs.length > maxMessageSize {
-			return msg, false, fmt.Errorf("rtmp: message of %d bytes exceeds %d: %w", cs.length, maxMessageSize, ErrMalformed)
-		}
-		if c.pending+int(cs.length) > maxPendingBytes {
-			return msg, false, fmt.Errorf("rtmp: incomplete messages exceed %d bytes: %w", maxPendingBytes, ErrMalformed)
+			return msg, false, fmt.Errorf("rtmp: chunk stream %d: message of %d bytes over %d: %w", csid, cs.length, maxMessageSize, ErrMalformed)
 		}
 		if fmtType == 3 {
 			cs.timestamp += cs.delta // a new message with the previous delta
 		}
-		// The claimed length is not trusted with memory before the bytes come: large
-		// messages start small and grow as their chunks arrive.
-		cs.buf = make([]byte, 0, min(int(cs.length), initialMessageBuffer))
 		cs.assembling = true
-		c.pending += int(cs.length)
 	}
+	// Any chunk size up to 2^31-1 is valid; a large one only means that this chunk carries
+	// the rest of the message, which is read as it comes.
 	n := min(int(cs.length)-len(cs.buf), int(c.chunkSize))
-	start := len(cs.buf)
-	if start+n > cap(cs.buf) {
-		grown := make([]byte, start, min(int(cs.length), max(2*cap(cs.buf), start+n)))
-		copy(grown, cs.buf)
-		cs.buf = grown
-	}
-	cs.buf = cs.buf[:start+n]
-	if _, err := io.ReadFull(c.r, cs.buf[start:]); err != nil {
+	if err := c.readPayload(csid, cs, n); err != nil {
 		return msg, false, noEOF(err)
 	}
 	if len(cs.buf) < int(cs.length) {
 		return msg, false, nil
 	}
-	msg = message{Type: cs.typ, StreamID: cs.streamID, Timestamp: cs.timestamp, Body: cs.buf}
+	body := cs.buf
+	if cs.scratch != nil {
+		// The message's own body, exactly its length; the scratch buffer goes back.
+		body = make([]byte, len(cs.buf))
+		copy(body, cs.buf)
+	}
+	msg = message{Type: cs.typ, StreamID: cs.streamID, Timestamp: cs.timestamp, Body: body}
 	c.drop(cs)
 	return msg, true, c.control(msg)
+}
+
+// readPayload appends n payload bytes to the message cs is assembling. The buffer grows only
+// when bytes are there to fill it (see grow): a peer that declares much and sends little
+// costs what it sent.
+func (c *chunkReader) readPayload(csid uint32, cs *chunkStream, n int) error {
+	for n > 0 {
+		if len(cs.buf) == cap(cs.buf) {
+			// Wait for the chunk's bytes, as far as the read buffer holds them: they are
+			// needed before anything else can be read, and the more are here, the fewer
+			// times the buffer grows.
+			if _, err := c.r.Peek(min(n, c.r.Size())); err != nil {
+				return err
+			}
+			if err := c.grow(csid, cs, n); err != nil {
+				return err
+			}
+		}
+		start := len(cs.buf)
+		k := min(n, cap(cs.buf)-start)
+		cs.buf = cs.buf[:start+k]
+		if _, err := io.ReadFull(c.r, cs.buf[start:]); err != nil {
+			cs.buf = cs.buf[:start]
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// grow makes room in cs.buf for more of the n payload bytes of the current chunk, at least
+// one of which has arrived, within the connection's pending budget. A message whose bytes
+// are all here in this one chunk gets its own body at once. Otherwise the bytes go to a
+// buffer of twice the old capacity, or of what has arrived of the chunk if that is more:
+// a pooled scratch buffer when its size class is within twice the bytes received, else one
+// of that size. Either way the capacity stays within twice the bytes received.
+func (c *chunkReader) grow(csid uint32, cs *chunkStream, n int) error {
+	old, arrived := cap(cs.buf), min(n, c.r.Buffered())
+	if len(cs.buf) == 0 && n == int(cs.length) && arrived == n {
+		if c.pending+n-old > maxPendingBytes {
+			return c.overBudget(csid)
+		}
+		c.pending += n - old
+		putScratch(cs.scratch)
+		cs.buf, cs.scratch = make([]byte, 0, n), nil
+		return nil
+	}
+	received := len(cs.buf) + arrived
+	size := max(2*old, received)
+	var b *[]byte
+	if class := minScratch << scratchClass(size); class <= 2*received {
+		size, b = class, getScratch(class)
+	} else {
+		// Too few bytes yet for the smallest class: a buffer of their size, not pooled.
+		nb := make([]byte, 0, size)
+		b = &nb
+	}
+	if c.pending+size-old > maxPendingBytes {
+		putScratch(b)
+		return c.overBudget(csid)
+	}
+	*b = append(*b, cs.buf...)
+	putScratch(cs.scratch)
+	c.pending += size - old
+	cs.buf, cs.scratch = *b, b
+	return nil
+}
+
+func (c *chunkReader) overBudget(csid uint32) error {
+	return fmt.Errorf("rtmp: chunk stream %d: incomplete messages over %d bytes: %w", csid, maxPendingBytes, ErrMalformed)
 }
 
 // readHeader reads the message header of a chunk and its extended timestamp. A type 3 header
@@ -200,10 +285,11 @@ func (c *chunkReader) readHeader(fmtType byte, cs *chunkStream) error {
 	return nil
 }
 
-// drop forgets the message a chunk stream was assembling.
+// drop forgets the message a chunk stream was assembling, or hands it over once complete.
 func (c *chunkReader) drop(cs *chunkStream) {
-	c.pending -= int(cs.length)
-	cs.buf, cs.assembling = nil, false
+	c.pending -= cap(cs.buf)
+	putScratch(cs.scratch)
+	cs.buf, cs.scratch, cs.assembling = nil, nil, false
 }
 
 // control applies Set Chunk Size and Abort.

@@ -26,8 +26,11 @@ const (
 	ucPingResponse    = 7
 )
 
-// readBufferSize is the size of the buffered reader under the chunk reader.
-const readBufferSize = 64 << 10
+// readBufferSize is the size of the buffered reader under the chunk reader (16 KiB, bytes),
+// allocated once the handshake is done. It is most of what an idle connection costs, and it
+// bounds how far a message buffer may grow ahead of the bytes it holds. At 50 Mbit/s it
+// means about 400 reads a second.
+const readBufferSize = 16 << 10
 
 // countingReader counts the bytes read from the connection, for acknowledgements.
 type countingReader struct {
@@ -53,6 +56,7 @@ type conn struct {
 	// Owned by the reading goroutine.
 	readTimeout time.Duration
 	readSet     time.Time // when the read deadline was last moved
+	setupBy     time.Time // reads end by then unless cleared (setSetupDeadline); zero: none
 	peerWindow  uint32    // acknowledge every peerWindow bytes; 0 until the peer says
 	lastAck     uint64
 
@@ -67,30 +71,60 @@ type conn struct {
 func newConn(nc net.Conn, readTimeout, writeTimeout time.Duration) *conn {
 	c := &conn{nc: nc, readTimeout: readTimeout, writeTimeout: writeTimeout}
 	c.cnt.r = nc
-	c.br = bufio.NewReaderSize(&c.cnt, readBufferSize)
-	c.cr = newChunkReader(c.br)
 	c.cw = newChunkWriter(nc)
 	return c
 }
 
-// handshake runs the plain RTMP handshake (C0-C2/S0-S2) within the read timeout. The echo of
-// our random bytes is not checked: encoders that answer with the digest variant pass too.
+// startReading allocates the read buffers, once the handshake is through.
+func (c *conn) startReading() {
+	if c.cr == nil {
+		c.br = bufio.NewReaderSize(&c.cnt, readBufferSize)
+		c.cr = newChunkReader(c.br)
+	}
+}
+
+// handshake runs the plain RTMP handshake (C0-C2/S0-S2) within the read timeout (and the
+// setup deadline, if set): a peer that stalls in it is cut then, however it trickles. The
+// echo of our random bytes is not checked: encoders that answer with the digest variant
+// pass too. The handshake reads exactly its 3073 bytes, unbuffered, so that a connection
+// costs no read buffer until it is through.
 func (c *conn) handshake(server bool) error {
-	if c.readTimeout > 0 {
-		_ = c.nc.SetDeadline(time.Now().Add(c.readTimeout))
+	if d := c.deadline(time.Now()); !d.IsZero() {
+		_ = c.nc.SetDeadline(d)
 	}
 	cfg := &handshake.Config{SkipHandshakeVerification: true}
 	var err error
 	if server {
-		err = handshake.HandshakeWithClient(c.br, c.nc, cfg)
+		err = handshake.HandshakeWithClient(&c.cnt, c.nc, cfg)
 	} else {
-		err = handshake.HandshakeWithServer(c.br, c.nc, cfg)
+		err = handshake.HandshakeWithServer(&c.cnt, c.nc, cfg)
 	}
 	_ = c.nc.SetDeadline(time.Time{})
 	if err != nil {
 		return fmt.Errorf("handshake: %w", err)
 	}
+	c.startReading()
 	return nil
+}
+
+// deadline is when a read started at now must end: the read timeout from now, but no later
+// than the setup deadline. Zero means none.
+func (c *conn) deadline(now time.Time) time.Time {
+	var d time.Time
+	if c.readTimeout > 0 {
+		d = now.Add(c.readTimeout)
+	}
+	if !c.setupBy.IsZero() && (d.IsZero() || c.setupBy.Before(d)) {
+		d = c.setupBy
+	}
+	return d
+}
+
+// setSetupDeadline sets (or, with the zero time, clears) the time by which the connection
+// must have started publishing or playing. Called by the reading goroutine.
+func (c *conn) setSetupDeadline(t time.Time) {
+	c.setupBy = t
+	c.readSet = time.Time{} // the next read moves the deadline
 }
 
 // setReadTimeout changes the read timeout; 0 waits for ever (a player sends almost nothing).
@@ -98,7 +132,7 @@ func (c *conn) handshake(server bool) error {
 func (c *conn) setReadTimeout(d time.Duration) {
 	c.readTimeout = d
 	c.readSet = time.Time{}
-	if d == 0 {
+	if c.deadline(time.Now()).IsZero() {
 		_ = c.nc.SetReadDeadline(time.Time{})
 	}
 }
@@ -106,11 +140,12 @@ func (c *conn) setReadTimeout(d time.Duration) {
 // readMessage returns the next message. Protocol control messages are handled here and not
 // returned, except user control events other than ping.
 func (c *conn) readMessage() (message, error) {
+	c.startReading()
 	for {
-		if c.readTimeout > 0 {
+		if c.readTimeout > 0 || !c.setupBy.IsZero() {
 			// Moving the deadline costs a timer update: do it at most four times a timeout.
-			if now := time.Now(); now.Sub(c.readSet) > c.readTimeout/4 {
-				_ = c.nc.SetReadDeadline(now.Add(c.readTimeout))
+			if now := time.Now(); c.readSet.IsZero() || now.Sub(c.readSet) > c.readTimeout/4 {
+				_ = c.nc.SetReadDeadline(c.deadline(now))
 				c.readSet = now
 			}
 		}
@@ -203,6 +238,7 @@ func (c *conn) writeStatus(streamID uint32, level, code, description string) err
 // we sent reaches the peer, and what the peer still sends is read and ignored for at most d,
 // so that closing does not reset the connection under our last message.
 func (c *conn) drain(d time.Duration) {
+	c.setupBy = time.Time{}
 	c.setReadTimeout(0)
 	_ = c.nc.SetReadDeadline(time.Now().Add(d))
 	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {

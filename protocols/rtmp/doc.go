@@ -13,6 +13,9 @@
 // decoder allocates whatever length a peer claims (five bytes bring a process down with
 // "out of memory"), its client cannot receive media on a created stream, and its chunk
 // reader loses sync on extended timestamps in type 3 chunks after 4.66 hours. Here every
-// length a peer sends is checked against a bound, and memory per connection is bounded
-// (maxMessageSize, maxPendingBytes, maxChunkStreams).
+// length a peer sends is checked against a bound (maxMessageSize, maxChunkStreams), and memory
+// follows the bytes received, not the lengths declared: a message buffer grows as its payload
+// arrives, and the bytes a connection holds in partly assembled messages are capped
+// (maxPendingBytes). A server connection must publish or play within SetupTimeout, and the
+// listener caps connections in total and per client address (internal/connlimit).
 package rtmp

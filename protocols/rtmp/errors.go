@@ -13,6 +13,10 @@ var (
 	// ErrNoMedia is returned by Pull when the remote ended the stream before any media came.
 	ErrNoMedia = errors.New("rtmp: stream ended before any media")
 
+	// ErrSetupTimeout ends a server connection that neither published nor played within the
+	// server's SetupTimeout.
+	ErrSetupTimeout = errors.New("rtmp: no publish or play in time")
+
 	// ErrUnsupportedURL is returned for a URL that is not rtmp://host[:port]/app/key.
 	ErrUnsupportedURL = errors.New("rtmp: unsupported URL")
 )

@@ -7,9 +7,14 @@ import (
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
-// listenMaxConnections bounds the connections of a listen input: one publishes, the others
-// are refused, and no one plays.
-const listenMaxConnections = 16
+// Listen input caps: one connection publishes, the others are refused, and no one plays.
+const (
+	// listenMaxConnections bounds the connections of a listen input (16).
+	listenMaxConnections = 16
+	// listenMaxPerAddr bounds the connections of a listen input from one address (4): the
+	// publisher, its reconnection while the old connection times out, and a probe.
+	listenMaxPerAddr = 4
+)
 
 // Listen is the INPUT_TYPE_RTMP_LISTEN input: an RTMP server on addr that accepts one
 // publisher at a time, with any app and key, and publishes into s. When the publisher drops
@@ -17,11 +22,12 @@ const listenMaxConnections = 16
 // NetStream.Publish.BadName. It returns when ctx ends (nil) or if it cannot listen.
 func Listen(ctx context.Context, addr string, s *stream.Stream, log *slog.Logger) error {
 	srv := &Server{
-		ListenAddr:     addr,
-		App:            "*",
-		Publish:        func(string) (*stream.Publisher, error) { return s.Publish() },
-		Logger:         log,
-		MaxConnections: listenMaxConnections,
+		ListenAddr:            addr,
+		App:                   "*",
+		Publish:               func(string) (*stream.Publisher, error) { return s.Publish() },
+		Logger:                log,
+		MaxConnections:        listenMaxConnections,
+		MaxConnectionsPerAddr: listenMaxPerAddr,
 	}
 	return srv.Run(ctx)
 }

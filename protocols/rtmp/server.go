@@ -11,15 +11,27 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
 // Server defaults.
 const (
-	DefaultApp            = "live"
-	DefaultReadTimeout    = 10 * time.Second
-	DefaultWriteTimeout   = 10 * time.Second
+	// DefaultApp is the application name served when Server.App is empty.
+	DefaultApp = "live"
+	// DefaultReadTimeout ends a connection that sent nothing for 10 s (see Server.ReadTimeout).
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultWriteTimeout ends a connection whose peer accepted nothing for 10 s.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultSetupTimeout ends a connection that neither publishes nor plays 10 s after it
+	// was accepted: an encoder or player needs the handshake and four command round trips,
+	// under 3 s even at a 600 ms round-trip time.
+	DefaultSetupTimeout = 10 * time.Second
+	// DefaultMaxConnections caps the connections a server serves at once (1000).
 	DefaultMaxConnections = 1000
+	// DefaultMaxConnectionsPerAddr caps the connections from one client address (100): a
+	// tenth of the server, room for an office or a restream box behind one address.
+	DefaultMaxConnectionsPerAddr = 100
 )
 
 // Server is an RTMP server on one TCP address. Encoders publish to
@@ -45,13 +57,20 @@ type Server struct {
 	ReadTimeout time.Duration
 	// WriteTimeout ends a connection whose peer accepted nothing for this long. Default 10 s.
 	WriteTimeout time.Duration
+	// SetupTimeout ends a connection that has neither started publishing nor playing this
+	// long after it was accepted, however it trickles bytes. Default 10 s.
+	SetupTimeout time.Duration
 	// MaxConnections bounds the connections served at once; more are closed when accepted.
 	// Default 1000.
 	MaxConnections int
+	// MaxConnectionsPerAddr bounds the connections served at once from one client address
+	// (IPv6: one /64); more are closed when accepted. Default 100.
+	MaxConnectionsPerAddr int
 
 	mu      sync.Mutex
 	ready   chan struct{}
 	addr    net.Addr
+	ln      *connlimit.Listener
 	running bool
 	conns   map[*serverConn]struct{}
 }
@@ -122,18 +141,23 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.ListenAddr)
+	inner, err := lc.Listen(ctx, "tcp", s.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("rtmp listen %s: %w", s.ListenAddr, err)
 	}
+	log := s.logger().With("rtmp_server", inner.Addr().String())
+	ln := connlimit.Wrap(inner, connlimit.Limits{
+		MaxConns:   orDefaultInt(s.MaxConnections, DefaultMaxConnections),
+		MaxPerAddr: orDefaultInt(s.MaxConnectionsPerAddr, DefaultMaxConnectionsPerAddr),
+	}, log)
 	s.mu.Lock()
 	if s.ready == nil {
 		s.ready = make(chan struct{})
 	}
 	s.addr = ln.Addr()
+	s.ln = ln
 	close(s.ready)
 	s.mu.Unlock()
-	log := s.logger().With("rtmp_server", ln.Addr().String())
 	log.Info("rtmp: listening")
 
 	var wg sync.WaitGroup
@@ -160,8 +184,6 @@ func (s *Server) Run(ctx context.Context) error {
 
 func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, wg *sync.WaitGroup, log *slog.Logger) {
 	backoff := 5 * time.Millisecond
-	var refused int64
-	var refusedAt time.Time
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -179,22 +201,11 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, wg *sync.WaitG
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		// The listener keeps the connection caps: what it returns is within them.
+		sc := newServerConn(s, nc, log)
 		s.mu.Lock()
-		full := len(s.conns) >= s.maxConnections()
-		var sc *serverConn
-		if !full {
-			sc = newServerConn(s, nc, log)
-			s.conns[sc] = struct{}{}
-		}
+		s.conns[sc] = struct{}{}
 		s.mu.Unlock()
-		if full {
-			_ = nc.Close()
-			if refused++; time.Since(refusedAt) >= 10*time.Second {
-				refusedAt = time.Now()
-				log.Warn("rtmp: connections refused: limit reached", "max_connections", s.maxConnections(), "total", refused)
-			}
-			continue
-		}
 		wg.Go(func() {
 			sc.serve(ctx)
 			s.mu.Lock()
@@ -236,11 +247,23 @@ func (s *Server) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (s *Server) maxConnections() int {
-	if s.MaxConnections > 0 {
-		return s.MaxConnections
+// ConnStats returns the listener's connection counters: open, accepted, refused by cause.
+// Zero before Run listens.
+func (s *Server) ConnStats() connlimit.Stats {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln == nil {
+		return connlimit.Stats{}
 	}
-	return DefaultMaxConnections
+	return ln.Stats()
+}
+
+func orDefaultInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -48,12 +48,14 @@ type serverConn struct {
 
 func newServerConn(s *Server, nc net.Conn, log *slog.Logger) *serverConn {
 	remote := nc.RemoteAddr().String()
-	return &serverConn{
+	sc := &serverConn{
 		srv:    s,
 		c:      newConn(nc, orDefault(s.ReadTimeout, DefaultReadTimeout), orDefault(s.WriteTimeout, DefaultWriteTimeout)),
 		log:    log.With("remote", remote),
 		remote: remote,
 	}
+	sc.c.setSetupDeadline(time.Now().Add(sc.setupTimeout()))
+	return sc
 }
 
 // serve runs the connection until it ends or ctx does.
@@ -64,7 +66,7 @@ func (sc *serverConn) serve(ctx context.Context) {
 		sc.c.close()
 	}()
 	if err := sc.c.handshake(true); err != nil {
-		sc.log.Debug("rtmp: connection ended", "error", err)
+		sc.log.Debug("rtmp: connection ended", "error", sc.setupErr(err))
 		return
 	}
 	for ctx.Err() == nil {
@@ -73,10 +75,24 @@ func (sc *serverConn) serve(ctx context.Context) {
 			err = sc.handle(ctx, msg)
 		}
 		if err != nil {
-			sc.ended(err)
+			sc.ended(sc.setupErr(err))
 			return
 		}
 	}
+}
+
+// setupTimeout is how long a connection may take to publish or play.
+func (sc *serverConn) setupTimeout() time.Duration {
+	return orDefault(sc.srv.SetupTimeout, DefaultSetupTimeout)
+}
+
+// setupErr says so when err is the setup deadline passing.
+func (sc *serverConn) setupErr(err error) error {
+	var ne net.Error
+	if !sc.c.setupBy.IsZero() && !time.Now().Before(sc.c.setupBy) && errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("rtmp: neither publishing nor playing %s after connecting: %w", sc.setupTimeout(), ErrSetupTimeout)
+	}
+	return err
 }
 
 // ended logs why the connection ended.
@@ -208,6 +224,7 @@ func (sc *serverConn) publish(cmd command) error {
 		sc.refuseStatus(cmd.StreamID, code, err.Error())
 		return nil
 	}
+	sc.c.setSetupDeadline(time.Time{})
 	sc.mu.Lock()
 	sc.in = newIngest(pub, sc.log.With("key", key))
 	sc.pubKey, sc.pubID, sc.pubSince = key, cmd.StreamID, time.Now()

@@ -3,6 +3,7 @@ package rtmp
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // play starts a player: the stream must exist (it may be between publishers).
@@ -40,6 +41,7 @@ func (sc *serverConn) play(ctx context.Context, cmd command) error {
 		}
 	}
 	// A player sends next to nothing: only the write timeout and TCP keep-alives watch it.
+	sc.c.setSetupDeadline(time.Time{})
 	sc.c.setReadTimeout(0)
 	log := sc.log.With("key", key)
 	log.Info("rtmp: playing")

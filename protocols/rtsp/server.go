@@ -10,13 +10,30 @@ import (
 
 	"github.com/bluenviron/gortsplib/v4"
 
+	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
 // Server defaults.
 const (
-	DefaultReadTimeout  = 10 * time.Second
+	// DefaultReadTimeout drops a publisher that sent nothing for 10 s (ServerConfig.ReadTimeout).
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultWriteTimeout bounds each write to a connection: 10 s.
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultSetupTimeout closes a connection that has no session playing or recording 10 s
+	// after it was accepted (or after its last one ended): DESCRIBE, SETUP per media and
+	// PLAY or RECORD take a few round trips.
+	DefaultSetupTimeout = 10 * time.Second
+	// DefaultMaxConnections caps the connections of a server (100): one publisher and its
+	// readers.
+	DefaultMaxConnections = 100
+	// DefaultMaxConnectionsPerAddr caps the connections from one client address (10).
+	DefaultMaxConnectionsPerAddr = 10
+	// DefaultMaxSessions caps the sessions of a server (100). Sessions over UDP outlive their
+	// connection by up to gortsplib's 60 s session timeout, so they are capped apart.
+	DefaultMaxSessions = 100
+	// DefaultMaxSessionsPerAddr caps the sessions of one client address (10).
+	DefaultMaxSessionsPerAddr = 10
 )
 
 // writeQueueSize is how many RTP packets may wait for each reader (and each pushed
@@ -40,6 +57,21 @@ type ServerConfig struct {
 	ReadTimeout time.Duration
 	// WriteTimeout bounds each write to a connection. Default 10 s.
 	WriteTimeout time.Duration
+	// SetupTimeout closes a connection that has no session playing or recording this long
+	// after it was accepted, or after its last session ended, however it trickles bytes.
+	// Default 10 s.
+	SetupTimeout time.Duration
+	// MaxConnections caps the connections open at once; more are closed when accepted.
+	// Default 100.
+	MaxConnections int
+	// MaxConnectionsPerAddr caps the connections open at once from one client address (IPv6:
+	// one /64). Default 10.
+	MaxConnectionsPerAddr int
+	// MaxSessions caps the sessions open at once; ANNOUNCE or SETUP past it is answered 503.
+	// Default 100.
+	MaxSessions int
+	// MaxSessionsPerAddr caps the sessions open at once from one client address. Default 10.
+	MaxSessionsPerAddr int
 	// User and Password, when User is set, are the credentials publishers and readers must
 	// give (basic or digest authentication). Default: none asked.
 	User, Password string
@@ -55,7 +87,7 @@ type Server struct {
 	cfg ServerConfig
 	log *slog.Logger
 
-	ln       net.Listener
+	ln       *guardListener
 	rtpConn  *net.UDPConn // nil with DisableUDP
 	rtcpConn *net.UDPConn
 
@@ -85,14 +117,24 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	cfg.SetupTimeout = orDefault(cfg.SetupTimeout, DefaultSetupTimeout)
+	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.MaxConnectionsPerAddr = orDefault(cfg.MaxConnectionsPerAddr, DefaultMaxConnectionsPerAddr)
+	cfg.MaxSessions = orDefault(cfg.MaxSessions, DefaultMaxSessions)
+	cfg.MaxSessionsPerAddr = orDefault(cfg.MaxSessionsPerAddr, DefaultMaxSessionsPerAddr)
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	inner, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("rtsp listen %s: %w", cfg.Addr, err)
 	}
-	s := &Server{cfg: cfg, ln: ln, log: cfg.Log.With("rtsp_addr", ln.Addr().String())}
+	log := cfg.Log.With("rtsp_addr", inner.Addr().String())
+	ln := &guardListener{
+		Listener: connlimit.Wrap(inner, connlimit.Limits{MaxConns: cfg.MaxConnections, MaxPerAddr: cfg.MaxConnectionsPerAddr}, log),
+		timeout:  cfg.SetupTimeout,
+	}
+	s := &Server{cfg: cfg, ln: ln, log: log}
 	if !cfg.DisableUDP {
 		host, _, err := net.SplitHostPort(cfg.Addr)
 		if err != nil {
@@ -110,6 +152,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 
 // Addr returns the address of the RTSP port.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// ConnStats returns the RTSP port's connection counters: open, accepted, refused by cause.
+func (s *Server) ConnStats() connlimit.Stats { return s.ln.Stats() }
 
 // UDPPorts returns the RTP and RTCP ports, or zeros when UDP is disabled.
 func (s *Server) UDPPorts() (rtp, rtcp int) {
@@ -150,7 +195,8 @@ func (s *Server) Run(ctx context.Context, strm *stream.Stream) error {
 	s.used = true
 	s.mu.Unlock()
 
-	h := newHandler(strm, s.log, s.cfg.ReadTimeout)
+	h := newHandler(strm, s.log, s.cfg.ReadTimeout, sessionLimits{
+		maxSessions: s.cfg.MaxSessions, maxPerAddr: s.cfg.MaxSessionsPerAddr, setupTimeout: s.cfg.SetupTimeout})
 	h.user, h.pass = s.cfg.User, s.cfg.Password
 	srv := &gortsplib.Server{
 		Handler:        h,
@@ -197,4 +243,11 @@ func (s *Server) Run(ctx context.Context, strm *stream.Stream) error {
 		return nil
 	}
 	return err
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

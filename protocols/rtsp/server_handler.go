@@ -2,6 +2,7 @@ package rtsp
 
 import (
 	"log/slog"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
 	"github.com/pion/rtp"
 
+	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -37,14 +39,39 @@ type handler struct {
 	out     *gortsplib.ServerStream  // what readers receive while pub records
 	readers map[*gortsplib.ServerSession]struct{}
 
+	// Session caps: every session counts from its opening to its closing.
+	lim      sessionLimits
+	sessions map[*gortsplib.ServerSession]*sessionEntry
+	perAddr  map[netip.Addr]int
+	capLog   atomic.Int64 // unix nanoseconds of the last refusal logged
+
 	nreaders atomic.Int32 // len(readers), read per packet
 	fwdErr   atomic.Int64 // unix nanoseconds of the last forwarding error logged
 	lossLog  atomic.Int64 // same for lost packets and decode errors
 }
 
-func newHandler(strm *stream.Stream, log *slog.Logger, claimTimeout time.Duration) *handler {
-	return &handler{strm: strm, log: log, claimTimeout: claimTimeout,
-		readers: make(map[*gortsplib.ServerSession]struct{})}
+// sessionLimits are the handler's caps on sessions and the setup timeout of connections.
+type sessionLimits struct {
+	maxSessions, maxPerAddr int
+	setupTimeout            time.Duration
+}
+
+// sessionEntry is what the handler knows of an open session.
+type sessionEntry struct {
+	key   netip.Addr
+	keyed bool
+	// over is set when the session opened past a cap: its ANNOUNCE or SETUP is refused.
+	over bool
+	// conn is the connection whose setup deadline the session lifted by playing or
+	// recording, to be rearmed when the session ends.
+	conn *guardConn
+}
+
+func newHandler(strm *stream.Stream, log *slog.Logger, claimTimeout time.Duration, lim sessionLimits) *handler {
+	return &handler{strm: strm, log: log, claimTimeout: claimTimeout, lim: lim,
+		readers:  make(map[*gortsplib.ServerSession]struct{}),
+		sessions: make(map[*gortsplib.ServerSession]*sessionEntry),
+		perAddr:  make(map[netip.Addr]int)}
 }
 
 var (
@@ -53,6 +80,7 @@ var (
 	_ gortsplib.ServerHandlerOnRecord           = (*handler)(nil)
 	_ gortsplib.ServerHandlerOnDescribe         = (*handler)(nil)
 	_ gortsplib.ServerHandlerOnPlay             = (*handler)(nil)
+	_ gortsplib.ServerHandlerOnSessionOpen      = (*handler)(nil)
 	_ gortsplib.ServerHandlerOnSessionClose     = (*handler)(nil)
 	_ gortsplib.ServerHandlerOnPacketsLost      = (*handler)(nil)
 	_ gortsplib.ServerHandlerOnDecodeError      = (*handler)(nil)
@@ -75,6 +103,50 @@ func unauthorized() (*base.Response, error) {
 	return &base.Response{StatusCode: base.StatusUnauthorized}, liberrors.ErrServerAuth{}
 }
 
+// OnSessionOpen counts a session against the caps; one past a cap is marked, and its
+// ANNOUNCE or SETUP is refused with 503. It stays counted until it closes (with its
+// connection, at the latest at the setup timeout).
+func (h *handler) OnSessionOpen(ctx *gortsplib.ServerHandlerOnSessionOpenCtx) {
+	e := &sessionEntry{}
+	e.key, e.keyed = connlimit.AddrKey(ctx.Conn.NetConn().RemoteAddr())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sessions[ctx.Session] = e
+	n := 0
+	if e.keyed {
+		h.perAddr[e.key]++
+		n = h.perAddr[e.key]
+	}
+	e.over = (h.lim.maxSessions > 0 && len(h.sessions) > h.lim.maxSessions) ||
+		(h.lim.maxPerAddr > 0 && n > h.lim.maxPerAddr)
+}
+
+// overCap tells whether a session opened past a cap, logging it at most once a second. h.mu
+// held.
+func (h *handler) overCap(ss *gortsplib.ServerSession, c *gortsplib.ServerConn) bool {
+	e := h.sessions[ss]
+	if e == nil || !e.over {
+		return false
+	}
+	if allowAt(&h.capLog) {
+		h.log.Warn("rtsp: session refused: cap reached", "remote", c.NetConn().RemoteAddr().String(),
+			"sessions", len(h.sessions), "max_sessions", h.lim.maxSessions, "max_sessions_per_addr", h.lim.maxPerAddr)
+	}
+	return true
+}
+
+// streaming lifts the setup deadline of the session's connection. h.mu held.
+func (h *handler) streaming(ss *gortsplib.ServerSession, c *gortsplib.ServerConn) {
+	g, ok := c.NetConn().(*guardConn)
+	if !ok {
+		return
+	}
+	g.stream()
+	if e := h.sessions[ss]; e != nil {
+		e.conn = g
+	}
+}
+
 // OnAnnounce reserves the publisher's place, or refuses a second publisher.
 func (h *handler) OnAnnounce(ctx *gortsplib.ServerHandlerOnAnnounceCtx) (*base.Response, error) {
 	if !h.authorized(ctx.Conn, ctx.Request) {
@@ -83,6 +155,9 @@ func (h *handler) OnAnnounce(ctx *gortsplib.ServerHandlerOnAnnounceCtx) (*base.R
 	log := h.sessionLog(ctx.Conn, ctx.Path)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.overCap(ctx.Session, ctx.Conn) {
+		return &base.Response{StatusCode: base.StatusServiceUnavailable}, nil
+	}
 	if h.pub != nil && h.pub != ctx.Session {
 		if h.ing != nil || time.Since(h.pubAt) < h.claimTimeout {
 			log.Warn("rtsp: publisher refused: another one is publishing")
@@ -116,6 +191,9 @@ func (h *handler) OnSetup(ctx *gortsplib.ServerHandlerOnSetupCtx) (*base.Respons
 		res, err := unauthorized()
 		return res, nil, err
 	}
+	if h.overCap(ctx.Session, ctx.Conn) {
+		return &base.Response{StatusCode: base.StatusServiceUnavailable}, nil, nil
+	}
 	if h.out == nil {
 		return &base.Response{StatusCode: base.StatusNotFound}, nil, nil
 	}
@@ -148,6 +226,7 @@ func (h *handler) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.Respo
 		}
 	}
 	h.ing, h.out = ing, out
+	h.streaming(ctx.Session, ctx.Conn)
 	transport := "?"
 	if t := ctx.Session.SetuppedTransport(); t != nil {
 		transport = t.String()
@@ -196,6 +275,7 @@ func (h *handler) OnPlay(ctx *gortsplib.ServerHandlerOnPlayCtx) (*base.Response,
 	}
 	h.readers[ctx.Session] = struct{}{}
 	h.nreaders.Store(int32(len(h.readers)))
+	h.streaming(ctx.Session, ctx.Conn)
 	transport := "?"
 	if t := ctx.Session.SetuppedTransport(); t != nil {
 		transport = t.String()
@@ -204,9 +284,22 @@ func (h *handler) OnPlay(ctx *gortsplib.ServerHandlerOnPlayCtx) (*base.Response,
 	return &base.Response{StatusCode: base.StatusOK}, nil
 }
 
-// OnSessionClose ends the publisher session when the publisher leaves, and forgets readers.
+// OnSessionClose ends the publisher session when the publisher leaves, forgets readers, and
+// uncounts the session.
 func (h *handler) OnSessionClose(ctx *gortsplib.ServerHandlerOnSessionCloseCtx) {
 	h.mu.Lock()
+	if e := h.sessions[ctx.Session]; e != nil {
+		delete(h.sessions, ctx.Session)
+		if e.keyed {
+			if h.perAddr[e.key]--; h.perAddr[e.key] <= 0 {
+				delete(h.perAddr, e.key)
+			}
+		}
+		if e.conn != nil {
+			// The connection may stay (UDP transport): it has to start again in time.
+			e.conn.rearm(h.lim.setupTimeout)
+		}
+	}
 	if _, ok := h.readers[ctx.Session]; ok {
 		delete(h.readers, ctx.Session)
 		h.nreaders.Store(int32(len(h.readers)))
