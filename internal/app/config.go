@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,9 @@ type Config struct {
 	// DebugAddr, when set, serves Go's pprof profiles (/debug/pprof/) on this address, for
 	// profiling and benchmarks. Default: none. Keep it on loopback: it has no authentication.
 	DebugAddr string
+	// MediaBind is the IP address that players' ports, listen inputs and server modules bind.
+	// Default: empty, every interface.
+	MediaBind string
 	// AdminPassword is the admin's password on first start (SLUICE_ADMIN_PASSWORD only, no flag).
 	// Default: generated and printed once.
 	AdminPassword string
@@ -121,6 +125,7 @@ func settings() []setting {
 		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{"speedtest-cmd", "SLUICE_SPEEDTEST_CMD", "", "Ookla speedtest binary to run instead of the built-in test (empty: built-in)", str(func(c *Config) *string { return &c.SpeedtestCmd })},
 		{"debug-addr", "SLUICE_DEBUG_ADDR", "", "serve pprof profiles at /debug/pprof/ on this address, e.g. 127.0.0.1:6060 (empty: off; no authentication)", str(func(c *Config) *string { return &c.DebugAddr })},
+		{"media-bind", "SLUICE_MEDIA_BIND", "", "IP address that players, listen inputs and SRT/RTMP server modules bind (empty: every interface)", str(func(c *Config) *string { return &c.MediaBind })},
 		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
 		{"input-schemes", "SLUICE_INPUT_SCHEMES", strings.Join(api.DefaultInputSchemes, ","), "ffmpeg protocols an INPUT_TYPE_OTHER address may use (comma-separated; empty: none)", schemes},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
@@ -198,6 +203,14 @@ func (c *Config) validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
+	if c.MediaBind != "" {
+		host := strings.TrimSuffix(strings.TrimPrefix(c.MediaBind, "["), "]")
+		ip := net.ParseIP(host)
+		if ip == nil {
+			return fmt.Errorf("--media-bind: %q is not an IP address (e.g. 127.0.0.1, 10.0.0.5, ::1; empty for every interface)", c.MediaBind)
+		}
+		c.MediaBind = ip.String()
+	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {
 		return fmt.Errorf("--data: %w", err)
@@ -224,6 +237,11 @@ func parseLevel(s string) (slog.Level, error) {
 func (c *Config) NewLogger(w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(c.LogLevel)
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+// mediaAddr is the address a record's listener binds for port: MediaBind and the port.
+func (c *Config) mediaAddr(port int) string {
+	return net.JoinHostPort(c.MediaBind, strconv.Itoa(port))
 }
 
 // DBPath is the database file inside the data folder.

@@ -68,6 +68,42 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestConfigMediaBind: --media-bind takes an IP address (IPv6 with or without brackets), or
+// nothing for every interface; a listener's address joins it with the port.
+func TestConfigMediaBind(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, c := range []struct{ in, bind, addr string }{
+		{"", "", ":8554"},
+		{"127.0.0.2", "127.0.0.2", "127.0.0.2:8554"},
+		{"::1", "::1", "[::1]:8554"},
+		{"[::1]", "::1", "[::1]:8554"},
+		{"0.0.0.0", "0.0.0.0", "0.0.0.0:8554"},
+	} {
+		cfg, err := ParseConfig("sluice", []string{"--media-bind", c.in}, none, io.Discard)
+		if err != nil {
+			t.Errorf("--media-bind %q: %v", c.in, err)
+			continue
+		}
+		if cfg.MediaBind != c.bind || cfg.mediaAddr(8554) != c.addr {
+			t.Errorf("--media-bind %q: bind %q, address %q; want %q, %q", c.in, cfg.MediaBind, cfg.mediaAddr(8554), c.bind, c.addr)
+		}
+	}
+	for _, bad := range []string{"localhost", "127.0.0.1:80", "300.1.1.1", "eth0"} {
+		if _, err := ParseConfig("sluice", []string{"--media-bind", bad}, none, io.Discard); err == nil {
+			t.Errorf("--media-bind %q accepted", bad)
+		}
+	}
+	cfg, err := ParseConfig("sluice", nil, func(k string) string {
+		if k == "SLUICE_MEDIA_BIND" {
+			return "10.1.2.3"
+		}
+		return ""
+	}, io.Discard)
+	if err != nil || cfg.MediaBind != "10.1.2.3" {
+		t.Errorf("SLUICE_MEDIA_BIND: %q %v", cfg.MediaBind, err)
+	}
+}
+
 func TestConfigInputOther(t *testing.T) {
 	none := func(string) string { return "" }
 	c, err := ParseConfig("sluice", nil, none, io.Discard)

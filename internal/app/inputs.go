@@ -96,9 +96,10 @@ func (in *inputs) streamOptions(log *slog.Logger) stream.Options {
 	return o
 }
 
-// listenAddr is the address a listen input binds: every interface, on its port.
-func listenAddr(input storage.Input) string {
-	return fmt.Sprintf(":%d", input.InputStreamListenPort.Port)
+// listenAddr is the address a listen input binds: --media-bind (every interface by default),
+// on its port.
+func (in *inputs) listenAddr(input storage.Input) string {
+	return in.cfg.mediaAddr(input.InputStreamListenPort.Port)
 }
 
 // source maps an input type to its protocol; probe reports an SRT input's link.
@@ -106,7 +107,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 	switch input.InputType {
 	case inRTMPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtmp.Listen(ctx, listenAddr(input), s, log)
+			return rtmp.Listen(ctx, in.listenAddr(input), s, log)
 		}, nil
 	case inRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -122,7 +123,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 			opts = ep.Options
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
-			l, err := srt.NewListener(listenAddr(input), opts, s, log, probe)
+			l, err := srt.NewListener(in.listenAddr(input), opts, s, log, probe)
 			if err != nil {
 				return err
 			}
@@ -134,7 +135,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case inRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtsp.Listen(ctx, listenAddr(input), s, log)
+			return rtsp.Listen(ctx, in.listenAddr(input), s, log)
 		}, nil
 	case inRTSPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -142,7 +143,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case inUDPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Log: log})
+			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Host: in.cfg.MediaBind, Log: log})
 		}, nil
 	case inUDPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -150,7 +151,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case inHTTPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Log: log})
+			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Host: in.cfg.MediaBind, Log: log})
 		}, nil
 	case inHTTPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
