@@ -26,6 +26,7 @@ func main() {
 
 func run() error {
 	sluiceBin := flag.String("sluice", "bin/sluice", "sluice binary to measure (make build writes it)")
+	baselineBin := flag.String("baseline-bin", "", "the gosrt-based sluice build, the reference of srt-readers-50; empty: the figures recorded with it")
 	clipPath := flag.String("clip", "bin/bench/clip.ts", "pre-encoded source clip; made with ffmpeg when missing")
 	runs := flag.Int("runs", 3, "runs of each arm of each scenario (medians over these)")
 	teeRuns := flag.Int("tee-runs", 1, "runs of the fan-outs' extra reference, one ffmpeg with a tee muxer (0: none)")
@@ -54,6 +55,15 @@ func run() error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("sluice binary: %w (run make build)", err)
 	}
+	var baseline string
+	if *baselineBin != "" {
+		if baseline, err = filepath.Abs(*baselineBin); err != nil {
+			return fmt.Errorf("baseline binary %s: %w", *baselineBin, err)
+		}
+		if _, err := os.Stat(baseline); err != nil {
+			return fmt.Errorf("baseline binary: %w", err)
+		}
+	}
 	work, err := os.MkdirTemp("", "sluice-bench-work-")
 	if err != nil {
 		return fmt.Errorf("scratch folder: %w", err)
@@ -68,7 +78,7 @@ func run() error {
 	if clip.At[len(clip.At)-1] < *window+5*time.Second {
 		return fmt.Errorf("clip %s lasts %v: too short for a %v window; delete it to make a longer one", *clipPath, clip.At[len(clip.At)-1], *window)
 	}
-	env := &bench.Env{Clip: clip, Sluice: bin, Window: *window, WorkDir: work, Log: log, Poll: *poll}
+	env := &bench.Env{Clip: clip, Sluice: bin, Baseline: baseline, Window: *window, WorkDir: work, Log: log, Poll: *poll}
 	var names []string
 	if *only != "" {
 		names = strings.Split(*only, ",")
@@ -91,6 +101,10 @@ func run() error {
 	if outcome.Profile != "" {
 		fmt.Println(outcome.Profile)
 	}
+	if lit := bench.BaselineLiteral(outcome, baselineCommit(baseline), machine, began); lit != "" {
+		fmt.Println("the gosrt-based build's figures, to record as gosrtReaders in internal/bench/baseline.go:")
+		fmt.Println(lit)
+	}
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(rep.Markdown()), 0o644); err != nil {
 			return fmt.Errorf("write report: %w", err)
@@ -100,4 +114,14 @@ func run() error {
 		return fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	return nil
+}
+
+// baselineCommit is the commit the baseline build was made from, read from a file COMMIT beside
+// it; "unknown" without one.
+func baselineCommit(bin string) string {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(bin), "COMMIT"))
+	if err != nil || bin == "" {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -33,7 +33,7 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 		out.Scenarios = append(out.Scenarios, sc)
 		out.Runs[sc.Name] = map[Arm][]RunResult{}
 		for i := range opts.Runs {
-			for _, arm := range arms(sc, i, opts.TeeRuns) {
+			for _, arm := range arms(sc, i, opts.TeeRuns, env.Baseline != "") {
 				if ctx.Err() != nil {
 					return out
 				}
@@ -75,8 +75,12 @@ func profileRun(ctx context.Context, env *Env, dir string, out *Outcome) string 
 }
 
 // arms lists the arms of run i of sc: sluice and the reference, then the tee reference for the
-// first teeRuns runs of a scenario that has one.
-func arms(sc Scenario, i, teeRuns int) []Arm {
+// first teeRuns runs of a scenario that has one. A scenario whose reference is the gosrt-based
+// build runs sluice alone when that build is not given.
+func arms(sc Scenario, i, teeRuns int, baseline bool) []Arm {
+	if sc.Baseline && !baseline {
+		return []Arm{ArmSluice}
+	}
 	if sc.Tee != "" && i < teeRuns {
 		return []Arm{ArmSluice, ArmRef, ArmTee}
 	}
