@@ -35,7 +35,8 @@ func run() error {
 	out := flag.String("out", "BENCHMARKS.md", "report file; empty for none")
 	micro := flag.String("micro", "", "file with the output of the Go micro-benchmarks, included in the report")
 	caveat := flag.String("caveat", "", "a sentence about the conditions of this run, put at the top of the report")
-	profile := flag.Bool("profile", true, "profile one more SRT player run of sluice and print its top 10")
+	profile := flag.Bool("profile", true, "profile one more run of sluice in a scenario (-profile-of) and print its top 10")
+	profileOf := flag.String("profile-of", "player-srt", "the scenario -profile runs once more with a CPU profile")
 
 	poll := flag.Duration("poll", 20*time.Millisecond, "playlist polling interval (the resolution of the listing delays)")
 	verbose := flag.Bool("v", false, "log details of every run")
@@ -83,7 +84,7 @@ func run() error {
 	if *only != "" {
 		names = strings.Split(*only, ",")
 	}
-	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, TeeRuns: min(*teeRuns, *runs), Only: names, Profile: *profile, ProfileTo: filepath.Dir(*clipPath)})
+	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, TeeRuns: min(*teeRuns, *runs), Only: names, Profile: *profile, ProfileOf: *profileOf, ProfileTo: filepath.Dir(*clipPath)})
 
 	rep := bench.Report{Machine: machine, When: began, Window: *window, Runs: *runs, TeeRuns: min(*teeRuns, *runs), Outcome: outcome, Caveat: *caveat}
 	if *micro != "" {

@@ -11,7 +11,8 @@ type Options struct {
 	Runs      int      // runs of each arm of each scenario; medians are over these
 	TeeRuns   int      // runs of the extra tee reference of the fan-outs, at most Runs; 0 for none
 	Only      []string // scenario names to run; all when empty
-	Profile   bool     // one more sluice run of player-srt with a CPU profile
+	Profile   bool     // one more sluice run of ProfileOf with a CPU profile
+	ProfileOf string   // the scenario to profile; player-srt when empty
 	ProfileTo string   // folder for the profile file
 }
 
@@ -20,7 +21,8 @@ type Outcome struct {
 	Scenarios []Scenario
 	Runs      map[string]map[Arm][]RunResult // scenario → arm → runs
 	Errors    []string
-	Profile   string // go tool pprof -top of the SRT player, empty when not taken
+	Profile   string   // go tool pprof -top of sluice in ProfileOf, empty when not taken
+	ProfileOf Scenario // the scenario profiled
 }
 
 // Run runs the scenarios, alternating the arms so that a slow spell of the machine hits both.
@@ -51,24 +53,39 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 			}
 		}
 	}
-	if opts.Profile && (len(opts.Only) == 0 || contains(opts.Only, "player-srt")) && ctx.Err() == nil {
-		out.Profile = profileRun(ctx, env, opts.ProfileTo, out)
+	name := opts.ProfileOf
+	if name == "" {
+		name = "player-srt"
+	}
+	if opts.Profile && (len(opts.Only) == 0 || contains(opts.Only, name)) && ctx.Err() == nil {
+		out.Profile = profileRun(ctx, env, name, opts.ProfileTo, out)
 	}
 	return out
 }
 
-// profileRun runs the SRT player once more with a CPU profile over most of the window.
-func profileRun(ctx context.Context, env *Env, dir string, out *Outcome) string {
+// profileRun runs scenario name once more on sluice with a CPU profile over most of the window.
+func profileRun(ctx context.Context, env *Env, name, dir string, out *Outcome) string {
+	var sc Scenario
+	for _, s := range Scenarios() {
+		if s.Name == name {
+			sc = s
+		}
+	}
+	if sc.Name == "" {
+		out.Errors = append(out.Errors, fmt.Sprintf("profile of %s: no such scenario", name))
+		return ""
+	}
+	out.ProfileOf = sc
 	var top string
 	var perr error
-	_, err := runOnce(ctx, env, Scenarios()[0], ArmSluice, func(sl *Sluice) {
-		top, perr = cpuProfile(ctx, sl, env.Sluice, dir, env.Window-2*time.Second)
+	_, err := runOnce(ctx, env, sc, ArmSluice, func(sl *Sluice) {
+		top, perr = cpuProfile(ctx, sl, env.Sluice, dir, sc.Name, env.Window-2*time.Second)
 	})
 	if err == nil {
 		err = perr
 	}
 	if err != nil {
-		out.Errors = append(out.Errors, fmt.Sprintf("profile of player-srt: %v", err))
+		out.Errors = append(out.Errors, fmt.Sprintf("profile of %s: %v", name, err))
 		return ""
 	}
 	return top

@@ -93,7 +93,8 @@ received, and the note gives the RTMP receivers' share); sluice's drop warnings 
 		}
 	}
 	if r.Outcome.Profile != "" {
-		b.WriteString("\n## CPU profile of sluice, SRT input → player\n\n`go tool pprof -top` of a profile taken over the window of one more run:\n\n```\n")
+		fmt.Fprintf(&b, "\n## CPU profile of sluice, %s (%s)\n\n`go tool pprof -top` of a profile taken over the window of one more run:\n\n```\n",
+			r.Outcome.ProfileOf.Name, r.Outcome.ProfileOf.Job)
 		b.WriteString(strings.TrimSpace(r.Outcome.Profile))
 		b.WriteString("\n```\n")
 	}

@@ -152,3 +152,17 @@ BenchmarkLoopback-2      	  100000	     26000 ns/op	  50.61 MB/s	      24 B/op	 
 		t.Fatalf("micro check without the link's benchmarks %s", got)
 	}
 }
+
+// TestRecordedBaselineMetrics: every figure recorded with the gosrt build names a row of
+// srt-readers-50, so that none is dropped silently when a metric is renamed.
+func TestRecordedBaselineMetrics(t *testing.T) {
+	if len(gosrtReaders.Figures) == 0 || gosrtReaders.Date == "" || len(gosrtReaders.Commit) != 40 {
+		t.Fatalf("recorded baseline incomplete: %+v", gosrtReaders)
+	}
+	rows := srtOutcome(false).Rows()
+	for metric := range gosrtReaders.Figures {
+		if r := findRow(t, rows, "srt-readers-50", metric); !r.Recorded {
+			t.Errorf("row %q does not take the recorded figure", metric)
+		}
+	}
+}

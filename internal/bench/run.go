@@ -156,15 +156,15 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 			wg.Go(func() { listings[i] = watchPlaylist(pubCtx, p.playlist, env.Poll) })
 		}
 	}
-	if profile != nil {
-		wg.Go(func() { profile(sl) })
-	}
 	if st.join != nil {
 		if err := st.join(ctx, sents, &res); err != nil {
 			stopPubs()
 			wg.Wait()
 			return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
 		}
+	}
+	if profile != nil {
+		wg.Go(func() { profile(sl) })
 	}
 	res.Usage = Measure(ctx, st.pids, env.Window)
 	var notes []string

@@ -56,6 +56,8 @@ func relayScenario(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, 
 		// Both hops deliver at their configured latency: the publisher's into the relay, and
 		// the relay's to the receiver.
 		res.Latencies, res.PacketsLost, res.Unplaced = k.Stamped(sents[0], 2*srtLatency)
+		env.Log.Debug("relay latency", "arm", arm, "payloads", len(res.Latencies), "p50_ms", Percentile(res.Latencies, 50),
+			"p99_ms", Percentile(res.Latencies, 99), "max_ms", Percentile(res.Latencies, 100), "over_5ms", countOver(res.Latencies, 5))
 	}
 	return st, nil
 }
@@ -68,4 +70,15 @@ func refRelayArgs(in, out int) []string {
 		fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&latency=%d", in, ms),
 		fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&latency=%d", out, ms),
 	}
+}
+
+// countOver counts the values of xs over limit.
+func countOver(xs []float64, limit float64) int {
+	n := 0
+	for _, x := range xs {
+		if x > limit {
+			n++
+		}
+	}
+	return n
 }
