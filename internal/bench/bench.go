@@ -47,7 +47,7 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 					continue
 				}
 				env.Log.Info("run", "scenario", sc.Name, "arm", arm, "run", i+1, "cpu_pct", fmt.Sprintf("%.1f", res.Usage.CPUPercent()),
-					"rss_mib", res.Usage.PeakRSS>>20, "first_playlist_s", res.FirstPlaylist, "frames_short", res.FramesShort,
+					"rss_mib", res.Usage.PeakRSS>>20, "first_playlist_s", res.FirstPlaylist, "frames_short", res.FramesShort, "frames_short_at_end", res.FramesShortEnd, "cc_errors", res.CCErrors,
 					"note", res.Note, "took", time.Since(t).Round(100*time.Millisecond))
 				out.Runs[sc.Name][arm] = append(out.Runs[sc.Name][arm], res)
 			}

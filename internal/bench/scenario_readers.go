@@ -20,13 +20,15 @@ const (
 	joinTimeout = 20 * time.Second
 )
 
-// srtServer creates the bench's SRT server module on a free port and answers its address.
+// srtServer creates the bench's SRT server module on a free port, at the bench's latency (its
+// API option is in milliseconds), and answers its address.
 func srtServer(sl *Sluice) (string, int, error) {
 	in, err := freePort()
 	if err != nil {
 		return "", 0, err
 	}
-	if _, err := sl.Create("srt-servers", map[string]any{"server_name": "bench", "server_port": in}); err != nil {
+	body := map[string]any{"server_name": "bench", "server_port": in, "server_latency": srtLatency.Milliseconds()}
+	if _, err := sl.Create("srt-servers", body); err != nil {
 		return "", 0, err
 	}
 	return fmt.Sprintf("127.0.0.1:%d", in), in, nil
