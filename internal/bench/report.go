@@ -153,7 +153,8 @@ unchanged, so the receiver finds each TS packet it reads in the clip (by content
 may start with repeat in the clip and stay unplaced until a packet found once places the stream), and so when the pacer
 wrote it. A payload's latency beyond the configured one is its read time less the pacer's write time of the last packet
 it carries, less 2 × 200 ms; payloads the pacer wrote before the receiver was connected are left out (sluice sends a
-joining receiver the GOP it keeps at once). The latency rows pool every payload of every run. "TS packets lost" counts
+joining receiver the GOP it keeps at once), and so are those read after the pacer stopped (a connection that ends
+hands over what it holds at once). The latency rows pool every payload of every run. "TS packets lost" counts
 the clip's packets between the first and the last the receiver placed that it did not read.
 `, alone, readersN, alone, readersN)
 }
