@@ -10,6 +10,9 @@ GOLANGCI    := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 FUZZTIME    ?= 60s
 SOAK_CYCLES ?= 1000
 SOAK_TRANSCODES ?= 100
+# BENCHFLAGS are extra flags of cmd/sluice-bench, e.g. -baseline-bin PATH: the gosrt-based sluice
+# build that srt-readers-50 compares with (without it the report shows the recorded figures).
+BENCHFLAGS  ?=
 
 .PHONY: help build run test lint fuzz bench soak deps ffmpeg clean
 

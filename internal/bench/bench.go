@@ -11,7 +11,8 @@ type Options struct {
 	Runs      int      // runs of each arm of each scenario; medians are over these
 	TeeRuns   int      // runs of the extra tee reference of the fan-outs, at most Runs; 0 for none
 	Only      []string // scenario names to run; all when empty
-	Profile   bool     // one more sluice run of player-srt with a CPU profile
+	Profile   bool     // one more sluice run of ProfileOf with a CPU profile
+	ProfileOf string   // the scenario to profile; player-srt when empty
 	ProfileTo string   // folder for the profile file
 }
 
@@ -20,7 +21,8 @@ type Outcome struct {
 	Scenarios []Scenario
 	Runs      map[string]map[Arm][]RunResult // scenario → arm → runs
 	Errors    []string
-	Profile   string // go tool pprof -top of the SRT player, empty when not taken
+	Profile   string   // go tool pprof -top of sluice in ProfileOf, empty when not taken
+	ProfileOf Scenario // the scenario profiled
 }
 
 // Run runs the scenarios, alternating the arms so that a slow spell of the machine hits both.
@@ -33,7 +35,7 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 		out.Scenarios = append(out.Scenarios, sc)
 		out.Runs[sc.Name] = map[Arm][]RunResult{}
 		for i := range opts.Runs {
-			for _, arm := range arms(sc, i, opts.TeeRuns) {
+			for _, arm := range arms(sc, i, opts.TeeRuns, env.Baseline != "") {
 				if ctx.Err() != nil {
 					return out
 				}
@@ -45,38 +47,57 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 					continue
 				}
 				env.Log.Info("run", "scenario", sc.Name, "arm", arm, "run", i+1, "cpu_pct", fmt.Sprintf("%.1f", res.Usage.CPUPercent()),
-					"rss_mib", res.Usage.PeakRSS>>20, "first_playlist_s", res.FirstPlaylist, "frames_short", res.FramesShort,
+					"rss_mib", res.Usage.PeakRSS>>20, "first_playlist_s", res.FirstPlaylist, "frames_short", res.FramesShort, "frames_short_at_end", res.FramesShortEnd, "cc_errors", res.CCErrors,
 					"note", res.Note, "took", time.Since(t).Round(100*time.Millisecond))
 				out.Runs[sc.Name][arm] = append(out.Runs[sc.Name][arm], res)
 			}
 		}
 	}
-	if opts.Profile && (len(opts.Only) == 0 || contains(opts.Only, "player-srt")) && ctx.Err() == nil {
-		out.Profile = profileRun(ctx, env, opts.ProfileTo, out)
+	name := opts.ProfileOf
+	if name == "" {
+		name = "player-srt"
+	}
+	if opts.Profile && (len(opts.Only) == 0 || contains(opts.Only, name)) && ctx.Err() == nil {
+		out.Profile = profileRun(ctx, env, name, opts.ProfileTo, out)
 	}
 	return out
 }
 
-// profileRun runs the SRT player once more with a CPU profile over most of the window.
-func profileRun(ctx context.Context, env *Env, dir string, out *Outcome) string {
+// profileRun runs scenario name once more on sluice with a CPU profile over most of the window.
+func profileRun(ctx context.Context, env *Env, name, dir string, out *Outcome) string {
+	var sc Scenario
+	for _, s := range Scenarios() {
+		if s.Name == name {
+			sc = s
+		}
+	}
+	if sc.Name == "" {
+		out.Errors = append(out.Errors, fmt.Sprintf("profile of %s: no such scenario", name))
+		return ""
+	}
+	out.ProfileOf = sc
 	var top string
 	var perr error
-	_, err := runOnce(ctx, env, Scenarios()[0], ArmSluice, func(sl *Sluice) {
-		top, perr = cpuProfile(ctx, sl, env.Sluice, dir, env.Window-2*time.Second)
+	_, err := runOnce(ctx, env, sc, ArmSluice, func(sl *Sluice) {
+		top, perr = cpuProfile(ctx, sl, env.Sluice, dir, sc.Name, env.Window-2*time.Second)
 	})
 	if err == nil {
 		err = perr
 	}
 	if err != nil {
-		out.Errors = append(out.Errors, fmt.Sprintf("profile of player-srt: %v", err))
+		out.Errors = append(out.Errors, fmt.Sprintf("profile of %s: %v", name, err))
 		return ""
 	}
 	return top
 }
 
 // arms lists the arms of run i of sc: sluice and the reference, then the tee reference for the
-// first teeRuns runs of a scenario that has one.
-func arms(sc Scenario, i, teeRuns int) []Arm {
+// first teeRuns runs of a scenario that has one. A scenario whose reference is the gosrt-based
+// build runs sluice alone when that build is not given.
+func arms(sc Scenario, i, teeRuns int, baseline bool) []Arm {
+	if sc.Baseline && !baseline {
+		return []Arm{ArmSluice}
+	}
 	if sc.Tee != "" && i < teeRuns {
 		return []Arm{ArmSluice, ArmRef, ArmTee}
 	}

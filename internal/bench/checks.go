@@ -6,8 +6,9 @@ import (
 )
 
 // Checks states the issues' acceptance points against the table: the RTMP player uses no more
-// CPU than the ffmpeg remux, the SRT player's ratio, fan-out to 100 readers loses nothing, and
-// the CPU and RSS ratios of the fan-outs against as many ffmpeg processes.
+// CPU than the ffmpeg remux, the SRT player no more than ffmpeg's, fan-out to 100 readers loses
+// nothing, the SRT readers' and relay's targets (srtChecks), and the CPU and RSS ratios of the
+// fan-outs against as many ffmpeg processes.
 func Checks(rows []Row) []string {
 	find := func(scenario, metric string) (Row, bool) {
 		for _, r := range rows {
@@ -23,8 +24,8 @@ func Checks(rows []Row) []string {
 			verdict(r.Sluice <= r.Ref), num(r.Sluice), num(r.Ref), num(r.Ratio())))
 	}
 	if r, ok := find("player-srt", "CPU"); ok {
-		out = append(out, fmt.Sprintf("SRT input → player: sluice / ffmpeg CPU ratio %s (sluice %s%%, ffmpeg %s%% of a core); its profile is below.",
-			num(r.Ratio()), num(r.Sluice), num(r.Ref)))
+		out = append(out, fmt.Sprintf("SRT input → player uses at most %s× the CPU of ffmpeg (libsrt) reading the same SRT stream and writing the same HLS: %s (ratio %s: sluice %s%%, ffmpeg %s%% of a core); its profile is below.",
+			num(maxPlayerSRTRatio), verdict(r.Ratio() <= maxPlayerSRTRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref)))
 	}
 	r, ok1 := find("fanout-100", "frames not received, worst run")
 	cc, ok2 := find("fanout-100", "continuity errors, worst run")
@@ -32,6 +33,7 @@ func Checks(rows []Row) []string {
 		out = append(out, fmt.Sprintf("Fan-out to 100 SRT/RTMP readers with zero dropped units: %s (worst run: sluice's readers missed %s frames and %s TS packets; those of the 100 ffmpeg processes %s frames and %s packets).",
 			verdict(r.Sluice == 0 && cc.Sluice == 0), num(r.Sluice), num(cc.Sluice), num(r.Ref), num(cc.Ref)))
 	}
+	out = append(out, srtChecks(find)...)
 	for _, name := range []string{"fanout-20", "fanout-100"} {
 		cpu, ok1 := find(name, "CPU")
 		rss, ok2 := find(name, "peak RSS")

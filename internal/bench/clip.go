@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -24,6 +25,22 @@ type Clip struct {
 	Data   []byte
 	At     []time.Duration
 	Frames []Frame
+	byPTS  map[int64]int // frame index by its PTS (90 kHz, as in the clip)
+
+	packetsOnce sync.Once
+	packets     *packetIndex // the clip's TS packets by content, made on first use
+}
+
+// FrameIndex returns the index of the frame with PTS pts (90 kHz, as in the clip).
+func (c *Clip) FrameIndex(pts int64) (int, bool) {
+	i, ok := c.byPTS[pts]
+	return i, ok
+}
+
+// Packets returns the index of the clip's TS packets by content.
+func (c *Clip) Packets() *packetIndex {
+	c.packetsOnce.Do(func() { c.packets = newPacketIndex(c.Data) })
+	return c.packets
 }
 
 // clipArgs encode the bench source: 1280x720 at 30 fps H.264 at 4 Mbit/s with a key frame
@@ -106,8 +123,10 @@ func scanClip(data []byte) (*Clip, error) {
 		return nil, errors.New("no PCRs or no video")
 	}
 	frames[len(frames)-1].lastChunk = (n - 1) / 7
+	byPTS := make(map[int64]int, len(frames))
 	for i := range frames {
 		frames[i].PTS = ticks90k(ptss[i] - firstPTS)
+		byPTS[ptss[i]] = i
 	}
 	// Each packet is due at its PCR time, interpolated between PCRs by position.
 	j := 0 // due is called with growing pkt: the PCR pair only moves forward
@@ -124,5 +143,5 @@ func scanClip(data []byte) (*Clip, error) {
 	for c := range chunks {
 		at[c] = due(min(c*7+6, n-1))
 	}
-	return &Clip{Data: data[:n*tsSize], At: at, Frames: frames}, nil
+	return &Clip{Data: data[:n*tsSize], At: at, Frames: frames, byPTS: byPTS}, nil
 }

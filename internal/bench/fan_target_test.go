@@ -51,17 +51,30 @@ func TestFanTargets(t *testing.T) {
 	}
 }
 
-// TestArms: the tee reference runs only for scenarios that have one, in the first teeRuns runs.
+// TestArms: the tee reference runs only for scenarios that have one, in the first teeRuns runs;
+// the gosrt build is the reference of the scenarios that name it, when given.
 func TestArms(t *testing.T) {
 	fan := Scenario{Name: "fanout-20", Tee: "ffmpeg -f tee"}
-	if got := arms(fan, 0, 1); !slices.Equal(got, []Arm{ArmSluice, ArmRef, ArmTee}) {
+	if got := arms(fan, 0, 1, false); !slices.Equal(got, []Arm{ArmSluice, ArmRef, ArmTee}) {
 		t.Fatalf("first run of a fan-out: %v", got)
 	}
-	if got := arms(fan, 1, 1); !slices.Equal(got, []Arm{ArmSluice, ArmRef}) {
+	if got := arms(fan, 1, 1, false); !slices.Equal(got, []Arm{ArmSluice, ArmRef}) {
 		t.Fatalf("second run with one tee run: %v", got)
 	}
-	if got := arms(Scenario{Name: "player-srt"}, 0, 3); !slices.Equal(got, []Arm{ArmSluice, ArmRef}) {
+	if got := arms(Scenario{Name: "player-srt"}, 0, 3, false); !slices.Equal(got, []Arm{ArmSluice, ArmRef}) {
 		t.Fatalf("a player: %v", got)
+	}
+	readers := Scenario{Name: "srt-readers-50", Baseline: true}
+	if got := arms(readers, 0, 1, false); !slices.Equal(got, []Arm{ArmSluice}) {
+		t.Fatalf("readers without the gosrt build: %v", got)
+	}
+	if got := arms(readers, 0, 1, true); !slices.Equal(got, []Arm{ArmSluice, ArmRef}) {
+		t.Fatalf("readers with the gosrt build: %v", got)
+	}
+	env := &Env{Sluice: "new", Baseline: "old"}
+	if armBinary(env, readers, ArmSluice) != "new" || armBinary(env, readers, ArmRef) != "old" ||
+		armBinary(env, Scenario{Name: "player-srt"}, ArmRef) != "" {
+		t.Fatal("arm binaries: the gosrt build runs only as the reference of a Baseline scenario")
 	}
 }
 

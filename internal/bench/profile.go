@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// cpuProfile fetches a CPU profile of sl lasting d into dir and answers the top 10 functions
-// as `go tool pprof -top` prints them.
-func cpuProfile(ctx context.Context, sl *Sluice, bin, dir string, d time.Duration) (string, error) {
+// cpuProfile fetches a CPU profile of sl lasting d into dir (named after the scenario) and
+// answers the top 10 functions as `go tool pprof -top` prints them.
+func cpuProfile(ctx context.Context, sl *Sluice, bin, dir, scenario string, d time.Duration) (string, error) {
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", sl.DebugAddr, int(d.Seconds()))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -27,7 +27,7 @@ func cpuProfile(ctx context.Context, sl *Sluice, bin, dir string, d time.Duratio
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("cpu profile %s: status %d", url, resp.StatusCode)
 	}
-	path := filepath.Join(dir, "player-srt.cpu.pprof")
+	path := filepath.Join(dir, scenario+".cpu.pprof")
 	f, err := os.Create(path)
 	if err != nil {
 		return "", fmt.Errorf("cpu profile: %w", err)

@@ -65,7 +65,8 @@ one in flight when it stopped) that a receiver did not get; continuity errors co
 lost on the way to the SRT receivers (RTMP runs over TCP: what it loses shows only as frames not
 received, and the note gives the RTMP receivers' share); sluice's drop warnings are its log lines about readers that fell behind the bus.
 
-`, r.Window, r.Runs, teeNote(r.TeeRuns))
+%s
+`, r.Window, r.Runs, teeNote(r.TeeRuns), srtMethod(readersAlone))
 	b.WriteString("| scenario | sluice does | reference runs |\n|---|---|---|\n")
 	for _, sc := range r.Outcome.Scenarios {
 		ref := "`" + sc.Ref + "`"
@@ -76,7 +77,11 @@ received, and the note gives the RTMP receivers' share); sluice's drop warnings 
 	}
 	rows := r.Outcome.Rows()
 	b.WriteString("\n## Results\n\n")
-	for _, c := range Checks(rows) {
+	checks := Checks(rows)
+	if r.Micro != "" {
+		checks = append(checks, MicroChecks(r.Micro)...)
+	}
+	for _, c := range checks {
 		b.WriteString("- " + c + "\n")
 	}
 	b.WriteString("\n")
@@ -88,7 +93,8 @@ received, and the note gives the RTMP receivers' share); sluice's drop warnings 
 		}
 	}
 	if r.Outcome.Profile != "" {
-		b.WriteString("\n## CPU profile of sluice, SRT input → player\n\n`go tool pprof -top` of a profile taken over the window of one more run:\n\n```\n")
+		fmt.Fprintf(&b, "\n## CPU profile of sluice, %s (%s)\n\n`go tool pprof -top` of a profile taken over the window of one more run:\n\n```\n",
+			r.Outcome.ProfileOf.Name, r.Outcome.ProfileOf.Job)
 		b.WriteString(strings.TrimSpace(r.Outcome.Profile))
 		b.WriteString("\n```\n")
 	}
@@ -126,4 +132,29 @@ func Benchmarks(out string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// srtMethod describes the SRT readers' and relay's scenarios in the method.
+func srtMethod(alone time.Duration) string {
+	return fmt.Sprintf(`SRT readers (srt-readers-50): the pacer publishes to sluice's SRT server module (`+"`publisher/bench/cam`"+`); after
+%v with the publisher alone, %d SRT receivers in the bench call it (`+"`receiver/bench/cam`"+`, retrying until the stream is
+published), and the window starts once all are connected. The reference is the same bench code driving the gosrt-based
+sluice build (the last commit before the switch to protocols/srt/link), given with `+"`-baseline-bin`"+`; without it the
+reference column holds the figures RECORDED with that build, and the note says when and on which machine. **RSS per
+reader** = (peak RSS over the window with the readers − peak RSS over the %v with the publisher alone, both sampled
+every 250 ms in the same run) / %d, in MB of 10^6 bytes. Each receiver checks MPEG-TS continuity and places its video
+frames in the clip by their PTS: "frames not received" counts, per receiver, the clip's frames from the key frame it
+started at to the last one the publisher sent completely that it did not get, summed.
+
+SRT relay latency (srt-relay): the pacer publishes into a relay and one receiver in the bench calls it and reads the
+stream back: sluice's SRT server module (publisher and receiver stream ids), or `+"`srt-live-transmit`"+` between two
+listeners (its URL latency is in milliseconds), both hops at 200 ms. Both relays pass the publisher's bytes on
+unchanged, so the receiver finds each TS packet it reads in the clip (by content, in order; the PAT and PMT a receiver
+may start with repeat in the clip and stay unplaced until a packet found once places the stream), and so when the pacer
+wrote it. A payload's latency beyond the configured one is its read time less the pacer's write time of the last packet
+it carries, less 2 × 200 ms; payloads the pacer wrote before the receiver was connected are left out (sluice sends a
+joining receiver the GOP it keeps at once), and so are those read after the pacer stopped (a connection that ends
+hands over what it holds at once). The latency rows pool every payload of every run. "TS packets lost" counts
+the clip's packets between the first and the last the receiver placed that it did not read.
+`, alone, readersN, alone, readersN)
 }

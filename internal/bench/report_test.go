@@ -37,3 +37,28 @@ func TestReportMethod(t *testing.T) {
 		t.Errorf("without tee runs the report still names the tee reference")
 	}
 }
+
+// TestReportSRT: the method defines RSS per reader and the relay's latency, the profile is
+// named after the scenario profiled, and the micro-benchmarks' check follows the others.
+func TestReportSRT(t *testing.T) {
+	o := srtOutcome(true)
+	o.Profile = "flat flat% sum% cum cum%"
+	o.ProfileOf = Scenario{Name: "srt-readers-50", Job: "fifty readers"}
+	rep := Report{Window: 9 * time.Second, Runs: 3, Outcome: o,
+		Micro: "pkg: github.com/sluicemedia/sluice/protocols/srt/link\nBenchmarkReceivePath-2 10 1 ns/op 0 B/op 0 allocs/op\nBenchmarkSendPath-2 10 1 ns/op 0 B/op 0 allocs/op\n"}
+	md := rep.Markdown()
+	for _, want := range []string{
+		"**RSS per\nreader** = (peak RSS over the window with the readers − peak RSS over the 4s with the publisher alone",
+		"less 2 × 200 ms; payloads the pacer wrote before the receiver was connected are left out",
+		"## CPU profile of sluice, srt-readers-50 (fifty readers)",
+		"- No allocation per packet on the SRT link's receive and send paths: **yes**",
+		"- 50 SRT readers of one stream through the SRT server module use at most 0.300× the CPU",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "%!") {
+		t.Errorf("a formatting verb went wrong: %s", md)
+	}
+}

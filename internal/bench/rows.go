@@ -15,6 +15,7 @@ func (o *Outcome) Rows() []Row {
 		row := func(metric, unit string, f func([]RunResult) float64) Row {
 			return Row{Scenario: sc.Name, Metric: metric, Unit: unit, Sluice: f(s), Ref: f(r)}
 		}
+		first := len(rows)
 		rows = append(rows,
 			row("CPU", "% of a core", medianOf(func(x RunResult) float64 { return x.Usage.CPUPercent() })),
 			row("peak RSS", "MiB", medianOf(func(x RunResult) float64 { return float64(x.Usage.PeakRSS) / (1 << 20) })),
@@ -43,6 +44,15 @@ func (o *Outcome) Rows() []Row {
 			if tee := o.Runs[sc.Name][ArmTee]; len(tee) > 0 {
 				rows = append(rows, teeRows(sc.Name, s, tee)...)
 			}
+		}
+		switch {
+		case strings.HasPrefix(sc.Name, "srt-readers"):
+			rows = append(rows, readersRows(sc.Name, s, r)...)
+		case sc.Name == "srt-relay":
+			rows = append(rows, relayRows(sc.Name, s, r)...)
+		}
+		if sc.Baseline && len(r) == 0 {
+			withRecorded(rows[first:], gosrtReaders)
 		}
 		if notes := runNotes(s, r); notes != "" {
 			rows[len(rows)-1].Note = strings.TrimSpace(rows[len(rows)-1].Note + " " + notes)

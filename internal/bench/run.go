@@ -33,12 +33,15 @@ func (a Arm) String() string {
 
 // Env is what every run needs.
 type Env struct {
-	Clip    *Clip
-	Sluice  string        // path of the sluice binary
-	Window  time.Duration // measurement window of one run
-	WorkDir string        // scratch folder for the references' files
-	Poll    time.Duration // playlist polling interval
-	Log     *slog.Logger
+	Clip   *Clip
+	Sluice string // path of the sluice binary
+	// Baseline is the path of the gosrt-based sluice build, the reference of the scenarios
+	// marked Baseline; empty when it is not measured.
+	Baseline string
+	Window   time.Duration // measurement window of one run
+	WorkDir  string        // scratch folder for the references' files
+	Poll     time.Duration // playlist polling interval
+	Log      *slog.Logger
 }
 
 // publish is one publisher of a run and what it feeds.
@@ -53,11 +56,15 @@ type publish struct {
 
 // setup is an arm made ready for a run by a scenario.
 type setup struct {
-	pids    func() []int           // the processes doing the server's job
-	pubs    []publish              //
-	sinks   []receiver             // receivers, when the scenario has any
-	check   func() (string, error) // at the end of the window, before the publishers stop: a note
-	after   func() (string, error) // once the publishers stopped: a note
+	pids  func() []int // the processes doing the server's job
+	pubs  []publish    //
+	sinks []receiver   // receivers, when the scenario has any
+	// join runs once the publishers started, before the window: what must happen between
+	// (receivers that call in, a measure without them); sents are the publishers' records.
+	join    func(ctx context.Context, sents []*Sent, res *RunResult) error
+	check   func() (string, error)              // at the end of the window, before the publishers stop: a note
+	collect func(sents []*Sent, res *RunResult) // once the publishers stopped and the receivers settled
+	after   func() (string, error)              // once the publishers stopped: a note
 	cleanup func()
 }
 
@@ -69,19 +76,37 @@ type RunResult struct {
 	FramesSent      int       // frames the publisher sent completely
 	FramesShort     int       // frames sent but not received, summed over the receivers
 	FramesShortRTMP int       // the part of FramesShort at RTMP receivers
+	FramesShortEnd  int       // the part of FramesShort after a receiver's last frame (placed in the clip)
 	CCErrors        int       // continuity errors at the receivers
 	DropWarnings    int       // sluice log lines about dropped units or evicted readers
 	ReceiverDrops   int64     // units the bench's own RTMP readers dropped: a fault of the bench
+	Readers         int       // receivers that joined during the run (srt-readers)
+	AloneRSS        int64     // peak RSS of the server before they joined, the publisher alone, bytes
+	Latencies       []float64 // milliseconds each payload took beyond the configured latency (srt-relay)
+	PacketsLost     int       // TS packets of the clip missing at a stamping receiver
+	Unplaced        int       // TS packets a stamping receiver could not place in the clip
 	Note            string
+}
+
+// armBinary is the sluice binary an arm runs: this build for sluice's arm, the gosrt-based
+// build for the reference of a Baseline scenario, none for a reference process.
+func armBinary(env *Env, sc Scenario, arm Arm) string {
+	switch {
+	case arm == ArmSluice:
+		return env.Sluice
+	case arm == ArmRef && sc.Baseline:
+		return env.Baseline
+	}
+	return ""
 }
 
 // runOnce runs one arm of sc once; profile, when set, runs beside the window with the sluice.
 func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*Sluice)) (RunResult, error) {
 	var res RunResult
 	var sl *Sluice
-	if arm == ArmSluice {
+	if bin := armBinary(env, sc, arm); bin != "" {
 		var err error
-		if sl, err = StartSluice(ctx, env.Sluice, profile != nil); err != nil {
+		if sl, err = StartSluice(ctx, bin, profile != nil); err != nil {
 			return res, err
 		}
 		defer sl.Stop()
@@ -131,6 +156,13 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 			wg.Go(func() { listings[i] = watchPlaylist(pubCtx, p.playlist, env.Poll) })
 		}
 	}
+	if st.join != nil {
+		if err := st.join(ctx, sents, &res); err != nil {
+			stopPubs()
+			wg.Wait()
+			return res, fmt.Errorf("%s %s: %w", sc.Name, arm, err)
+		}
+	}
 	if profile != nil {
 		wg.Go(func() { profile(sl) })
 	}
@@ -173,8 +205,11 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 	for _, k := range st.sinks {
 		c := k.Received()
 		// The frame being sent when the publisher stopped is never complete at the server.
-		short := max(0, res.FramesSent-1-c.Frames)
+		short := max(0, res.FramesSent-1-c.Joined-c.Frames)
 		res.FramesShort += short
+		if c.Placed {
+			res.FramesShortEnd += min(short, max(0, res.FramesSent-2-c.LastFrame))
+		}
 		if k.Kind() == recvRTMP {
 			res.FramesShortRTMP += short
 		}
@@ -183,10 +218,13 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 		if c.CCErrors > 0 {
 			env.Log.Debug("receiver continuity errors", "receiver", k.Label(), "errors", c.CCErrors, "first", c.FirstErr)
 		}
-		if c.Frames < res.FramesSent-1 {
+		if c.Frames < res.FramesSent-1-c.Joined {
 			env.Log.Debug("receiver short", "receiver", k.Label(), "frames", c.Frames, "sent", res.FramesSent,
 				"first_pts", c.FirstPTS, "last_pts", c.LastPTS, "span_s", ticks90k(c.LastPTS-c.FirstPTS).Seconds())
 		}
+	}
+	if st.collect != nil {
+		st.collect(sents, &res)
 	}
 	if sl != nil {
 		res.DropWarnings = sl.DropWarnings()

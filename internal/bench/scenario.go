@@ -11,11 +11,14 @@ import (
 
 // Scenario is one comparison: how to set up each arm for a run.
 type Scenario struct {
-	Name  string
-	Job   string // what the server does, for the report
-	Ref   string // what the reference runs, for the report
-	Tee   string // what the extra tee reference runs; empty when the scenario has none
-	build func(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, error)
+	Name string
+	Job  string // what the server does, for the report
+	Ref  string // what the reference runs, for the report
+	Tee  string // what the extra tee reference runs; empty when the scenario has none
+	// Baseline makes the reference arm the same job on the gosrt-based sluice build
+	// (Env.Baseline) instead of a reference process; without that build the arm does not run.
+	Baseline bool
+	build    func(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, error)
 }
 
 // Scenarios lists the comparisons in the order they run.
@@ -35,6 +38,10 @@ func Scenarios() []Scenario {
 			build: playerScenario(10, "srt")},
 		{Name: "record-mp4", Job: "SRT listen input → MP4 recording", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f mp4",
 			build: recordScenario},
+		{Name: "srt-readers-50", Job: fmt.Sprintf("1 SRT publish to the SRT server module → %d SRT receivers calling it (receiver/bench/cam)", readersN),
+			Ref: "the same, on the gosrt-based sluice build (-baseline-bin)", Baseline: true, build: readersScenario(readersN)},
+		{Name: "srt-relay", Job: "1 SRT publish to the SRT server module → 1 SRT receiver calling it: the added latency",
+			Ref: "srt-live-transmit srt://:IN?mode=listener&latency=200 srt://:OUT?mode=listener&latency=200", build: relayScenario},
 	}
 }
 

@@ -13,6 +13,7 @@ type Row struct {
 	Unit     string
 	Sluice   float64 // NaN when not measured
 	Ref      float64 // NaN when not measured or when the reference has no counterpart
+	Recorded bool    // Ref was recorded in an earlier run (the gosrt-based build), not measured in this one
 	Note     string
 }
 

@@ -78,6 +78,7 @@ type TSCount struct {
 	LastPTS  int64  // 90 kHz PTS of the last video frame received
 	FirstErr string // the first continuity error: where and what, empty when none
 	last     map[uint16]uint8
+	onFrame  func(pts int64) // called with each video frame's PTS, when set
 }
 
 // Feed counts the whole packets of b (an SRT payload holds seven).
@@ -111,6 +112,9 @@ func (c *TSCount) Feed(b []byte) {
 					c.FirstPTS = pts
 				}
 				c.LastPTS = pts
+				if c.onFrame != nil {
+					c.onFrame(pts)
+				}
 			}
 		}
 	}
