@@ -85,6 +85,10 @@ type Processes interface {
 	Check(ctx context.Context, r storage.Record) error
 	// PortBusy tells whether another program has the port bound now.
 	PortBusy(k storage.PortKey) bool
+	// Lock waits for the lifecycle lock of one record (or until ctx ends) and returns its
+	// release. The handlers that create, update, start, stop or remove a record hold it across
+	// their store write and the process action; Start, Stop, Restart and Remove expect it held.
+	Lock(ctx context.Context, m storage.Module, id string) (unlock func(), err error)
 	Start(ctx context.Context, m storage.Module, id string) error
 	Stop(ctx context.Context, m storage.Module, id string) error
 	// Restart applies a stored update to a running process; a stopped one stays stopped.

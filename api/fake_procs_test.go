@@ -23,6 +23,7 @@ type fakeProcs struct {
 	content map[string][]byte // recorded file id → bytes on "disk"
 	memory  []byte
 	startFn func(id string) error
+	locks   sync.Map // record → *sync.Mutex
 }
 
 var _ Processes = (*fakeProcs)(nil)
@@ -58,6 +59,14 @@ func (p *fakeProcs) PortBusy(k storage.PortKey) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.busy[k]
+}
+
+// Lock serialises each record as the Manager does; it is not recorded among the calls.
+func (p *fakeProcs) Lock(_ context.Context, m storage.Module, id string) (func(), error) {
+	v, _ := p.locks.LoadOrStore(string(m)+"/"+id, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock, nil
 }
 
 func (p *fakeProcs) Start(_ context.Context, m storage.Module, id string) error {

@@ -116,6 +116,12 @@ func (s *server) create(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
+		unlock, err := s.procs.Lock(ctx, m.kind, b.ID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer unlock()
 		if err := s.store.Create(ctx, rec); err != nil {
 			s.fail(w, r, err)
 			return
@@ -150,6 +156,12 @@ func (s *server) update(m *module) http.HandlerFunc {
 			return
 		}
 		s.logUnknown(r, pf)
+		unlock, err := s.procs.Lock(ctx, m.kind, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer unlock()
 		old, err := s.load(r, m, id)
 		if err != nil {
 			s.fail(w, r, err)
@@ -217,6 +229,12 @@ func (s *server) setActive(m *module, active bool) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
+		unlock, err := s.procs.Lock(r.Context(), m.kind, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer unlock()
 		if err := s.store.SetActive(r.Context(), m.kind, id, active, s.now()); err != nil {
 			s.fail(w, r, m.notFound(id, err))
 			return
@@ -234,7 +252,8 @@ func (s *server) setActive(m *module, active bool) http.HandlerFunc {
 	}
 }
 
-// remove stops and deletes a record. A recording's files stay on disk and are no longer
+// remove stops and deletes a record; it answers once the process's children and sockets are
+// released, so the record's ports may be taken again at once. A recording's files stay on disk and are no longer
 // listed; removeFile deletes a file before its recording is removed.
 func (s *server) remove(m *module) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -243,6 +262,12 @@ func (s *server) remove(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
+		unlock, err := s.procs.Lock(r.Context(), m.kind, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer unlock()
 		if _, err := s.load(r, m, id); err != nil {
 			s.fail(w, r, err)
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,12 +43,19 @@ type Config struct {
 	// DebugAddr, when set, serves Go's pprof profiles (/debug/pprof/) on this address, for
 	// profiling and benchmarks. Default: none. Keep it on loopback: it has no authentication.
 	DebugAddr string
+	// MediaBind is the IP address that players' ports, listen inputs and server modules bind.
+	// Default: empty, every interface.
+	MediaBind string
 	// AdminPassword is the admin's password on first start (SLUICE_ADMIN_PASSWORD only, no flag).
 	// Default: generated and printed once.
 	AdminPassword string
 	// InputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may use. Default
 	// api.DefaultInputSchemes (http, https, rtmp, rtmps, rtmpt, rtmpts, rtsp, rtsps, srt, udp, rtp).
 	InputSchemes []string
+	// PlayerMaxBytes caps each player's segment window in memory, bytes (segment.StoreOptions.MaxBytes).
+	PlayerMaxBytes int64
+	// MemoryRecordingMaxBytes caps what each memory recording holds, bytes (record.MemoryOptions.MaxBytes).
+	MemoryRecordingMaxBytes int64
 	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
 	// Default false.
 	AllowLocalFiles bool
@@ -88,6 +96,16 @@ func settings() []setting {
 			return nil
 		}
 	}
+	size := func(f func(*Config) *int64) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil {
+				return err
+			}
+			*f(c) = n
+			return nil
+		}
+	}
 	boolean := func(f func(*Config) *bool) func(*Config, string) error {
 		return func(c *Config, v string) error {
 			b, err := strconv.ParseBool(v)
@@ -121,8 +139,11 @@ func settings() []setting {
 		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{"speedtest-cmd", "SLUICE_SPEEDTEST_CMD", "", "Ookla speedtest binary to run instead of the built-in test (empty: built-in)", str(func(c *Config) *string { return &c.SpeedtestCmd })},
 		{"debug-addr", "SLUICE_DEBUG_ADDR", "", "serve pprof profiles at /debug/pprof/ on this address, e.g. 127.0.0.1:6060 (empty: off; no authentication)", str(func(c *Config) *string { return &c.DebugAddr })},
+		{"media-bind", "SLUICE_MEDIA_BIND", "", "IP address that players, listen inputs and SRT/RTMP server modules bind (empty: every interface)", str(func(c *Config) *string { return &c.MediaBind })},
 		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
 		{"input-schemes", "SLUICE_INPUT_SCHEMES", strings.Join(api.DefaultInputSchemes, ","), "ffmpeg protocols an INPUT_TYPE_OTHER address may use (comma-separated; empty: none)", schemes},
+		{"player-max-bytes", "SLUICE_PLAYER_MAX_BYTES", "2GiB", "memory cap of each player's segment window (bytes, or with KiB, MiB, GiB); past it the oldest segments go", size(func(c *Config) *int64 { return &c.PlayerMaxBytes })},
+		{"memory-recording-max-bytes", "SLUICE_MEMORY_RECORDING_MAX_BYTES", "1GiB", "memory cap of each memory recording (bytes, or with KiB, MiB, GiB); past it the oldest GOPs go", size(func(c *Config) *int64 { return &c.MemoryRecordingMaxBytes })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }
@@ -198,6 +219,14 @@ func (c *Config) validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
+	if c.MediaBind != "" {
+		host := strings.TrimSuffix(strings.TrimPrefix(c.MediaBind, "["), "]")
+		ip := net.ParseIP(host)
+		if ip == nil {
+			return fmt.Errorf("--media-bind: %q is not an IP address (e.g. 127.0.0.1, 10.0.0.5, ::1; empty for every interface)", c.MediaBind)
+		}
+		c.MediaBind = ip.String()
+	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {
 		return fmt.Errorf("--data: %w", err)
@@ -226,6 +255,11 @@ func (c *Config) NewLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
+// mediaAddr is the address a record's listener binds for port: MediaBind and the port.
+func (c *Config) mediaAddr(port int) string {
+	return net.JoinHostPort(c.MediaBind, strconv.Itoa(port))
+}
+
 // DBPath is the database file inside the data folder.
 func (c *Config) DBPath() string { return filepath.Join(c.Data, "sluice.db") }
 
@@ -234,3 +268,24 @@ func (c *Config) RecordingsDir() string { return filepath.Join(c.Data, "recordin
 
 // Getenv is os.Getenv, for ParseConfig.
 func Getenv(k string) string { return os.Getenv(k) }
+
+// parseSize reads a byte count: a whole number, optionally with KiB, MiB or GiB (or K, M, G,
+// also powers of 1024), at least 1 MiB.
+func parseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > (1<<50)/mult || n*mult < 1<<20 {
+		return 0, fmt.Errorf("%q is not a size of at least 1MiB (e.g. 2GiB, 512MiB, 1073741824)", v)
+	}
+	return n * mult, nil
+}

@@ -68,6 +68,42 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestConfigMediaBind: --media-bind takes an IP address (IPv6 with or without brackets), or
+// nothing for every interface; a listener's address joins it with the port.
+func TestConfigMediaBind(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, c := range []struct{ in, bind, addr string }{
+		{"", "", ":8554"},
+		{"127.0.0.2", "127.0.0.2", "127.0.0.2:8554"},
+		{"::1", "::1", "[::1]:8554"},
+		{"[::1]", "::1", "[::1]:8554"},
+		{"0.0.0.0", "0.0.0.0", "0.0.0.0:8554"},
+	} {
+		cfg, err := ParseConfig("sluice", []string{"--media-bind", c.in}, none, io.Discard)
+		if err != nil {
+			t.Errorf("--media-bind %q: %v", c.in, err)
+			continue
+		}
+		if cfg.MediaBind != c.bind || cfg.mediaAddr(8554) != c.addr {
+			t.Errorf("--media-bind %q: bind %q, address %q; want %q, %q", c.in, cfg.MediaBind, cfg.mediaAddr(8554), c.bind, c.addr)
+		}
+	}
+	for _, bad := range []string{"localhost", "127.0.0.1:80", "300.1.1.1", "eth0"} {
+		if _, err := ParseConfig("sluice", []string{"--media-bind", bad}, none, io.Discard); err == nil {
+			t.Errorf("--media-bind %q accepted", bad)
+		}
+	}
+	cfg, err := ParseConfig("sluice", nil, func(k string) string {
+		if k == "SLUICE_MEDIA_BIND" {
+			return "10.1.2.3"
+		}
+		return ""
+	}, io.Discard)
+	if err != nil || cfg.MediaBind != "10.1.2.3" {
+		t.Errorf("SLUICE_MEDIA_BIND: %q %v", cfg.MediaBind, err)
+	}
+}
+
 func TestConfigInputOther(t *testing.T) {
 	none := func(string) string { return "" }
 	c, err := ParseConfig("sluice", nil, none, io.Discard)
@@ -100,6 +136,30 @@ func TestConfigInputOther(t *testing.T) {
 		{"--input-schemes", "http:"}, {"--allow-local-files=maybe"}} {
 		if _, err := ParseConfig("sluice", args, none, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// TestConfigMemoryCaps: the players' and memory recordings' byte caps default to the packages'
+// defaults, take sizes with units from flags and the environment, and refuse nonsense.
+func TestConfigMemoryCaps(t *testing.T) {
+	none := func(string) string { return "" }
+	c, err := ParseConfig("sluice", nil, none, io.Discard)
+	if err != nil || c.PlayerMaxBytes != 2<<30 || c.MemoryRecordingMaxBytes != 1<<30 {
+		t.Fatalf("defaults: %d %d %v", c.PlayerMaxBytes, c.MemoryRecordingMaxBytes, err)
+	}
+	env := map[string]string{"SLUICE_MEMORY_RECORDING_MAX_BYTES": "512MiB"}
+	c, err = ParseConfig("sluice", []string{"--player-max-bytes", "8G"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || c.PlayerMaxBytes != 8<<30 || c.MemoryRecordingMaxBytes != 512<<20 {
+		t.Fatalf("set: %d %d %v", c.PlayerMaxBytes, c.MemoryRecordingMaxBytes, err)
+	}
+	c, err = ParseConfig("sluice", []string{"--player-max-bytes", "1073741824"}, none, io.Discard)
+	if err != nil || c.PlayerMaxBytes != 1<<30 {
+		t.Fatalf("plain bytes: %d %v", c.PlayerMaxBytes, err)
+	}
+	for _, v := range []string{"0", "-1GiB", "1KiB", "lots", "2TB", "9999999999G"} {
+		if _, err := ParseConfig("sluice", []string{"--player-max-bytes", v}, none, io.Discard); err == nil {
+			t.Errorf("--player-max-bytes %q accepted", v)
 		}
 	}
 }

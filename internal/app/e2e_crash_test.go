@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,22 @@ import (
 type childServer struct {
 	cmd *exec.Cmd
 	ts  *testServer
+
+	mu   sync.Mutex
+	logs []string // every line the server wrote
+}
+
+// logged returns the server's log lines that contain s.
+func (c *childServer) logged(s string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, l := range c.logs {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // startChild starts the server process on addr with data, and logs in.
@@ -36,15 +53,21 @@ func startChild(t *testing.T, addr, data string, env ...string) *childServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	c := &childServer{cmd: cmd, ts: &testServer{t: t, base: "http://" + addr}}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if line := sc.Text(); strings.Contains(line, "repair") || strings.Contains(line, "level=ERROR") {
+			line := sc.Text()
+			if strings.Contains(line, "repair") || strings.Contains(line, "level=ERROR") {
 				t.Log("server:", line)
 			}
+			c.mu.Lock()
+			if len(c.logs) < 100000 {
+				c.logs = append(c.logs, line)
+			}
+			c.mu.Unlock()
 		}
 	}()
-	c := &childServer{cmd: cmd, ts: &testServer{t: t, base: "http://" + addr}}
 	t.Cleanup(func() { c.kill() })
 	testutil.Eventually(t, 60*time.Second, "server process ready", func() bool {
 		resp, err := http.Get(c.ts.base + "/healthz")

@@ -92,9 +92,10 @@ func (in *inputs) streamOptions(log *slog.Logger) stream.Options {
 	return o
 }
 
-// listenAddr is the address a listen input binds: every interface, on its port.
-func listenAddr(input storage.Input) string {
-	return fmt.Sprintf(":%d", input.InputStreamListenPort.Port)
+// listenAddr is the address a listen input binds: --media-bind (every interface by default),
+// on its port.
+func (in *inputs) listenAddr(input storage.Input) string {
+	return in.cfg.mediaAddr(input.InputStreamListenPort.Port)
 }
 
 // source maps an input type to its protocol.
@@ -102,7 +103,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 	switch input.InputType {
 	case inRTMPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtmp.Listen(ctx, listenAddr(input), s, log)
+			return rtmp.Listen(ctx, in.listenAddr(input), s, log)
 		}, nil
 	case inRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -118,7 +119,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 			opts = ep.Options
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
-			l, err := srt.NewListener(listenAddr(input), opts, s, log)
+			l, err := srt.NewListener(in.listenAddr(input), opts, s, log)
 			if err != nil {
 				return err
 			}
@@ -130,7 +131,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 		}, nil
 	case inRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtsp.Listen(ctx, listenAddr(input), s, log)
+			return rtsp.Listen(ctx, in.listenAddr(input), s, log)
 		}, nil
 	case inRTSPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -138,7 +139,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 		}, nil
 	case inUDPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Log: log})
+			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Host: in.cfg.MediaBind, Log: log})
 		}, nil
 	case inUDPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -146,7 +147,7 @@ func (in *inputs) source(input storage.Input, log *slog.Logger) (sourceFunc, err
 		}, nil
 	case inHTTPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Log: log})
+			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Host: in.cfg.MediaBind, Log: log})
 		}, nil
 	case inHTTPURL:
 		return func(ctx context.Context, s *stream.Stream) error {

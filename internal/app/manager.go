@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,12 +34,20 @@ type Manager struct {
 	// checkOutputs refuses an output that cannot carry the input's known codecs (nil: accept all).
 	checkOutputs func(storage.Record) error
 	recDir       string
-	log          *slog.Logger
-	booted       time.Time
+	// bind is the host that players and listen inputs bind (--media-bind); empty: every
+	// interface. PortBusy tries the same address.
+	bind   string
+	log    *slog.Logger
+	booted time.Time
+
+	// locks serialise the lifecycle of each record (Lock).
+	locks lifeLocks
 
 	mu        sync.Mutex
 	procs     map[procKey]*running
 	stoppedAt map[procKey]time.Time
+	closed    bool           // StopAll ran: nothing starts any more
+	stopping  sync.WaitGroup // Stop calls still waiting for their pipeline, for StopAll
 }
 
 var _ api.Processes = (*Manager)(nil)
@@ -90,9 +99,10 @@ func (m *Manager) Check(_ context.Context, rec storage.Record) error {
 	return nil
 }
 
-// PortBusy implements api.Processes: it tries to bind the port on every interface.
+// PortBusy implements api.Processes: it tries to bind the port where a listener of a record
+// would bind it (--media-bind; every interface by default).
 func (m *Manager) PortBusy(k storage.PortKey) bool {
-	addr := fmt.Sprintf(":%d", k.Port)
+	addr := net.JoinHostPort(m.bind, strconv.Itoa(k.Port))
 	if k.Transport == storage.UDP {
 		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
@@ -109,14 +119,20 @@ func (m *Manager) PortBusy(k storage.PortKey) bool {
 	return false
 }
 
-// Start implements api.Processes: it runs the stored record under a supervisor. Starting a
-// running process does nothing.
+// Lock implements api.Processes: it waits for the lifecycle lock of one record. Create,
+// update, start, stop and remove of a record hold it across their store write and the process
+// action, so that a start cannot run behind a remove's back.
+func (m *Manager) Lock(ctx context.Context, mod storage.Module, id string) (func(), error) {
+	return m.locks.lock(ctx, procKey{mod, id})
+}
+
+// Start implements api.Processes: it runs the stored record under a supervisor. The caller
+// holds the record's Lock. Starting a running process does nothing; so does starting a record
+// that is not active (a stop or update won the race); a record that is gone is an error
+// wrapping storage.ErrNotFound, and nothing runs.
 func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) error {
 	key := procKey{mod, id}
-	m.mu.Lock()
-	_, started := m.procs[key]
-	m.mu.Unlock()
-	if started {
+	if m.get(mod, id) != nil {
 		return nil
 	}
 	rec, err := newRecord(mod)
@@ -124,46 +140,73 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 		return err
 	}
 	if err := m.store.Get(ctx, mod, id, rec); err != nil {
-		return err
+		return fmt.Errorf("start %s %s: %w", mod, id, err)
+	}
+	if !rec.Meta().Active {
+		m.log.Debug("start skipped: the record is not active", "module", string(mod), "id", id)
+		return nil
+	}
+	if m.isClosed() {
+		return ErrShuttingDown
 	}
 	p, err := m.runners(rec)
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", mod, rec.UniqueName(), err)
 	}
 	log := m.log.With("module", string(mod), "id", id, "name", rec.UniqueName())
-	run := &running{p: p}
+	run := newRunning(p, rec.UniqueName(), func(part string) supervisor.Options {
+		return supervisor.Options{Logger: log.With("part", part)}
+	})
 	m.mu.Lock()
-	if _, dup := m.procs[key]; dup {
-		m.mu.Unlock()
+	_, dup := m.procs[key]
+	closed := m.closed
+	if !dup && !closed {
+		m.procs[key] = run
+		delete(m.stoppedAt, key)
+	}
+	m.mu.Unlock()
+	if dup || closed {
 		if p.Close != nil {
 			p.Close()
 		}
+		if closed {
+			return ErrShuttingDown
+		}
 		return nil
 	}
-	m.procs[key] = run
-	delete(m.stoppedAt, key)
-	m.mu.Unlock()
-	run.start(rec.UniqueName(), func(part string) supervisor.Options {
-		return supervisor.Options{Logger: log.With("part", part)}
-	})
+	// A StopAll that took run meanwhile has stopped it; start then does nothing.
+	run.start()
 	return nil
 }
 
-// Stop implements api.Processes. Stopping a stopped process does nothing.
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// Stop implements api.Processes: it returns once the process's parts returned, its children
+// were reaped and its sockets closed. The caller holds the record's Lock. Stopping a stopped
+// process does nothing.
 func (m *Manager) Stop(_ context.Context, mod storage.Module, id string) error {
 	key := procKey{mod, id}
 	m.mu.Lock()
 	run := m.procs[key]
 	delete(m.procs, key)
 	m.stoppedAt[key] = time.Now()
+	if run != nil {
+		m.stopping.Add(1)
+	}
 	m.mu.Unlock()
 	if run != nil {
+		defer m.stopping.Done()
 		run.stop()
 	}
 	return nil
 }
 
-// Restart implements api.Processes: a running process restarts with its stored settings.
+// Restart implements api.Processes: a running process restarts with its stored settings. The
+// caller holds the record's Lock.
 func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) error {
 	if m.get(mod, id) == nil {
 		return nil
@@ -174,7 +217,8 @@ func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) er
 	return m.Start(ctx, mod, id)
 }
 
-// Remove implements api.Processes.
+// Remove implements api.Processes: Stop, and the process's status is forgotten. The caller
+// holds the record's Lock.
 func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) error {
 	err := m.Stop(ctx, mod, id)
 	m.mu.Lock()
@@ -232,9 +276,11 @@ func (m *Manager) Running() []procKey {
 	return out
 }
 
-// StopAll stops every process in parallel and waits, at most until ctx ends.
+// StopAll stops every process in parallel, and waits for them and for the stops already under
+// way, at most until ctx ends. From then on Start refuses with ErrShuttingDown.
 func (m *Manager) StopAll(ctx context.Context) {
 	m.mu.Lock()
+	m.closed = true
 	runs := make([]*running, 0, len(m.procs))
 	for k, r := range m.procs {
 		runs = append(runs, r)
@@ -243,11 +289,14 @@ func (m *Manager) StopAll(ctx context.Context) {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, r := range runs {
-		wg.Add(1)
-		go func() { defer wg.Done(); r.stop() }()
+		wg.Go(r.stop)
 	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		wg.Wait()
+		m.stopping.Wait()
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-ctx.Done():

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
@@ -36,29 +37,52 @@ type Part struct {
 // RunnerFactory builds the pipeline of a stored record.
 type RunnerFactory func(rec storage.Record) (*Pipeline, error)
 
-// running is a started pipeline.
+// running is a pipeline and the supervisors of its parts. The supervisors are built before the
+// running is published to the Manager's map and never change, so status and stat may read
+// them at any time; start and stop are serialised, and a stop that comes first wins.
 type running struct {
 	p       *Pipeline
-	sups    []*supervisor.Supervisor // input (if any) first
-	started time.Time
+	sups    []*supervisor.Supervisor // input (if any) first; read-only after newRunning
+	started time.Time                // when the running was built; read-only
+
+	life    sync.Mutex // serialises start and stop
+	stopped bool
 }
 
-func (r *running) start(name string, opts func(part string) supervisor.Options) {
-	parts := r.p.Sinks
-	if r.p.Input != nil {
-		parts = append([]Part{*r.p.Input}, parts...)
+// newRunning builds the supervisors of p's parts, none started yet.
+func newRunning(p *Pipeline, name string, opts func(part string) supervisor.Options) *running {
+	parts := p.Sinks
+	if p.Input != nil {
+		parts = append([]Part{*p.Input}, parts...)
 	}
+	r := &running{p: p, started: time.Now()}
 	for _, part := range parts {
 		r.sups = append(r.sups, supervisor.New(name+"/"+part.Name, part.Run, opts(part.Name)))
 	}
-	r.started = time.Now()
+	return r
+}
+
+// start starts every part; after stop it does nothing.
+func (r *running) start() {
+	r.life.Lock()
+	defer r.life.Unlock()
+	if r.stopped {
+		return
+	}
 	for _, s := range r.sups {
 		s.Start()
 	}
 }
 
-// stop stops the parts, sinks first, then releases the pipeline.
+// stop stops the parts, sinks first, and waits for each to return (its goroutines, children
+// and sockets released), then releases the pipeline. Only the first call does anything.
 func (r *running) stop() {
+	r.life.Lock()
+	defer r.life.Unlock()
+	if r.stopped {
+		return
+	}
+	r.stopped = true
 	for i := len(r.sups) - 1; i >= 0; i-- {
 		r.sups[i].Stop()
 	}

@@ -90,13 +90,13 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 
 	hlsSize, dashSize := seconds(r.HLSFragmentSize), seconds(r.DASHFragmentSize)
 	hlsWin, dashWin := seconds(r.HLSFragmentLength), seconds(r.DASHFragmentLength)
-	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(hlsWin, dashWin), Target: hlsSize, Log: log})
+	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(hlsWin, dashWin), Target: hlsSize, MaxBytes: in.cfg.PlayerMaxBytes, Log: log})
 	dashStore := hlsStore
 	targets := []time.Duration{hlsSize}
 	stores := []*segment.Store{hlsStore}
 	if dashSize != hlsSize {
-		hlsStore = segment.NewStore(segment.StoreOptions{Window: hlsWin, Target: hlsSize, Log: log})
-		dashStore = segment.NewStore(segment.StoreOptions{Window: dashWin, Target: dashSize, Log: log})
+		hlsStore = segment.NewStore(segment.StoreOptions{Window: hlsWin, Target: hlsSize, MaxBytes: in.cfg.PlayerMaxBytes, Log: log})
+		dashStore = segment.NewStore(segment.StoreOptions{Window: dashWin, Target: dashSize, MaxBytes: in.cfg.PlayerMaxBytes, Log: log})
 		stores = []*segment.Store{hlsStore, dashStore}
 		targets = []time.Duration{hlsSize, dashSize}
 	}
@@ -129,7 +129,7 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		return err
 	}}
 	vodPort := Part{Name: "vod-port", Run: func(ctx context.Context, rep supervisor.Reporter) error {
-		return serveHTTP(ctx, fmt.Sprintf(":%d", r.VodPort), files, rep)
+		return serveHTTP(ctx, in.cfg.mediaAddr(r.VodPort), files, rep, log)
 	}}
 	p.Sinks = append(p.Sinks, packager, vodPort)
 	pb.set(r.ID, files)
@@ -143,22 +143,26 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 	return p, nil
 }
 
-// serveHTTP serves h on addr until ctx ends.
-func serveHTTP(ctx context.Context, addr string, h http.Handler, rep supervisor.Reporter) error {
+// playerShutdownTimeout is how long a stopping player's port lets its requests finish before
+// it closes their connections (2 s).
+const playerShutdownTimeout = 2 * time.Second
+
+// serveHTTP serves h on addr until ctx ends; it returns once the port is closed.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, rep supervisor.Reporter, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(h, httpDefaults, nil, log)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(guardPlayer(ln, log)) }()
 	rep.SetState(supervisor.Running)
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), playerShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()

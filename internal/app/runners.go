@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,9 +28,9 @@ func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *pla
 		plog := log.With("module", string(rec.Module()), "id", rec.Meta().ID, "name", rec.UniqueName())
 		switch r := rec.(type) {
 		case *storage.RTMPServer:
-			return rtmpServerPipeline(r, h, plog), nil
+			return rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
 		case *storage.SRTServer:
-			return srtServerPipeline(r, h, plog), nil
+			return srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
 		case *storage.Player:
 			return playerPipeline(in, tr, pb, r, plog)
 		case *storage.Restream:
@@ -75,20 +76,27 @@ func restreamPipeline(in *inputs, tr *transcoder, outs *outputs, r *storage.Rest
 	return p, nil
 }
 
-// rtmpServerPipeline runs an RTMP server module publishing into its registry.
-func rtmpServerPipeline(r *storage.RTMPServer, h *hub, log *slog.Logger) *Pipeline {
+// rtmpServerPipeline runs an RTMP server module on addr publishing into its registry.
+func rtmpServerPipeline(r *storage.RTMPServer, addr string, h *hub, log *slog.Logger) *Pipeline {
 	var cur atomic.Pointer[rtmp.Server]
 	run := func(ctx context.Context, rep supervisor.Reporter) error {
-		srv := &rtmp.Server{ListenAddr: fmt.Sprintf(":%d", r.ServerPort), Registry: h.registry(r.ID), Logger: log}
+		srv := &rtmp.Server{ListenAddr: addr, Registry: h.registry(r.ID), Logger: log}
 		cur.Store(srv)
-		go func() {
+		// The watcher ends with the attempt, not with the supervisor: a failed attempt must
+		// not leave it behind.
+		actx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() {
 			select {
 			case <-srv.Ready():
 				rep.SetState(supervisor.Running)
-			case <-ctx.Done():
+			case <-actx.Done():
 			}
-		}()
-		return srv.Run(ctx)
+		})
+		err := srv.Run(ctx)
+		cancel()
+		wg.Wait()
+		return err
 	}
 	return &Pipeline{
 		Input: &Part{Name: "rtmp-server", Run: run},
@@ -114,12 +122,12 @@ func rtmpServerPipeline(r *storage.RTMPServer, h *hub, log *slog.Logger) *Pipeli
 	}
 }
 
-// srtServerPipeline runs an SRT server module publishing into its registry.
-func srtServerPipeline(r *storage.SRTServer, h *hub, log *slog.Logger) *Pipeline {
+// srtServerPipeline runs an SRT server module on addr publishing into its registry.
+func srtServerPipeline(r *storage.SRTServer, addr string, h *hub, log *slog.Logger) *Pipeline {
 	var cur atomic.Pointer[srt.Server]
 	run := func(ctx context.Context, rep supervisor.Reporter) error {
 		srv, err := srt.NewServer(srt.ServerConfig{
-			Name: r.ServerName, Addr: fmt.Sprintf(":%d", r.ServerPort),
+			Name: r.ServerName, Addr: addr,
 			Options: srt.Options{
 				Latency: time.Duration(r.ServerLatency) * time.Millisecond, Passphrase: r.ServerPassphrase,
 				PBKeyLen: r.ServerPbkeylen, MaxBW: r.ServerMaxbw, PeerIdleTimeout: time.Duration(r.ServerTimeout) * time.Second,

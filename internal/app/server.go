@@ -71,6 +71,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if err := st.ReplaceClaims(ctx, storage.ModuleAPI, "api", "api", []storage.PortKey{{Port: apiPort, Transport: storage.TCP}}); err != nil {
 		log.Warn("cannot record the API port claim", "port", apiPort, "err", err)
 	}
+	ln = guardAPI(ln, log)
 
 	if cfg.DebugAddr != "" {
 		stopDebug, err := serveDebug(cfg.DebugAddr, log)
@@ -91,6 +92,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		runners = mediaRunners(cfg, st, h, tr, pb, log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
+	mgr.bind = cfg.MediaBind
 	mgr.checkTranscoding = tr.check
 	checkIn := &inputs{cfg: cfg, store: st, hub: h, log: log}
 	mgr.checkOutputs = func(rec storage.Record) error {
@@ -129,7 +131,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(handler, httpDefaults, isUpload, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
@@ -148,19 +150,36 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	case <-ctx.Done():
 	case runErr = <-serveErr:
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown", "err", err)
+	httpBudget, procBudget := shutdownBudgets(cfg.ShutdownTimeout)
+	log.Info("shutting down", "http_budget", httpBudget, "process_budget", procBudget)
+	hctx, cancel := context.WithTimeout(context.Background(), httpBudget)
+	if err := srv.Shutdown(hctx); err != nil {
+		log.Warn("requests still running at the HTTP shutdown deadline; closing their connections", "err", err)
 		srv.Close()
 	}
-	mgr.StopAll(sctx)
+	cancel()
+	// A fresh budget: a request that used up the HTTP servers' share takes nothing from the
+	// processes, so recordings still close their files.
+	pctx, cancel := context.WithTimeout(context.Background(), procBudget)
+	defer cancel()
+	mgr.StopAll(pctx)
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil
 	}
 	return runErr
 }
+
+// shutdownBudgets splits --shutdown-timeout: the HTTP servers get a quarter to finish their
+// requests (then their connections are closed), and the processes get the other three
+// quarters, on a fresh deadline that starts when the HTTP servers are done. The server exits
+// within the whole timeout.
+func shutdownBudgets(total time.Duration) (httpBudget, procBudget time.Duration) {
+	httpBudget = total / 4
+	return httpBudget, total - httpBudget
+}
+
+// isUpload tells the API port's streaming uploads: the speed-test peer's upload, up to 256 MiB.
+func isUpload(r *http.Request) bool { return r.URL.Path == "/api/utils/speedtest/upload" }
 
 // bootActive starts every record with active=true, server modules first.
 func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.Logger) error {
@@ -170,7 +189,14 @@ func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return bootOrder[refs[i].Module] < bootOrder[refs[j].Module] })
 	for _, ref := range refs {
-		if err := mgr.Start(ctx, ref.Module, ref.ID); err != nil {
+		// The API already serves: a request may change the record meanwhile.
+		unlock, err := mgr.Lock(ctx, ref.Module, ref.ID)
+		if err != nil {
+			return err
+		}
+		err = mgr.Start(ctx, ref.Module, ref.ID)
+		unlock()
+		if err != nil {
 			log.Error("start at boot", "module", ref.Module, "id", ref.ID, "err", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func (ts *testServer) call(path string, body any, want int, out any) {
 		b, _ = json.Marshal(body)
 	}
 	req, _ := http.NewRequest(http.MethodPost, ts.base+path, bytes.NewReader(b))
-	if path == "/api/vod/remove" || path == "/api/restream/remove" {
+	if strings.HasSuffix(path, "/remove") {
 		req.Method = http.MethodDelete
 	}
 	req.Header.Set("Content-Type", "application/json")

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,8 @@ const (
 
 // ServerOptions tune a Server. The zero value uses the defaults.
 type ServerOptions struct {
+	// Host is the local IP address Listen binds; default empty, every local address.
+	Host string
 	// IdleTimeout ends a publisher whose body brings less than 4 KiB in this long (one that
 	// stopped or trickles); default 5 s. A live body of any real rate lasts for ever.
 	IdleTimeout time.Duration
@@ -119,13 +122,14 @@ func (srv *Server) ConnStats() connlimit.Stats {
 	return connlimit.Stats{}
 }
 
-// Listen serves a new Server for s on the TCP port, on every local address, until ctx ends
-// (then nil); it fails when the port cannot be bound.
+// Listen serves a new Server for s on the TCP port, on opts.Host (every local address by
+// default), until ctx ends (then nil); it fails when the port cannot be bound.
 func Listen(ctx context.Context, port int, s *stream.Stream, opts ServerOptions) error {
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", fmt.Sprintf(":%d", port))
+	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
+	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("http listen :%d: %w", port, err)
+		return fmt.Errorf("http listen %s: %w", addr, err)
 	}
 	return NewServer(s, opts).Serve(ctx, ln)
 }

@@ -4,21 +4,25 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
-// Listen receives MPEG-TS datagrams on the UDP port, on every local address, and publishes
+// Listen receives MPEG-TS datagrams on the UDP port, on opts.Host (every local address by
+// default), and publishes
 // them into s (INPUT_TYPE_UDP_LISTEN). A publisher session starts with the first datagram of
 // whole sync-aligned TS packets (bare or in RTP) and ends after opts.IdleTimeout without
 // one; the next datagram starts a new session. Other datagrams are ignored. Listen returns nil
 // when ctx ends, or an error when the port cannot be bound or s is closed.
 func Listen(ctx context.Context, port int, s *stream.Stream, opts Options) error {
 	opts = opts.withDefaults()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{Port: port})
+	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
+	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
-		return fmt.Errorf("udp listen :%d: %w", port, err)
+		return fmt.Errorf("udp listen %s: %w", addr, err)
 	}
+	conn := pc.(*net.UDPConn)
 	defer conn.Close()
 	log := opts.Log.With("input", "udp", "addr", conn.LocalAddr().String())
 	granted := setReadBuffer(conn, opts.ReadBuffer)

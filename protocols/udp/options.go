@@ -13,6 +13,9 @@ const (
 
 // Options tune Listen and Pull. The zero value uses the defaults.
 type Options struct {
+	// Host is the local IP address Listen binds; default empty, every local address. Pull
+	// binds what its URL says.
+	Host string
 	// IdleTimeout ends a publisher session after this long without a valid datagram; the next
 	// datagram starts a new session (a discontinuity for readers). Default 2 s.
 	IdleTimeout time.Duration

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+)
+
+func TestCapConnsTo(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		files uint64
+		share int
+		want  int
+	}{
+		{1024, 0, 2, 1024}, {1024, 1 << 20, 2, 1024}, {1024, 2048, 2, 1024}, {1024, 1024, 2, 512},
+		{1024, 1024, 4, 256}, {512, 3, 4, 1},
+	} {
+		if got := capConnsTo(c.n, c.files, c.share); got != c.want {
+			t.Errorf("capConnsTo(%d, %d, 1/%d) = %d, want %d", c.n, c.files, c.share, got, c.want)
+		}
+	}
+}
+
+// TestPlayerPortCaps: a player's port keeps playerMaxPerAddr connections from one address and
+// closes the next at once, while another address is still served.
+func TestPlayerPortCaps(t *testing.T) {
+	ts := startServer(t, t.TempDir(), nil)
+	defer ts.stop()
+	srv := ts.create("rtmp-servers", map[string]any{"server_name": "caps", "server_port": testutil.FreePort(t)})
+	vodPort := testutil.FreePort(t)
+	ts.create("vod", playerBody("caps", vodPort, map[string]any{
+		"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}))
+	addr := fmt.Sprintf("127.0.0.1:%d", vodPort)
+	testutil.Eventually(t, 20*time.Second, "player port bound", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range playerMaxPerAddr {
+		c, err := dialFrom("127.0.0.4", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// The next one from the same address is closed at once (it sent nothing: a kept one would
+	// wait for its headers for 10 s).
+	testutil.Eventually(t, 10*time.Second, "the cap reached", func() bool {
+		c, err := dialFrom("127.0.0.4", addr)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		var b [1]byte
+		_, err = c.Read(b[:])
+		var ne net.Error
+		return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+	})
+	resp, err := http.Get("http://" + addr + "/hls/x/x/index.m3u8")
+	if err != nil {
+		t.Fatalf("another address while one is at its cap: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("another address: status %d, want the player's 404", resp.StatusCode)
+	}
+}

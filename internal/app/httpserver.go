@@ -1,0 +1,158 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+)
+
+// httpLimits are the timeouts of one kind of HTTP server (the API port, a player's port, the
+// debug port). A request body is read under Body as a whole, except a streaming upload, whose
+// every read must complete within ReadStall; every write of a response must complete within
+// WriteStall, so a long download lives as long as it keeps moving.
+type httpLimits struct {
+	// Header bounds reading a request's headers, from its first byte (or the connection's
+	// start). Default 10 s.
+	Header time.Duration
+	// Body bounds reading a whole request body that is not a streaming upload, from the end of
+	// its headers. API bodies are at most 1 MiB: 10 s asks for 100 KB/s. Default 10 s.
+	Body time.Duration
+	// Idle closes a keep-alive connection that sends no new request for this long. Default 60 s.
+	Idle time.Duration
+	// WriteStall is how long one write of a response (at most writeChunk bytes) may block on a
+	// client that does not read; each write moves the deadline. Default 30 s.
+	WriteStall time.Duration
+	// ReadStall is how long one read of a streaming upload may wait for bytes; each read moves
+	// the deadline. Default 30 s.
+	ReadStall time.Duration
+}
+
+// Defaults of httpLimits.
+const (
+	httpHeaderTimeout = 10 * time.Second
+	httpBodyTimeout   = 10 * time.Second
+	httpIdleTimeout   = 60 * time.Second
+	httpWriteStall    = 30 * time.Second
+	httpReadStall     = 30 * time.Second
+)
+
+// writeChunk is the most bytes written under one write deadline (256 KiB): a response write
+// larger than that is cut, so that each piece must move within WriteStall (a client must read
+// at least 256 KiB per 30 s, about 70 kbit/s, to keep a download).
+const writeChunk = 256 << 10
+
+// httpDefaults are the limits of every sluice HTTP server; tests of the timeouts shorten them
+// (TestMain, before any server starts).
+var httpDefaults = httpLimits{
+	Header: httpHeaderTimeout, Body: httpBodyTimeout, Idle: httpIdleTimeout,
+	WriteStall: httpWriteStall, ReadStall: httpReadStall,
+}
+
+// newHTTPServer returns a server for h with lim's timeouts. upload, when set, tells which
+// requests are streaming uploads (their body is read under ReadStall per read instead of
+// Body as a whole).
+func newHTTPServer(h http.Handler, lim httpLimits, upload func(*http.Request) bool, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler: &deadlines{next: h, lim: lim, upload: upload},
+		// No ReadTimeout or WriteTimeout: they bound a whole request and response, which a
+		// download must not have, and a ReadTimeout that passes while a handler still runs
+		// cancels the request's context. deadlines sets them per request instead.
+		ReadHeaderTimeout: lim.Header,
+		IdleTimeout:       lim.Idle,
+		ErrorLog:          slog.NewLogLogger(log.With("part", "http").Handler(), slog.LevelDebug),
+	}
+}
+
+// deadlines sets each request's read and write deadlines.
+type deadlines struct {
+	next   http.Handler
+	lim    httpLimits
+	upload func(*http.Request) bool
+}
+
+func (d *deadlines) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if r.Body != nil && r.Body != http.NoBody {
+		if d.upload != nil && d.upload(r) {
+			r.Body = &stallReader{ReadCloser: r.Body, rc: rc, stall: d.lim.ReadStall}
+		} else {
+			// net/http lifts the deadline once the body hit EOF, before it reads ahead on
+			// the connection while the handler runs (where a passing deadline would cancel
+			// the request's context).
+			_ = rc.SetReadDeadline(time.Now().Add(d.lim.Body))
+		}
+	}
+	d.next.ServeHTTP(&stallWriter{ResponseWriter: w, rc: rc, stall: d.lim.WriteStall}, r)
+	// What the handler left buffered is sent after it returns.
+	_ = rc.SetWriteDeadline(time.Now().Add(d.lim.WriteStall))
+}
+
+// stallReader gives each read of a streaming upload its own deadline.
+type stallReader struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	_ = s.rc.SetReadDeadline(time.Now().Add(s.stall))
+	return s.ReadCloser.Read(p)
+}
+
+// stallWriter moves the write deadline before each write of at most writeChunk bytes.
+type stallWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+func (s *stallWriter) extend() { _ = s.rc.SetWriteDeadline(time.Now().Add(s.stall)) }
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	var n int
+	for len(p) > 0 {
+		s.extend()
+		m, err := s.ResponseWriter.Write(p[:min(len(p), writeChunk)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
+}
+
+// ReadFrom copies src in pieces of writeChunk, each under its own deadline. Each piece still
+// goes through the connection's ReadFrom, so a file (or a limited file, as ServeContent
+// passes) is still sent with sendfile.
+func (s *stallWriter) ReadFrom(src io.Reader) (int64, error) {
+	lr, limited := src.(*io.LimitedReader)
+	if !limited {
+		lr = &io.LimitedReader{R: src, N: math.MaxInt64}
+	}
+	var total int64
+	piece := &io.LimitedReader{R: lr.R}
+	for lr.N > 0 {
+		piece.N = min(lr.N, writeChunk)
+		want := piece.N
+		s.extend()
+		n, err := io.Copy(s.ResponseWriter, piece)
+		total += n
+		lr.N -= n
+		if err != nil || n < want {
+			return total, err // err nil: src ended
+		}
+	}
+	return total, nil
+}
+
+// Flush sends what is buffered, under a fresh deadline.
+func (s *stallWriter) Flush() {
+	s.extend()
+	_ = s.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
