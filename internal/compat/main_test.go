@@ -12,7 +12,11 @@ func TestMain(m *testing.M) {
 	// Every test server hashes the admin password; the production work factor would make each
 	// start take seconds under the race detector.
 	api.PasswordIterations = 1000
-	os.Exit(m.Run())
+	code := m.Run()
+	if clipDir != "" {
+		os.RemoveAll(clipDir)
+	}
+	os.Exit(code)
 }
 
 // tools are the programs the suite runs, and the Debian package of each.

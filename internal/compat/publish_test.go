@@ -39,6 +39,7 @@ type cutClip struct {
 
 var (
 	clipOnce sync.Once
+	clipDir  string // removed by TestMain
 	clip     *cutClip
 	clipErr  error
 )
@@ -49,12 +50,11 @@ var (
 func makeCut(t *testing.T) *cutClip {
 	t.Helper()
 	clipOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sluice-compat-clip")
-		if err != nil {
-			clipErr = err
+		clipDir, clipErr = os.MkdirTemp("", "sluice-compat-clip")
+		if clipErr != nil {
 			return
 		}
-		path := filepath.Join(dir, "clip.ts")
+		path := filepath.Join(clipDir, "clip.ts")
 		testutil.MakeClip(t, path, clipSeconds, 1000)
 		clip, clipErr = cut(path)
 	})
