@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Installs what the playback tests need: Chromium (Debian package), node and npm, and, under
-# testdata/player, hls.js, dashjs and playwright-core from the npm registry (package-lock.json).
+# testdata/player, hls.js, dashjs and playwright-core from the npm registry (package-lock.json);
+# and the players of the compatibility suite (internal/compat): MediaInfo, GStreamer, VLC.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 updated=""
 
-# apt_install PKG... installs Debian packages, or says what to install and fails without apt-get.
+# apt_install [--no-install-recommends] PKG... installs Debian packages, or says what to install
+# and fails without apt-get.
 apt_install() {
+  local opts=()
+  if [ "$1" = --no-install-recommends ]; then
+    opts+=("$1")
+    shift
+  fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "$* missing: install it, the browser playback tests need it" >&2
+    echo "$* missing: install it, the playback tests need it" >&2
     exit 1
   fi
   echo "$* missing: installing with apt-get"
@@ -18,11 +25,38 @@ apt_install() {
     $sudo apt-get update -qq
     updated=1
   fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${opts[@]}" "$@"
+}
+
+# installed PKG tells whether a Debian package is installed.
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
 }
 
 if ! command -v chromium >/dev/null 2>&1; then
   apt_install chromium
+fi
+
+# The compatibility suite's players: MediaInfo; GStreamer's command-line tools (gst-launch-1.0;
+# gst-discoverer-1.0 and gst-play-1.0 are in plugins-base-apps) with the demuxers and decoders
+# of what sluice writes (good: qtdemux, flvdemux, avidemux; bad: h264parse; libav: the
+# decoders); VLC headless (vlc-bin is cvlc, vlc-plugin-base has the demuxers and decoders).
+# Nothing they recommend is needed: no display, no sound card.
+compat_pkgs=(mediainfo gstreamer1.0-tools gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base)
+compat_bins=(mediainfo gst-launch-1.0 gst-discoverer-1.0 gst-play-1.0 cvlc)
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in "${compat_pkgs[@]}"; do
+    installed "$pkg" || missing+=("$pkg")
+  done
+else
+  for bin in "${compat_bins[@]}"; do
+    command -v "$bin" >/dev/null 2>&1 || missing+=("$bin")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  apt_install --no-install-recommends "${missing[@]}"
 fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -52,6 +52,10 @@ type Config struct {
 	// InputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may use. Default
 	// api.DefaultInputSchemes (http, https, rtmp, rtmps, rtmpt, rtmpts, rtsp, rtsps, srt, udp, rtp).
 	InputSchemes []string
+	// PlayerMaxBytes caps each player's segment window in memory, bytes (segment.StoreOptions.MaxBytes).
+	PlayerMaxBytes int64
+	// MemoryRecordingMaxBytes caps what each memory recording holds, bytes (record.MemoryOptions.MaxBytes).
+	MemoryRecordingMaxBytes int64
 	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
 	// Default false.
 	AllowLocalFiles bool
@@ -92,6 +96,16 @@ func settings() []setting {
 			return nil
 		}
 	}
+	size := func(f func(*Config) *int64) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil {
+				return err
+			}
+			*f(c) = n
+			return nil
+		}
+	}
 	boolean := func(f func(*Config) *bool) func(*Config, string) error {
 		return func(c *Config, v string) error {
 			b, err := strconv.ParseBool(v)
@@ -128,6 +142,8 @@ func settings() []setting {
 		{"media-bind", "SLUICE_MEDIA_BIND", "", "IP address that players, listen inputs and SRT/RTMP server modules bind (empty: every interface)", str(func(c *Config) *string { return &c.MediaBind })},
 		{"speedtest-url", "SLUICE_SPEEDTEST_URL", "", "speed-test target: base URL of another sluice's /api/utils/speedtest (empty: speed test answers 503)", str(func(c *Config) *string { return &c.SpeedtestURL })},
 		{"input-schemes", "SLUICE_INPUT_SCHEMES", strings.Join(api.DefaultInputSchemes, ","), "ffmpeg protocols an INPUT_TYPE_OTHER address may use (comma-separated; empty: none)", schemes},
+		{"player-max-bytes", "SLUICE_PLAYER_MAX_BYTES", "2GiB", "memory cap of each player's segment window (bytes, or with KiB, MiB, GiB); past it the oldest segments go", size(func(c *Config) *int64 { return &c.PlayerMaxBytes })},
+		{"memory-recording-max-bytes", "SLUICE_MEMORY_RECORDING_MAX_BYTES", "1GiB", "memory cap of each memory recording (bytes, or with KiB, MiB, GiB); past it the oldest GOPs go", size(func(c *Config) *int64 { return &c.MemoryRecordingMaxBytes })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }
@@ -252,3 +268,24 @@ func (c *Config) RecordingsDir() string { return filepath.Join(c.Data, "recordin
 
 // Getenv is os.Getenv, for ParseConfig.
 func Getenv(k string) string { return os.Getenv(k) }
+
+// parseSize reads a byte count: a whole number, optionally with KiB, MiB or GiB (or K, M, G,
+// also powers of 1024), at least 1 MiB.
+func parseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > (1<<50)/mult || n*mult < 1<<20 {
+		return 0, fmt.Errorf("%q is not a size of at least 1MiB (e.g. 2GiB, 512MiB, 1073741824)", v)
+	}
+	return n * mult, nil
+}

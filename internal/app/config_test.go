@@ -139,3 +139,27 @@ func TestConfigInputOther(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigMemoryCaps: the players' and memory recordings' byte caps default to the packages'
+// defaults, take sizes with units from flags and the environment, and refuse nonsense.
+func TestConfigMemoryCaps(t *testing.T) {
+	none := func(string) string { return "" }
+	c, err := ParseConfig("sluice", nil, none, io.Discard)
+	if err != nil || c.PlayerMaxBytes != 2<<30 || c.MemoryRecordingMaxBytes != 1<<30 {
+		t.Fatalf("defaults: %d %d %v", c.PlayerMaxBytes, c.MemoryRecordingMaxBytes, err)
+	}
+	env := map[string]string{"SLUICE_MEMORY_RECORDING_MAX_BYTES": "512MiB"}
+	c, err = ParseConfig("sluice", []string{"--player-max-bytes", "8G"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || c.PlayerMaxBytes != 8<<30 || c.MemoryRecordingMaxBytes != 512<<20 {
+		t.Fatalf("set: %d %d %v", c.PlayerMaxBytes, c.MemoryRecordingMaxBytes, err)
+	}
+	c, err = ParseConfig("sluice", []string{"--player-max-bytes", "1073741824"}, none, io.Discard)
+	if err != nil || c.PlayerMaxBytes != 1<<30 {
+		t.Fatalf("plain bytes: %d %v", c.PlayerMaxBytes, err)
+	}
+	for _, v := range []string{"0", "-1GiB", "1KiB", "lots", "2TB", "9999999999G"} {
+		if _, err := ParseConfig("sluice", []string{"--player-max-bytes", v}, none, io.Discard); err == nil {
+			t.Errorf("--player-max-bytes %q accepted", v)
+		}
+	}
+}

@@ -90,13 +90,13 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 
 	hlsSize, dashSize := seconds(r.HLSFragmentSize), seconds(r.DASHFragmentSize)
 	hlsWin, dashWin := seconds(r.HLSFragmentLength), seconds(r.DASHFragmentLength)
-	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(hlsWin, dashWin), Target: hlsSize, Log: log})
+	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(hlsWin, dashWin), Target: hlsSize, MaxBytes: in.cfg.PlayerMaxBytes, Log: log})
 	dashStore := hlsStore
 	targets := []time.Duration{hlsSize}
 	stores := []*segment.Store{hlsStore}
 	if dashSize != hlsSize {
-		hlsStore = segment.NewStore(segment.StoreOptions{Window: hlsWin, Target: hlsSize, Log: log})
-		dashStore = segment.NewStore(segment.StoreOptions{Window: dashWin, Target: dashSize, Log: log})
+		hlsStore = segment.NewStore(segment.StoreOptions{Window: hlsWin, Target: hlsSize, MaxBytes: in.cfg.PlayerMaxBytes, Log: log})
+		dashStore = segment.NewStore(segment.StoreOptions{Window: dashWin, Target: dashSize, MaxBytes: in.cfg.PlayerMaxBytes, Log: log})
 		stores = []*segment.Store{hlsStore, dashStore}
 		targets = []time.Duration{hlsSize, dashSize}
 	}

@@ -29,7 +29,7 @@ func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string
 		if window <= 0 {
 			window = 300 * time.Second
 		}
-		mem := record.NewMemoryWith(record.MemoryOptions{Window: window, Log: log})
+		mem := record.NewMemoryWith(record.MemoryOptions{Window: window, MaxBytes: in.cfg.MemoryRecordingMaxBytes, Log: log})
 		p.Sinks = append(p.Sinks, Part{Name: "memory", Run: memoryRecorder(src, mem, log)})
 		p.Memory = mem.MP4
 		return p, nil

@@ -35,12 +35,19 @@ func (f *TSFeed) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Finish completes what the demuxer holds, publishes it and closes the session. After a
-// failed Write it only closes the session.
+// Finish ends the session: the units the demuxer completed are published, the access
+// units still open are dropped (a session ends when its publisher stops or drops, maybe in
+// the middle of a frame, and a video PES without a length cannot be proved whole: see
+// mpegts.Demuxer.Cut), counted in Stats().IncompletePES and logged, then the session is
+// closed. After a failed Write it only closes the session.
 func (f *TSFeed) Finish() {
 	if f.err == nil {
-		f.dmx.Flush()
+		before := f.dmx.Stats().IncompletePES
+		f.dmx.Cut()
 		_ = f.drain()
+		if n := f.dmx.Stats().IncompletePES - before; n > 0 {
+			f.in.log.Info("session ended in the middle of an access unit: dropped", "units", n)
+		}
 	}
 	f.in.Close()
 }

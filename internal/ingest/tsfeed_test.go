@@ -28,15 +28,17 @@ func feedChunks(t *testing.T, f *TSFeed, b []byte, n int) {
 }
 
 // TestTSFeedChunks pushes one program in chunks of odd sizes: the tracks are published once,
-// every unit comes out with its timestamps, and Finish publishes what the demuxer still held
-// and ends the session.
+// every whole unit comes out with its timestamps, and Finish drops the access unit still
+// open (counted) and ends the session.
 func TestTSFeedChunks(t *testing.T) {
 	tracks := avTracks()
 	aus := synthAV(90000, 2)
-	// A video PES over 64 KiB has no length (ISO/IEC 13818-1 2.4.3.7): the demuxer completes it
-	// at the next PES of its stream or at Flush, so Finish must publish it.
+	// A video PES over 64 KiB has no length (ISO/IEC 13818-1 2.4.3.7): the demuxer knows it
+	// whole only when the next PES of its stream starts. At the end of a session it cannot be
+	// proved whole, so Finish drops it.
 	aus = append(aus, &media.AccessUnit{Track: 0, PTS: 3 * 90000, DTS: 3 * 90000,
 		Payload: [][]byte{filled(70000, 0x41)}})
+	whole := aus[:len(aus)-1]
 	ts := muxTS(t, tracks, aus)
 	for _, n := range []int{1, 7, 187, 189, 1000, 1316, 65536, len(ts)} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -57,8 +59,8 @@ func TestTSFeedChunks(t *testing.T) {
 			if in.Publishing() || s.Publishing() {
 				t.Error("still publishing after Finish")
 			}
-			if f.Units() != int64(len(aus)) {
-				t.Errorf("%d units published, want %d", f.Units(), len(aus))
+			if f.Units() != int64(len(whole)) || f.Stats().IncompletePES != 1 {
+				t.Errorf("%d units published, %d dropped incomplete; want %d and 1", f.Units(), f.Stats().IncompletePES, len(whole))
 			}
 			if d := s.Discontinuities(); d != 0 {
 				t.Errorf("%d discontinuities, want 0: tracks published once", d)
@@ -68,11 +70,11 @@ func TestTSFeedChunks(t *testing.T) {
 				t.Fatalf("tracks %s, want H264 320x240, AAC", Describe(got))
 			}
 			out := readAll(s, r)
-			if len(out) != len(aus) {
-				t.Fatalf("reader got %d units, want %d", len(out), len(aus))
+			if len(out) != len(whole) {
+				t.Fatalf("reader got %d units, want %d", len(out), len(whole))
 			}
 			for i, au := range out {
-				want := aus[i]
+				want := whole[i]
 				if au.Track != want.Track || au.DTS != want.DTS || au.PTS != want.PTS || au.Key != want.Key {
 					t.Fatalf("unit %d: track %d PTS/DTS %d/%d key %v, want track %d %d/%d key %v",
 						i, au.Track, au.PTS, au.DTS, au.Key, want.Track, want.PTS, want.DTS, want.Key)
@@ -263,9 +265,10 @@ func TestTSFeedFFmpeg(t *testing.T) {
 	if f.Err() != nil {
 		t.Fatal(f.Err())
 	}
-	// ffmpeg writes video PES without a length: the last one completes at Finish.
-	if f.Units() <= before {
-		t.Errorf("Finish published nothing more than the %d units before it", before)
+	// ffmpeg writes video PES without a length: the last one cannot be proved whole when the
+	// session ends, so Finish drops it; its audio PES have lengths and came out whole already.
+	if f.Units() != before || f.Stats().IncompletePES != 1 {
+		t.Errorf("Finish published %d units more and dropped %d incomplete; want none and 1", f.Units()-before, f.Stats().IncompletePES)
 	}
 	tracks := s.Tracks()
 	if len(tracks) != 2 || tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 160 ||
@@ -286,8 +289,33 @@ func TestTSFeedFFmpeg(t *testing.T) {
 			video++
 		}
 	}
-	// 2 s at 25 fps, and about 94 AAC frames.
-	if video != 50 || len(aus)-video < 90 {
-		t.Errorf("%d video and %d audio units, want 50 and about 94", video, len(aus)-video)
+	// 2 s at 25 fps but the last frame, and about 94 AAC frames.
+	if video != 49 || len(aus)-video < 90 {
+		t.Errorf("%d video and %d audio units, want 49 and about 94", video, len(aus)-video)
+	}
+}
+
+// TestTSFeedCutMidFrame is issue 19's publisher that dropped in the middle of a key frame:
+// the frame's first packets arrived, the rest never will. Finish must not publish the part
+// as a whole frame (players fail to decode it); it is dropped and counted.
+func TestTSFeedCutMidFrame(t *testing.T) {
+	aus := synthAV(90000, 2)
+	key := &media.AccessUnit{Track: 0, PTS: 3 * 90000, DTS: 3 * 90000, Key: true,
+		Payload: [][]byte{h264SPS, h264PPS, filled(90000, 0x65)}}
+	ts := muxTS(t, avTracks(), append(aus, key))
+	before := muxTS(t, avTracks(), aus)
+	cut := len(before) + (len(ts)-len(before))/2/mpegts.PacketSize*mpegts.PacketSize
+	s, r := newStream(t)
+	f := NewTSFeed(NewPublisher(s, discard))
+	feedChunks(t, f, ts[:cut], 1316)
+	f.Finish()
+	out := readAll(s, r)
+	if len(out) != len(aus) || f.Stats().IncompletePES != 1 {
+		t.Fatalf("%d units published, %d dropped incomplete; want the %d whole ones and 1", len(out), f.Stats().IncompletePES, len(aus))
+	}
+	for i, au := range out {
+		if au.Size() != aus[i].Size() {
+			t.Fatalf("unit %d: %d bytes published, %d sent", i, au.Size(), aus[i].Size())
+		}
 	}
 }

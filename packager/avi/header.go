@@ -133,7 +133,10 @@ func appendStrf(b []byte, s *stream) ([]byte, int64) {
 	b = le32(b, 0) // nAvgBytesPerSec, patched
 	// nBlockAlign 0: each chunk is one frame whatever its size (ffmpeg counts a chunk as
 	// ceil(size/nBlockAlign) frames otherwise, and an empty one as none).
-	b = le16(b, 0)
+	// nBlockAlign: the largest frame, as ffmpeg writes it for AAC (768 bytes a channel). VLC
+	// cannot time AAC whose nBlockAlign is 0 (issue 19), and with it set readers count a
+	// chunk as ceil(size/nBlockAlign) frames: one for every frame, none for an empty chunk.
+	b = le16(b, uint16(blockAlign(s.trk)))
 	b = le16(b, 0) // wBitsPerSample: compressed
 	b = le16(b, uint16(len(extra)))
 	b = append(b, extra...)

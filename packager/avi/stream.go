@@ -26,6 +26,9 @@ type stream struct {
 	prefix []byte
 	// scale/rate is a chunk's duration in seconds.
 	scale, rate uint32
+	// silence is an audio frame that decodes to silence, to fill gaps; nil until known, or
+	// when the codec's cannot be made (gaps then restart the stream's timeline).
+	silence []byte
 	// origin is the timestamp, in ticks of the track's clock, of the first chunk.
 	origin int64
 
@@ -83,6 +86,19 @@ func (s *stream) probeMP3(frame []byte) {
 		return
 	}
 	s.scale, s.rate = uint32(h.SampleCount()), uint32(h.SampleRate)
+}
+
+// fill returns the body of a chunk that fills one slot of a gap: empty for video (readers
+// count a chunk of a vids stream as one frame), a silent frame for audio; ok is false when
+// the gap cannot be filled. sample is a frame of the stream.
+func (s *stream) fill(sample []byte) (body []byte, ok bool) {
+	if s.video {
+		return nil, true
+	}
+	if s.silence == nil {
+		s.silence = silentFrame(s.trk, sample)
+	}
+	return s.silence, s.silence != nil
 }
 
 // slot returns the index of the chunk a timestamp falls on, rounded to nearest.

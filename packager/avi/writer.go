@@ -20,8 +20,9 @@ const (
 	probeBytes    = 32 << 20
 )
 
-// maxGap is the longest timestamp jump a stream fills with empty chunks; a longer one, or a
-// jump back, restarts the stream's timeline at its next chunk.
+// maxGap is the longest timestamp jump a stream fills (video with empty chunks, audio with
+// silent frames); a longer one, or a jump back, restarts the stream's timeline at its next
+// chunk.
 const maxGap = 10 * time.Second
 
 // Writer writes an AVI file progressively: each chunk is written as its unit comes, so that a
@@ -243,7 +244,7 @@ func (w *Writer) start() error {
 func (w *Writer) put(au *media.AccessUnit) error {
 	s := w.streams[au.Track]
 	if s.video {
-		if err := w.align(s, au.DTS); err != nil {
+		if err := w.align(s, au.DTS, nil); err != nil {
 			return err
 		}
 		b := appendChunkHeader(w.buf[:0], s.id, 0)
@@ -257,7 +258,7 @@ func (w *Writer) put(au *media.AccessUnit) error {
 		return w.writeChunk(au.Track, au.Key)
 	}
 	for i, frame := range au.Payload {
-		if err := w.align(s, au.DTS+s.ticks(int64(i))-s.origin); err != nil {
+		if err := w.align(s, au.DTS+s.ticks(int64(i))-s.origin, frame); err != nil {
 			return err
 		}
 		w.buf = append(appendChunkHeader(w.buf[:0], s.id, 0), frame...)
@@ -268,9 +269,10 @@ func (w *Writer) put(au *media.AccessUnit) error {
 	return nil
 }
 
-// align writes empty chunks up to the slot of timestamp ts, or restarts the stream's
-// timeline at its next chunk when ts jumps too far.
-func (w *Writer) align(s *stream, ts int64) error {
+// align fills the stream's timeline up to the slot of timestamp ts (see stream.fill), or
+// restarts it at its next chunk when ts jumps too far or the gap cannot be filled. sample is
+// the frame about to be written.
+func (w *Writer) align(s *stream, ts int64, sample []byte) error {
 	idx := w.indexOf(s)
 	limit := int64(maxGap.Seconds() * float64(s.rate) / float64(s.scale))
 	d := ts - s.origin
@@ -279,13 +281,17 @@ func (w *Writer) align(s *stream, ts int64) error {
 		return nil
 	}
 	gap := s.slot(ts) - s.count
-	if gap > limit || gap < -limit {
+	if gap <= 0 && gap >= -limit {
+		return nil
+	}
+	body, ok := s.fill(sample)
+	if gap > limit || gap < -limit || !ok {
 		s.origin = ts - (s.ticks(s.count) - s.origin)
 		return nil
 	}
 	for ; gap > 0; gap-- {
-		w.buf = appendChunkHeader(w.buf[:0], s.id, 0)
-		if err := w.writeChunk(idx, false); err != nil {
+		w.buf = append(appendChunkHeader(w.buf[:0], s.id, 0), body...)
+		if err := w.writeChunk(idx, !s.video); err != nil {
 			return err
 		}
 	}

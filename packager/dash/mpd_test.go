@@ -48,8 +48,9 @@ func TestManifestText(t *testing.T) {
     <AdaptationSet id="1" contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1">
       <SegmentTemplate timescale="48000" presentationTimeOffset="480000" initialization="dash_ID_1_1_init.mp4" media="dash_ID_0_1_$Time$.m4s">
         <SegmentTimeline>
-          <S t="480000" d="96256" r="2"/>
+          <S t="484096" d="96256" r="1"/>
           <S d="95232"/>
+          <S d="96256"/>
         </SegmentTimeline>
       </SegmentTemplate>
       <Representation id="a1" codecs="mp4a.40.2" bandwidth="40948" audioSamplingRate="48000">

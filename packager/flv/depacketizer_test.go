@@ -114,7 +114,7 @@ func TestDepacketizerCodecChange(t *testing.T) {
 func TestDepacketizerIgnores(t *testing.T) {
 	d := NewDepacketizer()
 	for _, tag := range []Tag{
-		{Type: TagScript, Body: appendMetaData(nil, []media.Track{h264Track(0)})},
+		{Type: TagScript, Body: newFileMeta([]media.Track{h264Track(0)}).body},
 		{Type: TagVideo, Body: []byte{frameTypeCommand<<4 | videoCodecAVC, 0}},
 		{Type: TagAudio, Body: []byte{0xaf, 1, 0x21}}, // AAC before its sequence header
 	} {

@@ -12,8 +12,14 @@ import (
 // InitSegment returns a CMAF init segment (ftyp + moov) with one trak per track, in the
 // order given. A single-track init for DASH is InitSegment(tracks[i:i+1]): the track keeps
 // its ID. It fails with ErrUnsupportedCodec or ErrMissingParams (wrapped) for a track it
-// cannot describe.
+// cannot describe. Its durations are zero: a live presentation has none.
 func InitSegment(tracks []media.Track) (b []byte, err error) {
+	return encodeInit(tracks, false)
+}
+
+// encodeInit builds and encodes an init segment; file gives mvhd, tkhd and mdhd 64-bit
+// duration fields (version 1) and adds a mehd to mvex (see FileInitSegment).
+func encodeInit(tracks []media.Track, file bool) (b []byte, err error) {
 	// mp4ff's SPS parsers run on parameter sets that came from the network.
 	defer func() {
 		if r := recover(); r != nil {
@@ -27,9 +33,14 @@ func InitSegment(tracks []media.Track) (b []byte, err error) {
 	init.AddChild(mp4.NewFtyp("iso6", 0, []string{"iso6", "cmfc", "mp41", "dash"}))
 	moov := mp4.NewMoovBox()
 	init.AddChild(moov)
-	moov.AddChild(mp4.CreateMvhd())
+	mvhd := mp4.CreateMvhd()
+	moov.AddChild(mvhd)
 	mvex := mp4.NewMvexBox()
 	moov.AddChild(mvex)
+	if file {
+		mvhd.Version = 1
+		mvex.AddChild(&mp4.MehdBox{Version: 1}) // mehd comes before the trex boxes
+	}
 	for _, t := range tracks {
 		kind := "audio"
 		if t.Codec.IsVideo() {
@@ -42,6 +53,9 @@ func InitSegment(tracks []media.Track) (b []byte, err error) {
 		trak := mp4.CreateEmptyTrak(id, uint32(t.ClockRate), kind, "und")
 		if err := setSampleEntry(trak, t); err != nil {
 			return nil, fmt.Errorf("fmp4: track %d (%s): %w", t.ID, t.Codec, err)
+		}
+		if file {
+			trak.Tkhd.Version, trak.Mdia.Mdhd.Version = 1, 1
 		}
 		moov.AddChild(trak)
 		mvex.AddChild(mp4.CreateTrex(id))

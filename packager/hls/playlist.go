@@ -22,7 +22,8 @@ func (h *Handler) appendPlaylist(b []byte, win *segment.Window) []byte {
 	b = append(b, "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:"...)
 	// EXTINF rounded to the nearest integer must not exceed the target (RFC 8216 4.3.3.1).
 	ms := int64((longest + time.Millisecond/2) / time.Millisecond)
-	b = strconv.AppendInt(b, max((ms+999)/1000, 1), 10)
+	target := max((ms+999)/1000, 1)
+	b = strconv.AppendInt(b, target, 10)
 	b = append(b, "\n#EXT-X-MEDIA-SEQUENCE:"...)
 	b = strconv.AppendInt(b, segs[0].Seq, 10)
 	b = append(b, "\n#EXT-X-DISCONTINUITY-SEQUENCE:"...)
@@ -31,8 +32,11 @@ func (h *Handler) appendPlaylist(b []byte, win *segment.Window) []byte {
 	if independent {
 		b = append(b, "#EXT-X-INDEPENDENT-SEGMENTS\n"...)
 	}
+	// EXT-X-START is a playlist tag (RFC 8216 4.3.5.2), once, before the first segment's
+	// tags. In a live playlist its offset should not be within three target durations of the
+	// end: live_sync_duration_count fragments back, or three targets if that is more.
 	b = append(b, "#EXT-X-START:TIME-OFFSET=-"...)
-	b = appendSeconds(b, time.Duration(h.opts.LiveSyncCount)*h.opts.FragmentSize)
+	b = appendSeconds(b, max(time.Duration(h.opts.LiveSyncCount)*h.opts.FragmentSize, 3*time.Duration(target)*time.Second))
 	b = append(b, ",PRECISE=NO\n"...)
 	for i, s := range segs {
 		if i > 0 && s.Discontinuity {

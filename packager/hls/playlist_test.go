@@ -3,6 +3,7 @@ package hls_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,44 @@ func TestBlockingReload(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("blocking reload not answered")
+	}
+}
+
+// TestStartTag (issue 19): EXT-X-START is a playlist tag, once, before the first segment's
+// tags (RFC 8216 4.3.5.2), and its offset keeps three target durations from the live end
+// whatever live_sync_duration_count and the fragment size say.
+func TestStartTag(t *testing.T) {
+	for _, tc := range []struct {
+		sync     int
+		fragment time.Duration
+		want     string // the segments last 2 s: the target is 2
+	}{
+		{4, 2 * time.Second, "-8.000"},
+		{1, 2 * time.Second, "-6.000"},
+		{4, time.Second, "-6.000"}, // segments longer than the fragment size (the GOP)
+		{10, 3 * time.Second, "-30.000"},
+	} {
+		f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: tc.sync, FragmentSize: tc.fragment})
+		f.feed(t, 8500*time.Millisecond)
+		pl := f.playlist(t)
+		starts := lines(pl, "#EXT-X-START:")
+		if len(starts) != 1 {
+			t.Fatalf("%d EXT-X-START tags:\n%s", len(starts), pl)
+		}
+		at := strings.Index(pl, "#EXT-X-START:")
+		for _, seg := range []string{"#EXT-X-MAP:", "#EXTINF:", "#EXT-X-PROGRAM-DATE-TIME:", "#EXT-X-DISCONTINUITY\n"} {
+			if i := strings.Index(pl, seg); i >= 0 && i < at {
+				t.Errorf("EXT-X-START after %s:\n%s", seg, pl)
+			}
+		}
+		target, err := strconv.Atoi(strings.TrimPrefix(lines(pl, "#EXT-X-TARGETDURATION:")[0], "#EXT-X-TARGETDURATION:"))
+		if err != nil || target != 2 {
+			t.Fatalf("target %d (%v)", target, err)
+		}
+		want := "#EXT-X-START:TIME-OFFSET=" + tc.want + ",PRECISE=NO"
+		off, _ := strconv.ParseFloat(tc.want, 64)
+		if starts[0] != want || -off < 3*float64(target) {
+			t.Errorf("sync %d × %v: %s, want %s (at least three targets of %d s)", tc.sync, tc.fragment, starts[0], want, target)
+		}
 	}
 }

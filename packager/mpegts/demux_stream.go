@@ -69,7 +69,13 @@ func (d *Demuxer) onStreamPacket(s *esStream, p packet) {
 	s.cc = int(p.cc)
 	switch {
 	case p.pusi:
-		if s.open {
+		switch {
+		case s.open && s.want > 0 && len(s.pes) < s.want:
+			// Shorter than its declared length: a packet was lost without a gap in the
+			// continuity counter (a damaged or spliced source).
+			s.open = false
+			d.stats.DroppedPES++
+		case s.open:
 			d.completePES(s)
 		}
 		if !d.appendPES(s, s.pes[:0], p.payload) {

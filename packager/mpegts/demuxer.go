@@ -2,6 +2,7 @@ package mpegts
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -34,6 +35,9 @@ type Stats struct {
 	// DroppedUnits were units dropped: video before the first key frame with parameter sets,
 	// malformed audio frames.
 	DroppedUnits int64
+	// IncompletePES were PES packets still open at the end of the stream and dropped, never
+	// emitted: at Flush those shorter than their declared length, at Cut every open one.
+	IncompletePES int64
 }
 
 // Demuxer reads an MPEG-TS byte stream and yields its tracks, then its access units. It reads
@@ -145,13 +149,32 @@ func (d *Demuxer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush completes the PES packets still open, as at the end of the stream: call it when a
-// pushed stream ends. Read then returns the last units.
-func (d *Demuxer) Flush() {
+// Flush ends a pushed stream that ended whole (a file, an HLS segment): a PES packet still
+// open without a declared length ends here and is emitted; one shorter than its declared
+// length is incomplete and dropped (Stats.IncompletePES). Read then returns the last units.
+func (d *Demuxer) Flush() { d.end(false) }
+
+// Cut ends a pushed stream that was cut off (a publisher that dropped, a connection lost):
+// every PES packet still open is dropped and counted in Stats.IncompletePES. A PES without
+// a declared length (video, ISO/IEC 13818-1 2.4.3.7) is only known to be whole when the next
+// one of its stream starts, so the last one of a cut session cannot be proved whole; one with
+// a declared length that was all received was emitted already. Read then returns the last
+// whole units.
+func (d *Demuxer) Cut() { d.end(true) }
+
+// end completes or drops the PES packets still open, then announces the tracks if the probe
+// was still going on.
+func (d *Demuxer) end(cut bool) {
 	for _, s := range d.streams {
-		if s.open {
-			d.completePES(s)
+		if !s.open {
+			continue
 		}
+		if cut || s.want > 0 && len(s.pes) < s.want {
+			s.open = false
+			d.stats.IncompletePES++
+			continue
+		}
+		d.completePES(s)
 	}
 	if !d.final {
 		d.finalize()
@@ -168,7 +191,8 @@ func (d *Demuxer) fill() {
 		d.feed(d.rbuf[:n])
 	}
 	if err != nil {
-		d.Flush()
+		// io.EOF ends a whole stream (a file, a pipe that was closed); any other error cut it.
+		d.end(!errors.Is(err, io.EOF))
 		d.rerr = err
 	}
 }

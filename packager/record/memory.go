@@ -99,7 +99,7 @@ type Memory struct {
 
 	mu            sync.Mutex
 	kept          []media.Track // the tracks of init, for MP4
-	init          []byte
+	init          *fmp4.FileInit
 	frags         []memFrag
 	bytes         int
 	budgetEvicted int64
@@ -111,7 +111,8 @@ type Memory struct {
 type memFrag struct {
 	data       []byte // moof + mdat
 	start, end time.Duration
-	key        bool // starts with a video key frame (or the stream has no video)
+	key        bool    // starts with a video key frame (or the stream has no video)
+	ends       []int64 // by track: the end of its last sample in this fragment, in its clock; 0 without one
 }
 
 // NewMemory returns a Memory keeping window of media, with the default byte budget.
@@ -139,7 +140,7 @@ func (m *Memory) SetTracks(tracks []media.Track) error {
 		m.offset = m.last + sessionGap
 		return nil
 	}
-	init, err := fmp4.InitSegment(tracks)
+	init, err := fmp4.FileInitSegment(tracks)
 	if err != nil {
 		return err
 	}
@@ -220,9 +221,13 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 		end = m.clk.at(next) - m.clk.base + m.offset
 	}
 	key := m.video < 0
+	ends := make([]int64, len(m.tracks))
 	for _, tf := range f.Tracks {
 		if tf.Track == m.video {
 			key = tf.Key
+		}
+		if tf.Track >= 0 && tf.Track < len(ends) {
+			ends[tf.Track] = tf.BaseTime + tf.Duration
 		}
 	}
 	m.mu.Lock()
@@ -232,7 +237,7 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 		m.mu.Unlock()
 		return nil
 	}
-	m.frags = append(m.frags, memFrag{data: data, start: m.open, end: end, key: key})
+	m.frags = append(m.frags, memFrag{data: data, start: m.open, end: end, key: key, ends: ends})
 	m.bytes += len(data)
 	evicted := m.trim(end)
 	var logged int64
@@ -310,19 +315,34 @@ func (m *Memory) Size() int {
 }
 
 // MP4 returns what is held as one fragmented MP4 file starting at time zero (init segment and
-// fragments; the open fragment, a GOP at most, is not included). It returns nil when nothing is held.
+// fragments; the open fragment, a GOP at most, is not included), its duration stated in its
+// mvhd, mehd, tkhd and mdhd. It returns nil when nothing is held.
 func (m *Memory) MP4() []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.frags) == 0 {
 		return nil
 	}
-	out := make([]byte, 0, len(m.init)+m.bytes)
-	out = append(out, m.init...)
+	head := len(m.init.Data)
+	out := make([]byte, 0, head+m.bytes)
+	out = append(out, m.init.Data...)
+	ends := make([]int64, len(m.kept))
 	for _, f := range m.frags {
 		out = append(out, f.data...)
+		for i, e := range f.ends {
+			if i < len(ends) {
+				ends[i] = max(ends[i], e)
+			}
+		}
 	}
 	// The file starts at zero, like a recorded file, whatever the stream's time is.
-	rebase(out[len(m.init):], m.kept)
+	start := rebase(out[head:], m.kept)
+	d := make([]time.Duration, len(m.kept))
+	for i, t := range m.kept {
+		if ends[i] > 0 {
+			d[i] = max(time.Duration(media.Rescale(ends[i], t.ClockRate, int(time.Second)))-start, 0)
+		}
+	}
+	m.init.Apply(out[:head], d)
 	return out
 }

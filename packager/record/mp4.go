@@ -15,9 +15,13 @@ const FragmentDuration = time.Second
 
 // MP4 writes a fragmented MP4 (or QuickTime) file: the init segment, then a moof+mdat about
 // every FragmentDuration, each in one Write; Close writes the last fragment and an mfra index
-// so that players can seek.
+// so that players can seek, then states the file's duration in the init segment's mvhd, mehd,
+// tkhd and mdhd (fixed-size fields written as zeros at the start, patched in place).
 type MP4 struct {
+	ws    io.WriteSeeker
 	out   *counter
+	init  *fmp4.FileInit
+	ends  []int64 // by track: the end of its last sample, in its clock (file time zero at 0)
 	frag  *fmp4.Fragmenter
 	clk   clock
 	video int // index of the video track, -1 without video
@@ -27,26 +31,28 @@ type MP4 struct {
 	cuts  int64 // fragments cut early at MaxFragmentBytes
 }
 
-// NewMP4 writes the init segment of tracks to w; quicktime gives the file the "qt  " brand.
-func NewMP4(w io.Writer, tracks []media.Track, quicktime bool) (*MP4, error) {
-	init, err := fmp4.InitSegment(tracks)
+// NewMP4 writes the init segment of tracks to w, which must be at the start of the file;
+// quicktime gives the file the "qt  " brand.
+func NewMP4(w io.WriteSeeker, tracks []media.Track, quicktime bool) (*MP4, error) {
+	init, err := fmp4.FileInitSegment(tracks)
 	if err != nil {
 		return nil, err
 	}
 	if quicktime {
-		setMajorBrand(init, "qt  ")
+		setMajorBrand(init.Data, "qt  ")
 	}
 	frag, err := fmp4.NewFragmenter(tracks)
 	if err != nil {
 		return nil, err
 	}
-	m := &MP4{out: &counter{w: w}, frag: frag, clk: clock{tracks: tracks}, video: -1}
+	m := &MP4{ws: w, out: &counter{w: w}, init: init, ends: make([]int64, len(tracks)), frag: frag,
+		clk: clock{tracks: tracks}, video: -1}
 	for i, t := range tracks {
 		if t.Codec.IsVideo() && m.video < 0 {
 			m.video = i
 		}
 	}
-	if _, err := m.out.Write(init); err != nil {
+	if _, err := m.out.Write(init.Data); err != nil {
 		return nil, fmt.Errorf("record: write init segment: %w", err)
 	}
 	return m, nil
@@ -100,6 +106,9 @@ func (m *MP4) flush(next *media.AccessUnit) error {
 		return fmt.Errorf("record: write fragment %d: %w", m.seq, err)
 	}
 	for i, tf := range f.Tracks {
+		if tf.Track >= 0 && tf.Track < len(m.ends) {
+			m.ends[tf.Track] = max(m.ends[tf.Track], tf.BaseTime+tf.Duration)
+		}
 		if tf.Key || tf.Track != m.video {
 			m.index.add(fmp4.TrackID(m.clk.tracks[tf.Track]), uint64(tf.BaseTime), uint64(moofAt), uint32(i+1))
 		}
@@ -124,7 +133,10 @@ func (m *MP4) Duration() time.Duration { return m.clk.end }
 // Size implements Writer.
 func (m *MP4) Size() int64 { return m.out.n }
 
-// Close implements Writer: the last fragment, then the mfra index.
+// Close implements Writer: the last fragment, the mfra index, then the durations. Each
+// duration is 8 bytes overwritten in place in the init segment, whose other bytes never
+// change: a crash during Close leaves zeros (no duration stated) or the right value in each,
+// and Repair writes them again.
 func (m *MP4) Close() error {
 	if err := m.flush(nil); err != nil {
 		return err
@@ -135,6 +147,27 @@ func (m *MP4) Close() error {
 	}
 	if _, err := m.out.Write(b); err != nil {
 		return fmt.Errorf("record: write index: %w", err)
+	}
+	d := make([]time.Duration, len(m.ends))
+	for i, end := range m.ends {
+		d[i] = time.Duration(media.Rescale(end, m.clk.tracks[i].ClockRate, int(time.Second)))
+	}
+	return patchDurations(m.ws, m.init, d, m.out.n)
+}
+
+// patchDurations writes the durations into the init segment at the start of a file, then
+// seeks back to end.
+func patchDurations(ws io.WriteSeeker, init *fmp4.FileInit, d []time.Duration, end int64) error {
+	for _, p := range init.Patches(d) {
+		if _, err := ws.Seek(int64(p.Off), io.SeekStart); err != nil {
+			return fmt.Errorf("record: seek to the duration at %d: %w", p.Off, err)
+		}
+		if _, err := ws.Write(p.Data[:]); err != nil {
+			return fmt.Errorf("record: write the duration at %d: %w", p.Off, err)
+		}
+	}
+	if _, err := ws.Seek(end, io.SeekStart); err != nil {
+		return fmt.Errorf("record: seek to the end at %d: %w", end, err)
 	}
 	return nil
 }

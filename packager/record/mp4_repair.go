@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/Eyevinn/mp4ff/mp4"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
 // maxMoofSize bounds a moof read during repair: ours hold a second of samples.
@@ -32,6 +35,7 @@ func RepairMP4(f *os.File) (time.Duration, error) {
 		index      fragIndex
 		moof       *mp4.MoofBox
 		moofAt     int64
+		moovEnd    int64
 	)
 	for off < size {
 		typ, hdr, boxLen, err := readBoxHeader(f, off, size)
@@ -47,6 +51,7 @@ func RepairMP4(f *os.File) (time.Duration, error) {
 				return 0, fmt.Errorf("record: repair: %w", err)
 			}
 			keep = off + boxLen
+			moovEnd = keep
 		case "ftyp":
 			keep = off + boxLen
 		case "moof":
@@ -123,7 +128,40 @@ func RepairMP4(f *os.File) (time.Duration, error) {
 	if len(end) == 0 {
 		return 0, ErrNothingToRepair
 	}
+	if err := repairDurations(f, moovEnd, timescales, end); err != nil {
+		return 0, err
+	}
 	return d, nil
+}
+
+// repairDurations states the durations of what was kept (each track's end, from the file's
+// time zero) in the init segment's duration fields, when the file has them (FileInitSegment).
+func repairDurations(f *os.File, moovEnd int64, timescales map[uint32]uint32, end map[uint32]uint64) error {
+	if moovEnd <= 0 || moovEnd > maxMoofSize {
+		return nil
+	}
+	b := make([]byte, moovEnd)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return fmt.Errorf("record: repair: read the init segment: %w", err)
+	}
+	init, err := fmp4.ParseFileInit(b)
+	if err != nil {
+		return nil // a file of an earlier version, without the fields
+	}
+	var d []time.Duration
+	for _, id := range init.TrackIDs() {
+		var v time.Duration
+		if ts := timescales[id]; ts > 0 {
+			v = time.Duration(media.Rescale(int64(end[id]), int(ts), int(time.Second)))
+		}
+		d = append(d, v)
+	}
+	for _, p := range init.Patches(d) {
+		if _, err := f.WriteAt(p.Data[:], int64(p.Off)); err != nil {
+			return fmt.Errorf("record: repair: write the duration at %d: %w", p.Off, err)
+		}
+	}
+	return nil
 }
 
 // readBoxHeader reads the type and length of the box at off (a 64-bit size too).

@@ -65,8 +65,9 @@ func setTfdtTime(b []byte, v uint64) {
 }
 
 // rebase moves the decode times of the fragments in out (encoded moof+mdat pairs, modified in
-// place) so that the earliest starts at zero; every track moves by the same time.
-func rebase(out []byte, tracks []media.Track) {
+// place) so that the earliest starts at zero; every track moves by the same time, which it
+// returns.
+func rebase(out []byte, tracks []media.Track) time.Duration {
 	rate := func(id uint32) int {
 		for _, t := range tracks {
 			if uint32(t.ID+1) == id {
@@ -85,7 +86,7 @@ func rebase(out []byte, tracks []media.Track) {
 		}
 	})
 	if start <= 0 {
-		return
+		return 0
 	}
 	fragmentTimes(out, func(track uint32, tfdt []byte) {
 		if r := rate(track); r > 0 {
@@ -94,4 +95,5 @@ func rebase(out []byte, tracks []media.Track) {
 			setTfdtTime(tfdt, v-min(v, d))
 		}
 	})
+	return start
 }

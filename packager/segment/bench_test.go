@@ -45,10 +45,10 @@ func BenchmarkWriteUnit(b *testing.B) {
 	}
 }
 
-// TestListingDelay measures how long a segment takes to be listed once the key frame that
-// ends it arrives: the WriteUnit call that cuts writes the fragment and updates the store
-// before it returns, so the delay is that call's duration. (The segment's own last unit came
-// one frame earlier: a segment's end is known only when the next key frame arrives.)
+// TestListingDelay measures how long a segment takes to be listed once the units that end it
+// arrived (the next key frame, and the audio up to its presentation time): the WriteUnit call
+// that cuts writes the fragment and updates the store before it returns, so the delay is that
+// call's duration. (A segment's end is known only when the next key frame arrives.)
 func TestListingDelay(t *testing.T) {
 	src := segtest.NewSource(50, wall)
 	src.FrameSize = 40000 // 8 Mbit/s at 25 fps

@@ -76,6 +76,7 @@ type Segmenter struct {
 	opts SegmenterOptions
 
 	tracks  []media.Track // as last given to SetTracks
+	order   interleaver   // units wait here to be taken in time order
 	init    *Init
 	frag    *fmp4.Fragmenter
 	main    int // media ID of the track whose timeline cuts segments
@@ -153,15 +154,21 @@ func (sg *Segmenter) SetTracks(tracks []media.Track) error {
 	if sg.tracks != nil && sameTracks(sg.tracks, tracks) {
 		return nil
 	}
+	err := sg.drain()
 	if err := sg.closeSegment(nil); err != nil {
 		return err
 	}
+	if err != nil {
+		return err
+	}
 	sg.tracks, sg.init, sg.frag, sg.main = append([]media.Track{}, tracks...), nil, nil, -1
+	sg.order.reset(nil)
 	sg.markGap()
 	in, err := sg.newInit(tracks)
 	if err != nil {
 		return err
 	}
+	sg.order.reset(in.Tracks)
 	frag, err := fmp4.NewFragmenter(in.Tracks)
 	if err != nil {
 		return fmt.Errorf("segment: %w", err)
@@ -210,9 +217,19 @@ func (sg *Segmenter) newInit(tracks []media.Track) (*Init, error) {
 	return in, nil
 }
 
-// Discontinuity marks an input gap: the open segment ends, the next segment is flagged and
-// starts a new timeline at a key frame. Repeated calls without units between them count once.
+// Discontinuity marks an input gap: the units waiting to be taken in time order are
+// written, the open segment ends, the next segment is flagged and starts a new timeline at a
+// key frame. Repeated calls without units between them count once.
 func (sg *Segmenter) Discontinuity() error {
+	err := sg.drain()
+	if err2 := sg.discontinuity(); err == nil {
+		err = err2
+	}
+	return err
+}
+
+// discontinuity ends the open segment and marks the gap.
+func (sg *Segmenter) discontinuity() error {
 	err := sg.closeSegment(nil)
 	sg.markGap()
 	return err
@@ -226,13 +243,21 @@ func (sg *Segmenter) markGap() {
 	sg.newPeriod, sg.anchored, sg.timeline = true, false, nil
 }
 
-// Flush ends the open segment, at the end of the stream.
-func (sg *Segmenter) Flush() error { return sg.closeSegment(nil) }
+// Flush writes the units still waiting and ends the open segment, at the end of the stream.
+func (sg *Segmenter) Flush() error {
+	err := sg.drain()
+	if err2 := sg.closeSegment(nil); err == nil {
+		err = err2
+	}
+	return err
+}
 
-// WriteUnit adds au, first ending the open segment when au is the key frame (audio only:
-// the unit) that reaches the target duration. A unit with Discontinuity set calls
-// Discontinuity first. Units that cannot be carried are dropped and counted; the error is
-// for a failure to write a segment, or ErrNoTracks.
+// WriteUnit adds au. Units are taken in time order across tracks (see interleaver): au may
+// wait for the other tracks' units of its time, and those that may go are written, each
+// first ending the open segment when it is the key frame (audio only: the unit) that reaches
+// the target duration. A unit with Discontinuity set calls Discontinuity first. Units that
+// cannot be carried are dropped and counted; the error is for a failure to write a segment,
+// or ErrNoTracks.
 func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
 	if au.Discontinuity {
 		if err := sg.Discontinuity(); err != nil {
@@ -243,13 +268,44 @@ func (sg *Segmenter) WriteUnit(au *media.AccessUnit) error {
 		sg.dropped++
 		return ErrNoTracks
 	}
+	if !sg.order.carries(au) {
+		return sg.write(au) // dropped and counted there
+	}
+	if sg.order.jumps(au) {
+		if err := sg.drain(); err != nil {
+			return err
+		}
+	}
+	sg.order.push(au)
+	for next := sg.order.pop(false); next != nil; next = sg.order.pop(false) {
+		if err := sg.write(next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain writes every unit waiting in the interleaver, in time order; it returns the first
+// error and writes the rest.
+func (sg *Segmenter) drain() error {
+	var first error
+	for next := sg.order.pop(true); next != nil; next = sg.order.pop(true) {
+		if err := sg.write(next); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// write adds one unit in time order: the cutting rules, the budgets and the fragmenter.
+func (sg *Segmenter) write(au *media.AccessUnit) error {
 	main := au.Track == sg.main
 	if main && sg.open {
 		// The ingest keeps DTS monotonic within a session; a jump anyway (a source that
 		// restarted its clock) starts a new timeline rather than a sample lasting the jump.
 		if d := ticksToDuration(au.DTS-sg.lastMain, sg.clock); d < -time.Second || d > sg.opts.MaxDuration {
 			sg.opts.Log.Warn("segment: timestamp jump, new timeline", "jump", d)
-			if err := sg.Discontinuity(); err != nil {
+			if err := sg.discontinuity(); err != nil {
 				return err
 			}
 		}
@@ -363,7 +419,9 @@ func (sg *Segmenter) begin(au *media.AccessUnit) {
 		}
 		sg.frag.SetShift(shift)
 		sg.newPeriod = false
-		sg.trim, sg.trimFrom = true, ticksToDuration(au.DTS, sg.clock)
+		// The timeline's audio starts where its first key frame is presented, as every
+		// segment's does (see interleaver).
+		sg.trim, sg.trimFrom = true, ticksToDuration(au.DTS+max(au.PTS-au.DTS, 0), sg.clock)
 	} else {
 		sg.trim = false
 	}

@@ -60,8 +60,9 @@ func TestStoreWait(t *testing.T) {
 		t.Fatal("woken before a segment")
 	default:
 	}
-	// The key frame at 1 s ends the first segment: it is stored at once.
-	if err := src.Feed(sg, 150*time.Millisecond); err != nil {
+	// The key frame at 1 s (presented at 1.08 s) ends the first segment: it is stored as soon
+	// as the audio up to its time came too.
+	if err := src.Feed(sg, 250*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	select {
