@@ -71,7 +71,9 @@ func (c *Conn) nextDeadlineLocked(now int64) int64 {
 	next := c.lastRecv + int64(c.cfg.PeerIdleTimeout/1000)
 	next = min(next, c.lastSend+keepAliveInterval)
 	r := &c.rcv
-	if r.ackSeq() != r.lastAckAcked || r.buf.count > 0 || r.bufWasFull {
+	// The ACK tick runs while there is something to acknowledge, or a gap at the head of the
+	// buffer that may become too late; not for packets that merely wait for their time.
+	if r.ackSeq() != r.lastAckAcked || (r.buf.count > 0 && r.buf.at(0) == nil) || r.bufWasFull {
 		next = min(next, r.nextACK)
 	}
 	if !r.loss.empty() {
