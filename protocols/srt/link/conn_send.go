@@ -31,8 +31,10 @@ const (
 	kmRetry   = 500_000 // µs
 	kmRetries = 10
 	// ackTimeoutMin is the floor of the retransmission timeout used when the peer sends no
-	// periodic NAK reports.
+	// periodic NAK reports, and tailRexmitMin when it does (then the timeout only recovers the
+	// packets lost at the tail of a paused stream, which no gap reveals).
 	ackTimeoutMin = 2 * ackInterval
+	tailRexmitMin = 100_000 // µs
 )
 
 // sendState is the sending half of a connection, under Conn.mu.
@@ -340,6 +342,10 @@ func (c *Conn) nextToSendLocked() (*packet, bool) {
 	}
 	if int(wire.SeqDiff(s.sentEnd, s.buf.start)) >= s.flowWindow {
 		return nil, false
+	}
+	if s.sentEnd == s.buf.start {
+		// Nothing was in flight: the ACK timeout counts from this packet.
+		s.lastAckAt, s.rexmitN = c.m.now(), 0
 	}
 	pk := s.buf.get(s.sentEnd)
 	s.sentEnd = wire.SeqAdd(s.sentEnd, 1)

@@ -75,6 +75,21 @@ func startSLT(t testing.TB, args ...string) *slt {
 	return s
 }
 
+// startSLTQuiet runs srt-live-transmit with its output discarded.
+func startSLTQuiet(t testing.TB, args ...string) *slt {
+	t.Helper()
+	requireSLT(t)
+	s := &slt{done: make(chan struct{})}
+	s.cmd = exec.Command("srt-live-transmit", args...)
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start srt-live-transmit: %v", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(s.stop)
+	return s
+}
+
 func (s *slt) stdout() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -11,7 +12,9 @@ import (
 
 // lossyRelay forwards UDP datagrams between one client and a server address, dropping a share
 // of them at random in both directions and holding some back to send after the next one
-// (reordering).
+// (reordering). It starts losing one second after it starts: a libsrt peer begins with a
+// 150 ms periodic NAK interval (its initial RTT estimate) until it has measured the RTT,
+// and the loss tests are about the steady state.
 type lossyRelay struct {
 	front, back *net.UDPConn
 	server      *net.UDPAddr
@@ -23,6 +26,7 @@ type lossyRelay struct {
 	dropped     atomic.Int64
 	reordered   atomic.Int64
 	passed      atomic.Int64
+	lossFrom    time.Time
 }
 
 // newLossyRelay starts a relay to server; it stops when the test ends.
@@ -32,7 +36,7 @@ func newLossyRelay(t testing.TB, server string, loss, reorder float64) *lossyRel
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &lossyRelay{server: sa, loss: loss, reorder: reorder}
+	r := &lossyRelay{server: sa, loss: loss, reorder: reorder, lossFrom: time.Now().Add(relayWarmUp)}
 	if r.front, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +55,9 @@ func newLossyRelay(t testing.TB, server string, loss, reorder float64) *lossyRel
 	t.Cleanup(r.close)
 	return r
 }
+
+// relayWarmUp is how long the relay forwards everything before it starts losing.
+const relayWarmUp = time.Second
 
 // Addr is where the client sends.
 func (r *lossyRelay) Addr() string { return r.front.LocalAddr().String() }
@@ -74,7 +81,7 @@ func (r *lossyRelay) pump(in, out *net.UDPConn, to func() *net.UDPAddr, fromClie
 		}
 		n, from, err := in.ReadFromUDP(buf)
 		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 				if dst := to(); dst != nil && held != nil {
 					_, _ = out.WriteToUDP(held, dst)
 				}
@@ -92,7 +99,11 @@ func (r *lossyRelay) pump(in, out *net.UDPConn, to func() *net.UDPAddr, fromClie
 		if dst == nil {
 			continue
 		}
-		switch x := rng.Float64(); {
+		x := rng.Float64()
+		if time.Now().Before(r.lossFrom) {
+			x = 1
+		}
+		switch {
 		case x < r.loss:
 			r.dropped.Add(1)
 		case x < r.loss+r.reorder && held == nil:
