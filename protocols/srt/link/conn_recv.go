@@ -125,6 +125,9 @@ func (c *Conn) onData(p *packet, now int64, out *outbox) bool {
 	switch gap := wire.SeqDiff(d.Seq, r.next); {
 	case gap > 0:
 		last := wire.SeqAdd(d.Seq, -1)
+		if r.loss.empty() {
+			r.nextNAK = now + c.nakInterval() // the immediate NAK goes now
+		}
 		r.loss.add(r.next, last)
 		c.st.pktRecvLoss += uint64(gap)
 		c.sendNAKLocked(now, out, r.next, last)

@@ -176,6 +176,7 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 	if wire.SeqLess(end, a.LastACKSeq) {
 		return // acknowledges what was never sent: ignore
 	}
+	blocked := int(wire.SeqDiff(s.sentEnd, s.buf.start)) >= s.flowWindow
 	if n := int(wire.SeqDiff(a.LastACKSeq, s.buf.start)); n > 0 {
 		for range n {
 			s.buf.popFront()
@@ -189,9 +190,18 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 			c.lingerDoneLocked()
 		}
 	}
-	if a.Kind == wire.ACKLight {
-		return
+	if a.Kind != wire.ACKLight {
+		c.onFullACKLocked(ctl, &a, now, out)
 	}
+	if blocked && s.sentEnd != s.buf.end() && int(wire.SeqDiff(s.sentEnd, s.buf.start)) < s.flowWindow {
+		c.m.clk.markReady(c) // the flow window was full and has room again
+	}
+}
+
+// onFullACKLocked takes a full or small ACK's flow window and RTT and answers with an ACKACK
+// (at most one per ACK interval, or again for a repeated ACK whose ACKACK was lost).
+func (c *Conn) onFullACKLocked(ctl *wire.Control, a *wire.ACK, now int64, out *outbox) {
+	s := &c.snd
 	s.flowWindow = int(a.AvailBuf)
 	if !c.rttSeen || c.rcv.firstRTT < 0 {
 		// Sending only: the receiver measured the RTT for us.
@@ -208,7 +218,6 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 			c.lastSend = now
 		}
 	}
-	c.m.clk.markReady(c) // the flow window may have opened
 }
 
 // onNAK schedules the reported packets for retransmission; those no longer held are answered
