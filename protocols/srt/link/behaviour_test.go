@@ -169,9 +169,12 @@ func TestSlowReaderDoesNotBlock(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		buf := make([]byte, 1500)
+		_ = receivers[1].SetReadDeadline(time.Now().Add(10 * time.Second))
 		for got < 1000 {
 			if _, err := receivers[1].Read(buf); err != nil {
-				t.Error(err)
+				t.Errorf("after %d: %v", got, err)
+				dumpConn(t, "sender", senders[1])
+				dumpConn(t, "receiver", receivers[1])
 				return
 			}
 			got++

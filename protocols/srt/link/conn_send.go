@@ -181,6 +181,11 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 		for range n {
 			s.buf.popFront()
 		}
+		if a.Kind == wire.ACKLight {
+			// A light ACK carries no free-buffer count: what it acknowledges still sits in
+			// the receiver's buffer until read, so the window shrinks by it (as libsrt).
+			s.flowWindow = max(s.flowWindow-n, 0)
+		}
 		if wire.SeqLess(s.sentEnd, s.buf.start) {
 			s.sentEnd = s.buf.start
 		}

@@ -83,7 +83,7 @@ func startSLTWriter(t testing.TB, w io.Writer, args ...string) *slt {
 	s.cmd = exec.Command("srt-live-transmit", args...)
 	s.cmd.Stdout = w
 	s.cmd.Stderr = lockedWriter{&s.mu, &s.errb}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = childAttr()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start srt-live-transmit: %v", err)
 	}
@@ -103,7 +103,7 @@ func startSLTQuiet(t testing.TB, args ...string) *slt {
 	requireSLT(t)
 	s := &slt{done: make(chan struct{})}
 	s.cmd = exec.Command("srt-live-transmit", args...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = childAttr()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start srt-live-transmit: %v", err)
 	}

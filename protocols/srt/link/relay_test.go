@@ -59,7 +59,7 @@ func newLossyRelay(t testing.TB, server string, loss, reorder float64) *lossyRel
 	r := &lossyRelay{done: make(chan string, 1)}
 	r.cmd = exec.Command(relayBinary(t), "-t", server, "-loss", fmt.Sprint(loss), "-reorder", fmt.Sprint(reorder),
 		"-warmup", relayWarmUp.String(), "-seed", fmt.Sprint(time.Now().UnixNano()))
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r.cmd.SysProcAttr = childAttr()
 	out, err := r.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
