@@ -324,3 +324,53 @@ func TestTailLossRetransmitted(t *testing.T) {
 		t.Fatalf("%d of the 5 unacknowledged packets sent again", rexmits)
 	}
 }
+
+// TestLightACKShrinksWindow: what a light ACK acknowledges still fills the receiver's buffer
+// until read, so it does not free room in the flow window; the next full ACK's free-buffer
+// count does.
+func TestLightACKShrinksWindow(t *testing.T) {
+	l, conns, _ := memPair(t, 1, Config{MaxBW: -1})
+	c := conns[0]
+	m := l.m
+	c.mu.Lock()
+	c.snd.flowWindow = 64
+	c.mu.Unlock()
+	for range 100 {
+		if _, err := c.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := newOutbox(256)
+	now := m.now()
+	c.service(now, out)
+	inFlight := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return int(wire.SeqDiff(c.snd.sentEnd, c.snd.buf.start))
+	}
+	if n := inFlight(); n != 64 {
+		t.Fatalf("%d in flight, want the window's 64", n)
+	}
+	ack := func(kind wire.ACKKind, seq uint32, avail uint32) {
+		h := wire.AppendControlHeader(nil, &wire.Control{Type: wire.CtrlACK, Info: 1, DestSocket: c.id})
+		pk := new(packet)
+		pk.n = copy(pk.buf[:], wire.AppendACK(h, &wire.ACK{Kind: kind, LastACKSeq: seq, AvailBuf: avail}))
+		pk.from = c.peer
+		m.handle(pk, now, newOutbox(8))
+	}
+	c.mu.Lock()
+	start := c.snd.buf.start
+	c.mu.Unlock()
+	ack(wire.ACKLight, wire.SeqAdd(start, 32), 0)
+	out.n = 0
+	c.service(now, out)
+	if n, sent := inFlight(), out.n; n != 32 || sent != 0 {
+		t.Fatalf("after a light ACK of 32: %d in flight and %d more sent, want 32 and none", n, sent)
+	}
+	ack(wire.ACKFull, wire.SeqAdd(start, 32), 64)
+	out.n = 0
+	c.service(now, out)
+	if n := inFlight(); n != 64 {
+		t.Fatalf("after a full ACK with room for 64: %d in flight", n)
+	}
+}
