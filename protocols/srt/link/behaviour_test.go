@@ -23,7 +23,7 @@ func memPair(t *testing.T, n int, cfg Config) (*Listener, []*Conn, *memTransport
 	}
 	tr := &memTransport{}
 	l := newListener(tr, rc, nil)
-	now := int64(1_000_000)
+	now := l.m.now()
 	var conns []*Conn
 	for i := range n {
 		peer := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(5000+i))

@@ -20,7 +20,7 @@ func benchPair(b *testing.B) (*Listener, *Conn, netip.AddrPort) {
 	l := newListener(&memTransport{}, rc, nil)
 	peer := netip.MustParseAddrPort("127.0.0.1:5000")
 	r := &rawPeer{id: 77}
-	now := int64(1_000_000)
+	now := l.m.now()
 	hs := r.conclusion(l.cookie(peer, now/cookieBucket))
 	p := new(packet)
 	p.n = copy(p.buf[:], r.handshake(0, &hs))
