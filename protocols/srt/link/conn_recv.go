@@ -125,6 +125,9 @@ func (c *Conn) onData(p *packet, now int64, out *outbox) bool {
 	switch gap := wire.SeqDiff(d.Seq, r.next); {
 	case gap > 0:
 		last := wire.SeqAdd(d.Seq, -1)
+		if r.loss.empty() {
+			r.nextNAK = now + c.nakInterval() // the immediate NAK goes now
+		}
 		r.loss.add(r.next, last)
 		c.st.pktRecvLoss += uint64(gap)
 		c.sendNAKLocked(now, out, r.next, last)
@@ -184,8 +187,15 @@ func (c *Conn) sendPeriodicNAKLocked(now int64, out *outbox) {
 	c.lastSend = now
 }
 
-// nakInterval is libsrt's live periodic NAK period: (RTT + 4·RTTVar)/2, at least 20 ms.
-func (c *Conn) nakInterval() int64 { return max((c.rtt+4*c.rttVar)/2, minNAKInterval) }
+// nakInterval is libsrt's live periodic NAK period: (RTT + 4·RTTVar)/2, at least 20 ms. Until
+// the first RTT sample it is 20 ms: with libsrt's initial RTT (100 ms, variance 50 ms) it would
+// be 150 ms, and a packet lost early whose first NAK is lost too would miss a 200 ms latency.
+func (c *Conn) nakInterval() int64 {
+	if !c.rttSeen {
+		return minNAKInterval
+	}
+	return max((c.rtt+4*c.rttVar)/2, minNAKInterval)
+}
 
 // sendACKLocked sends a light ACK or, when there is news since the last ACKACK, a full one.
 func (c *Conn) sendACKLocked(now int64, out *outbox, light bool) {

@@ -31,8 +31,10 @@ const (
 	kmRetry   = 500_000 // µs
 	kmRetries = 10
 	// ackTimeoutMin is the floor of the retransmission timeout used when the peer sends no
-	// periodic NAK reports.
+	// periodic NAK reports, and tailRexmitMin when it does (then the timeout only recovers the
+	// packets lost at the tail of a paused stream, which no gap reveals).
 	ackTimeoutMin = 2 * ackInterval
+	tailRexmitMin = 100_000 // µs
 )
 
 // sendState is the sending half of a connection, under Conn.mu.
@@ -174,9 +176,15 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 	if wire.SeqLess(end, a.LastACKSeq) {
 		return // acknowledges what was never sent: ignore
 	}
+	blocked := int(wire.SeqDiff(s.sentEnd, s.buf.start)) >= s.flowWindow
 	if n := int(wire.SeqDiff(a.LastACKSeq, s.buf.start)); n > 0 {
 		for range n {
 			s.buf.popFront()
+		}
+		if a.Kind == wire.ACKLight {
+			// A light ACK carries no free-buffer count: what it acknowledges still sits in
+			// the receiver's buffer until read, so the window shrinks by it (as libsrt).
+			s.flowWindow = max(s.flowWindow-n, 0)
 		}
 		if wire.SeqLess(s.sentEnd, s.buf.start) {
 			s.sentEnd = s.buf.start
@@ -187,9 +195,18 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 			c.lingerDoneLocked()
 		}
 	}
-	if a.Kind == wire.ACKLight {
-		return
+	if a.Kind != wire.ACKLight {
+		c.onFullACKLocked(ctl, &a, now, out)
 	}
+	if blocked && s.sentEnd != s.buf.end() && int(wire.SeqDiff(s.sentEnd, s.buf.start)) < s.flowWindow {
+		c.m.clk.markReady(c) // the flow window was full and has room again
+	}
+}
+
+// onFullACKLocked takes a full or small ACK's flow window and RTT and answers with an ACKACK
+// (at most one per ACK interval, or again for a repeated ACK whose ACKACK was lost).
+func (c *Conn) onFullACKLocked(ctl *wire.Control, a *wire.ACK, now int64, out *outbox) {
+	s := &c.snd
 	s.flowWindow = int(a.AvailBuf)
 	if !c.rttSeen || c.rcv.firstRTT < 0 {
 		// Sending only: the receiver measured the RTT for us.
@@ -206,7 +223,6 @@ func (c *Conn) onACK(ctl *wire.Control, now int64, out *outbox) {
 			c.lastSend = now
 		}
 	}
-	c.m.clk.markReady(c) // the flow window may have opened
 }
 
 // onNAK schedules the reported packets for retransmission; those no longer held are answered
@@ -340,6 +356,10 @@ func (c *Conn) nextToSendLocked() (*packet, bool) {
 	}
 	if int(wire.SeqDiff(s.sentEnd, s.buf.start)) >= s.flowWindow {
 		return nil, false
+	}
+	if s.sentEnd == s.buf.start {
+		// Nothing was in flight: the ACK timeout counts from this packet.
+		s.lastAckAt, s.rexmitN = c.m.now(), 0
 	}
 	pk := s.buf.get(s.sentEnd)
 	s.sentEnd = wire.SeqAdd(s.sentEnd, 1)

@@ -44,9 +44,10 @@ func (c *Conn) service(now int64, out *outbox) (full bool, next int64, broke boo
 	s := &c.snd
 	if s.buf.n > 0 {
 		c.dropTooLateLocked(now)
-		if !c.peerNAK && s.sentEnd != s.buf.start && now >= c.rexmitDeadline() {
-			// Without periodic NAK reports, an ACK timeout resends everything unacknowledged
-			// (libsrt's FASTREXMIT).
+		if s.sentEnd != s.buf.start && now >= c.rexmitDeadline() {
+			// No ACK for a while: resend what is unacknowledged (libsrt's FASTREXMIT). With
+			// periodic NAK reports the peer reports every gap it sees, but not the packets
+			// lost at the tail of a stream that pauses, which only this recovers.
 			c.st.pktSendLoss += uint64(s.loss.add(s.buf.start, wire.SeqAdd(s.sentEnd, -1)))
 			s.rexmitN++
 		}
@@ -61,9 +62,14 @@ func (c *Conn) service(now int64, out *outbox) (full bool, next int64, broke boo
 	return full, c.nextDeadlineLocked(now), false
 }
 
-// rexmitDeadline is when unacknowledged packets are resent for want of an ACK.
+// rexmitDeadline is when unacknowledged packets are resent for want of an ACK; each timeout
+// in a row waits one period longer.
 func (c *Conn) rexmitDeadline() int64 {
-	return c.snd.lastAckAt + (c.snd.rexmitN+1)*max(c.rtt+4*c.rttVar+ackInterval, ackTimeoutMin)
+	period := max(c.rtt+4*c.rttVar+ackInterval, ackTimeoutMin)
+	if c.peerNAK {
+		period = max(period, tailRexmitMin)
+	}
+	return c.snd.lastAckAt + (c.snd.rexmitN+1)*period
 }
 
 // nextDeadlineLocked returns the next time service has something to do.
@@ -71,7 +77,9 @@ func (c *Conn) nextDeadlineLocked(now int64) int64 {
 	next := c.lastRecv + int64(c.cfg.PeerIdleTimeout/1000)
 	next = min(next, c.lastSend+keepAliveInterval)
 	r := &c.rcv
-	if r.ackSeq() != r.lastAckAcked || r.buf.count > 0 || r.bufWasFull {
+	// The ACK tick runs while there is something to acknowledge, or a gap at the head of the
+	// buffer that may become too late; not for packets that merely wait for their time.
+	if r.ackSeq() != r.lastAckAcked || (r.buf.count > 0 && r.buf.at(0) == nil) || r.bufWasFull {
 		next = min(next, r.nextACK)
 	}
 	if !r.loss.empty() {
@@ -80,7 +88,7 @@ func (c *Conn) nextDeadlineLocked(now int64) int64 {
 	s := &c.snd
 	if f := s.buf.front(); f != nil {
 		next = min(next, f.origin+c.sndDropThreshold()+1)
-		if !c.peerNAK && s.sentEnd != s.buf.start {
+		if s.sentEnd != s.buf.start {
 			next = min(next, c.rexmitDeadline())
 		}
 	}

@@ -42,10 +42,10 @@ func TestEncryptedOursToOurs(t *testing.T) {
 			t.Errorf("pbkeylen %d: not encrypted", kl)
 		}
 		for i := range 50 {
-			if _, err := c.Write([]byte(fmt.Sprintf("up %d", i))); err != nil {
+			if _, err := fmt.Fprintf(c, "up %d", i); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Write([]byte(fmt.Sprintf("down %d", i))); err != nil {
+			if _, err := fmt.Fprintf(s, "down %d", i); err != nil {
 				t.Fatal(err)
 			}
 		}

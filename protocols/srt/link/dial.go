@@ -62,7 +62,7 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	}
 	peer := ra.AddrPort()
 	peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
-	m := newMux(tr, rc.Log.With("srt_dial", addr))
+	m := newMux(tr, rc.Log.With("srt_dial", addr), true)
 	d := &dialer{peer: peer, ch: make(chan hsDatagram, 8)}
 	m.mu.Lock()
 	d.id = m.newSocketIDLocked()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -308,5 +309,47 @@ func TestDialContextCancel(t *testing.T) {
 	_, err := Dial(ctx, loopback(udpPort(t)), Config{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestAddressFamilies: an IPv6 listener, and a dual-stack one (":0") reached over IPv4, whose
+// peers arrive as IPv4-mapped addresses and are answered as IPv4.
+func TestAddressFamilies(t *testing.T) {
+	for _, c := range []struct{ listen, dial string }{
+		{"[::1]:0", "[::1]:%d"},
+		{":0", "127.0.0.1:%d"},
+	} {
+		ln, err := Listen(c.listen, Config{}, nil)
+		if err != nil {
+			t.Logf("%s: %v (no IPv6 here?)", c.listen, err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		port := ln.Addr().(*net.UDPAddr).Port
+		conn, err := Dial(ctx, fmt.Sprintf(c.dial, port), Config{StreamID: "family"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.listen, err)
+		}
+		s, req, err := ln.Accept(ctx)
+		if err != nil || req.StreamID() != "family" {
+			t.Fatalf("%s: accept %v %v", c.listen, err, req)
+		}
+		if _, err := conn.Write([]byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 100)
+		if n, err := s.Read(buf); err != nil || string(buf[:n]) != "hello" {
+			t.Fatalf("%s: read %q %v", c.listen, buf[:n], err)
+		}
+		if _, err := s.Write([]byte("back")); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := conn.Read(buf); err != nil || string(buf[:n]) != "back" {
+			t.Fatalf("%s: read back %q %v", c.listen, buf[:n], err)
+		}
+		conn.Close()
+		s.Close()
+		ln.Close()
+		cancel()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -19,7 +20,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if relayDir != "" {
+		_ = os.RemoveAll(relayDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // requireSLT skips the test without srt-live-transmit (libsrt's tool), or fails it under CI.
@@ -56,12 +67,23 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // startSLT runs srt-live-transmit with args; it is stopped when the test ends.
 func startSLT(t testing.TB, args ...string) *slt {
 	t.Helper()
+	s := &slt{}
+	return startSLTWriter(t, lockedWriter{&s.mu, &s.out}, args...)
+}
+
+// startSLTWriter runs srt-live-transmit with its stdout going to w.
+func startSLTWriter(t testing.TB, w io.Writer, args ...string) *slt {
+	t.Helper()
 	requireSLT(t)
 	s := &slt{done: make(chan struct{})}
+	if lw, ok := w.(lockedWriter); ok {
+		lw.mu, lw.b = &s.mu, &s.out
+		w = lw
+	}
 	s.cmd = exec.Command("srt-live-transmit", args...)
-	s.cmd.Stdout = lockedWriter{&s.mu, &s.out}
+	s.cmd.Stdout = w
 	s.cmd.Stderr = lockedWriter{&s.mu, &s.errb}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.SysProcAttr = childAttr()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start srt-live-transmit: %v", err)
 	}
@@ -72,6 +94,21 @@ func startSLT(t testing.TB, args ...string) *slt {
 			t.Logf("srt-live-transmit %v stderr:\n%s", args, s.stderr())
 		}
 	})
+	return s
+}
+
+// startSLTQuiet runs srt-live-transmit with its output discarded.
+func startSLTQuiet(t testing.TB, args ...string) *slt {
+	t.Helper()
+	requireSLT(t)
+	s := &slt{done: make(chan struct{})}
+	s.cmd = exec.Command("srt-live-transmit", args...)
+	s.cmd.SysProcAttr = childAttr()
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start srt-live-transmit: %v", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(s.stop)
 	return s
 }
 
@@ -162,6 +199,9 @@ func pace(ctx context.Context, cs [][]byte, bitrate int, send func([]byte) error
 	return nil
 }
 
+// udpDial opens a UDP socket sending to addr.
+func udpDial(addr string) (net.Conn, error) { return net.Dial("udp", addr) }
+
 // feedUDP sends the chunks to addr as UDP datagrams, paced; it may run on its own goroutine
 // (it reports with t.Error).
 func feedUDP(ctx context.Context, t testing.TB, addr string, cs [][]byte, bitrate int) {
@@ -226,3 +266,19 @@ func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
 
 // discardLog returns a logger that drops everything.
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// dumpConn logs a connection's internal state, for a test that failed.
+func dumpConn(t testing.TB, name string, c *Conn) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, s := &c.rcv, &c.snd
+	first := -1
+	if r.buf.count > 0 {
+		first = r.buf.firstPresent(r.span())
+	}
+	t.Logf("%s: state %d err %v now %d | rcv start %d next %d held %d first-present %d loss %d (first %v) lastAck %d acked %d nextACK %d nextNAK %d | snd start %d sentEnd %d end %d loss %d lastAckAt %d rexmitN %d fw %d nextSendAt %d | rtt %d/%d | clock idx %d due %d ready %v | %+v",
+		name, c.state, c.err, c.m.now(), r.buf.start, r.next, r.buf.count, first, r.loss.len(), r.loss.r[:min(len(r.loss.r), 3)],
+		r.lastAck, r.lastAckAcked, r.nextACK, r.nextNAK, s.buf.start, s.sentEnd, s.buf.end(), s.loss.len(), s.lastAckAt, s.rexmitN,
+		s.flowWindow, s.nextSendAt, c.rtt, c.rttVar, c.hidx, c.clkDue, c.inReady, c.st)
+}

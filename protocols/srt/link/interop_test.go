@@ -155,6 +155,16 @@ func kmQuery(passphrase string, keyLen int) string {
 func checkSLTOutput(t *testing.T, s *slt, c *Conn, all []byte) {
 	t.Helper()
 	waitBytes(t, s, len(all)-8192, 10*time.Second)
+	// Once everything is acknowledged, libsrt still holds the last packets for the latency
+	// before it writes them out; a shutdown before that would discard them.
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Stats().SendBufPkts > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(c.PeerLatency() + 300*time.Millisecond)
+	if t.Failed() || !bytes.Equal(s.stdout(), all[:len(s.stdout())]) {
+		dumpConn(t, "sender", c)
+	}
 	c.Close()
 	s.stop()
 	if got := s.stdout(); !bytes.Equal(got, all) {

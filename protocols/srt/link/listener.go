@@ -103,7 +103,7 @@ func newListener(tr transport, rc resolved, decide func(*Request) Reject) *Liste
 		done:    make(chan struct{}),
 		byPeer:  make(map[peerKey]*Conn),
 	}
-	l.m = newMux(tr, rc.Log.With("srt_listen", tr.localAddr().String()))
+	l.m = newMux(tr, rc.Log.With("srt_listen", tr.localAddr().String()), false)
 	l.m.ln = l
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -297,6 +297,8 @@ func (l *Listener) conclusion(ctl *wire.Control, hs *wire.Handshake, perr error,
 		existing.mu.Unlock()
 		if resp != nil && out.room() > 0 {
 			b := append(out.buf(), resp...)
+			// The caller sets its time base from this timestamp: now, not when first sent.
+			binary.BigEndian.PutUint32(b[8:12], existing.ts(now))
 			out.commit(b, existing.peerUDP, from)
 		}
 		return

@@ -59,12 +59,11 @@ func (l *lossList) add(first, last uint32) int {
 		j++
 	}
 	nr := seqRange{lo, hi}
-	switch {
-	case j == i:
+	if j == i {
 		l.r = append(l.r, seqRange{})
 		copy(l.r[i+1:], l.r[i:])
 		l.r[i] = nr
-	default:
+	} else {
 		l.r[i] = nr
 		l.r = append(l.r[:i+1], l.r[j:]...)
 	}

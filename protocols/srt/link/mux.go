@@ -14,11 +14,15 @@ import (
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
-// Outbox sizes: the read loop answers at most two datagrams per datagram read (an ACKACK or
-// NAK, a light ACK); the clock flushes whenever its outbox fills.
+// Batch sizes of a listener's socket, which serves many connections: the read loop answers
+// at most two datagrams per datagram read (an ACKACK or NAK, a light ACK); the clock flushes
+// whenever its outbox fills. A caller's socket serves one connection and gets smaller ones.
 const (
 	readOutboxSize  = 2 * readBatchSize
 	clockOutboxSize = 64
+
+	callerReadBatch  = 8
+	callerOutboxSize = 16
 )
 
 // mux owns one UDP socket and everything on it: the read loop that demultiplexes datagrams
@@ -39,25 +43,32 @@ type mux struct {
 	done chan struct{}
 	wg   sync.WaitGroup
 
-	rout *outbox // the read loop's
-	cout *outbox // the clock's
+	readBatch int     // datagrams per read
+	rout      *outbox // the read loop's
+	cout      *outbox // the clock's
 
 	dropped atomic.Uint64 // datagrams ignored: malformed, unknown socket, wrong source
 	logMu   sync.Mutex
 	lastLog time.Time
 }
 
-func newMux(tr transport, log *slog.Logger) *mux {
-	return &mux{
-		tr:    tr,
-		log:   log,
-		t0:    time.Now(),
-		conns: make(map[uint32]*Conn),
-		clk:   newClock(),
-		done:  make(chan struct{}),
-		rout:  newOutbox(readOutboxSize),
-		cout:  newOutbox(clockOutboxSize),
+func newMux(tr transport, log *slog.Logger, caller bool) *mux {
+	m := &mux{
+		tr:        tr,
+		log:       log,
+		t0:        time.Now(),
+		conns:     make(map[uint32]*Conn),
+		clk:       newClock(),
+		done:      make(chan struct{}),
+		readBatch: readBatchSize,
+		rout:      newOutbox(readOutboxSize),
+		cout:      newOutbox(clockOutboxSize),
 	}
+	if caller {
+		m.readBatch = callerReadBatch
+		m.rout, m.cout = newOutbox(2*callerReadBatch), newOutbox(callerOutboxSize)
+	}
+	return m
 }
 
 // now returns the mux clock: microseconds since the mux started (monotonic).
@@ -140,7 +151,7 @@ func (m *mux) logLimited(msg string, args ...any) {
 
 func (m *mux) readLoop() {
 	defer m.wg.Done()
-	ps := make([]*packet, readBatchSize)
+	ps := make([]*packet, m.readBatch)
 	for i := range ps {
 		ps[i] = getPacket()
 	}

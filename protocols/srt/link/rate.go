@@ -78,6 +78,7 @@ type capacityProbe struct {
 	samples [probeSamples]int64
 	n, i    int
 	sorted  [probeSamples]int64
+	cached  int64 // pktsPerSec of the samples as they are; 0 when a sample came since
 }
 
 func (p *capacityProbe) arrival(seq uint32, now int64, rexmit bool) {
@@ -94,6 +95,7 @@ func (p *capacityProbe) arrival(seq uint32, now int64, rexmit bool) {
 			p.samples[p.i] = d
 			p.i = (p.i + 1) % probeSamples
 			p.n = min(p.n+1, probeSamples)
+			p.cached = 0
 		}
 		p.at = 0
 	default:
@@ -103,13 +105,14 @@ func (p *capacityProbe) arrival(seq uint32, now int64, rexmit bool) {
 
 // pktsPerSec returns the capacity, packets per second, from the median interval.
 func (p *capacityProbe) pktsPerSec() int64 {
-	if p.n == 0 {
-		return 0
+	if p.n == 0 || p.cached != 0 {
+		return p.cached
 	}
 	s := p.sorted[:p.n]
 	copy(s, p.samples[:p.n])
 	slices.Sort(s)
-	return 1_000_000 / s[len(s)/2]
+	p.cached = 1_000_000 / s[len(s)/2]
+	return p.cached
 }
 
 // Drift tracking (libsrt's DriftTracer): the average of 1000 samples; beyond 5 ms the excess

@@ -1,110 +1,103 @@
 package link
 
 import (
-	"math/rand/v2"
-	"net"
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// lossyRelay forwards UDP datagrams between one client and a server address, dropping a share
-// of them at random in both directions and holding some back to send after the next one
-// (reordering).
-type lossyRelay struct {
-	front, back *net.UDPConn
-	server      *net.UDPAddr
-	loss        float64
-	reorder     float64
-	mu          sync.Mutex
-	client      *net.UDPAddr
-	wg          sync.WaitGroup
-	dropped     atomic.Int64
-	reordered   atomic.Int64
-	passed      atomic.Int64
+// relayWarmUp is how long the relay forwards everything before it starts losing: a libsrt
+// peer begins with a 150 ms periodic NAK interval (its initial RTT estimate) until it has
+// measured the RTT, and the loss tests are about the steady state.
+const relayWarmUp = time.Second
+
+var (
+	relayOnce sync.Once
+	relayDir  string
+	relayBin  string
+	relayErr  error
+)
+
+// relayBinary builds testdata/lossyrelay once per test binary. The relay runs as its own
+// process, without the race detector, so that its work does not slow the stack under test.
+func relayBinary(t testing.TB) string {
+	t.Helper()
+	relayOnce.Do(func() {
+		if relayDir, relayErr = os.MkdirTemp("", "lossyrelay"); relayErr != nil {
+			return
+		}
+		relayBin = filepath.Join(relayDir, "lossyrelay")
+		out, err := exec.Command("go", "build", "-o", relayBin, "./testdata/lossyrelay").CombinedOutput()
+		if err != nil {
+			relayErr = fmt.Errorf("build lossyrelay: %w: %s", err, out)
+		}
+	})
+	if relayErr != nil {
+		t.Fatal(relayErr)
+	}
+	return relayBin
 }
 
-// newLossyRelay starts a relay to server; it stops when the test ends.
+// lossyRelay is a running testdata/lossyrelay between a client and server.
+type lossyRelay struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan string // its last line: the counts
+}
+
+// newLossyRelay starts a relay to server dropping loss and reordering reorder of the
+// datagrams each way; it stops when the test ends.
 func newLossyRelay(t testing.TB, server string, loss, reorder float64) *lossyRelay {
 	t.Helper()
-	sa, err := net.ResolveUDPAddr("udp", server)
+	r := &lossyRelay{done: make(chan string, 1)}
+	r.cmd = exec.Command(relayBinary(t), "-t", server, "-loss", fmt.Sprint(loss), "-reorder", fmt.Sprint(reorder),
+		"-warmup", relayWarmUp.String(), "-seed", fmt.Sprint(time.Now().UnixNano()))
+	r.cmd.SysProcAttr = childAttr()
+	out, err := r.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &lossyRelay{server: sa, loss: loss, reorder: reorder}
-	if r.front, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if r.back, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
-		t.Fatal(err)
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "ready ") {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		t.Fatalf("lossyrelay did not start: %q", lines.Text())
 	}
-	_ = r.front.SetReadBuffer(4 << 20)
-	_ = r.back.SetReadBuffer(4 << 20)
-	r.wg.Add(2)
-	go r.pump(r.front, r.back, func() *net.UDPAddr { return r.server }, true, 1)
-	go r.pump(r.back, r.front, func() *net.UDPAddr {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.client
-	}, false, 2)
-	t.Cleanup(r.close)
+	r.addr = strings.TrimPrefix(lines.Text(), "ready ")
+	go func() {
+		last := ""
+		for lines.Scan() {
+			last = lines.Text()
+		}
+		_ = r.cmd.Wait()
+		r.done <- last
+	}()
+	t.Cleanup(func() { t.Logf("relay: %s", r.stop()) })
 	return r
 }
 
 // Addr is where the client sends.
-func (r *lossyRelay) Addr() string { return r.front.LocalAddr().String() }
+func (r *lossyRelay) Addr() string { return r.addr }
 
-func (r *lossyRelay) close() {
-	_ = r.front.Close()
-	_ = r.back.Close()
-	r.wg.Wait()
-}
-
-func (r *lossyRelay) pump(in, out *net.UDPConn, to func() *net.UDPAddr, fromClient bool, seed uint64) {
-	defer r.wg.Done()
-	rng := rand.New(rand.NewPCG(seed, 42))
-	buf := make([]byte, 2048)
-	var held []byte
-	for {
-		if held != nil {
-			_ = in.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-		} else {
-			_ = in.SetReadDeadline(time.Time{})
-		}
-		n, from, err := in.ReadFromUDP(buf)
-		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				if dst := to(); dst != nil && held != nil {
-					_, _ = out.WriteToUDP(held, dst)
-				}
-				held = nil
-				continue
-			}
-			return
-		}
-		if fromClient {
-			r.mu.Lock()
-			r.client = from
-			r.mu.Unlock()
-		}
-		dst := to()
-		if dst == nil {
-			continue
-		}
-		switch x := rng.Float64(); {
-		case x < r.loss:
-			r.dropped.Add(1)
-		case x < r.loss+r.reorder && held == nil:
-			held = append([]byte(nil), buf[:n]...)
-			r.reordered.Add(1)
-		default:
-			r.passed.Add(1)
-			_, _ = out.WriteToUDP(buf[:n], dst)
-			if held != nil {
-				_, _ = out.WriteToUDP(held, dst)
-				held = nil
-			}
-		}
+// stop ends the relay and returns its counts.
+func (r *lossyRelay) stop() string {
+	_ = r.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case s := <-r.done:
+		r.done <- s
+		return s
+	case <-time.After(3 * time.Second):
+		_ = r.cmd.Process.Kill()
+		return "killed"
 	}
 }

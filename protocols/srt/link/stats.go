@@ -50,5 +50,5 @@ type counters struct {
 	pktSent, byteSent, pktSentUniq, pktRetrans, byteRetrans, pktSendLoss, pktSendDrop, byteSendDrop uint64
 
 	pktRecv, byteRecv, pktRecvUniq, pktRecvRetrans, pktRecvLoss, pktRecvDrop, pktRecvBelated, pktRecvDup uint64
-	pktRecvUndecrypt, pktRecvOverflow, byteRecvBuf                                                       uint64
+	pktRecvUndecrypt, pktRecvOverflow                                                                    uint64
 }

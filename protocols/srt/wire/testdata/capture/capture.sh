@@ -5,7 +5,7 @@ set -u
 cd "$(dirname "$0")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/relay" ./relay
+go build -o "$work/relay" ../../../link/testdata/lossyrelay
 ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i sine=frequency=440 \
   -t 4 -c:v libx264 -b:v 1M -g 25 -c:a aac -f mpegts "$work/in.ts"
 in=$work/in.ts
@@ -24,7 +24,7 @@ sleep 1; stop $l
 # 2. the same through a relay dropping 5 % of datagrams both ways: NAKs, retransmissions.
 srt-live-transmit -q "srt://127.0.0.1:40011?mode=listener&latency=120" file://con >/dev/null 2>&1 &
 l=$!
-"$work/relay" -l 127.0.0.1:40010 -t 127.0.0.1:40011 -loss 0.05 &
+"$work/relay" -l 127.0.0.1:40010 -t 127.0.0.1:40011 -loss 0.05 >/dev/null &
 r=$!; sleep 0.5
 timeout 10 ffmpeg -hide_banner -loglevel error -re -i "$in" -c copy -f mpegts "srt://127.0.0.1:40010?pkt_size=1316&latency=120000"
 sleep 1; stop $l $r
@@ -65,7 +65,7 @@ sleep 1; stop $l
 #    small ACKs, long NAK lists.
 srt-live-transmit -q "srt://127.0.0.1:40061?mode=listener&latency=20" file://con >/dev/null 2>&1 &
 l=$!
-"$work/relay" -l 127.0.0.1:40060 -t 127.0.0.1:40061 -loss 0.03 &
+"$work/relay" -l 127.0.0.1:40060 -t 127.0.0.1:40061 -loss 0.03 >/dev/null &
 r=$!; sleep 0.5
 head -c 30000000 /dev/urandom | timeout 10 srt-live-transmit -q file://con "srt://127.0.0.1:40060?latency=20" >/dev/null 2>&1
 sleep 1; stop $l $r

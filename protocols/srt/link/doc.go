@@ -1,0 +1,69 @@
+// Package link is sluice's own SRT live-mode stack: listeners and callers over UDP, written
+// from the IETF draft "The SRT Protocol" (draft-sharabayko-srt) and libsrt 1.5's documented
+// behaviour, interoperating with libsrt (srt-live-transmit, ffmpeg) in both roles. The packet
+// format is package wire; payload encryption is package crypt.
+//
+// # Supported
+//
+//   - Caller and listener with the HSv5 handshake: induction answered statelessly with a SYN
+//     cookie (a keyed hash of the peer's address and the minute), conclusion with the HSREQ/
+//     HSRSP extension (TSBPD both ways, too-late packet drop, periodic NAK reports, the KK and
+//     R bits), the stream id extension (up to 512 bytes), congestion controller "live", and the
+//     key material extensions. A repeated conclusion is answered again. Each direction's
+//     latency is the larger of both sides' wishes.
+//   - Rejections carry libsrt's reasons (Reject: SRT_REJ_* and the access-control SRT_REJX_*
+//     codes), sent in the handshake type as libsrt does, so a libsrt caller reports them; a
+//     refused Dial returns a *RejectError.
+//   - Encryption: AES-CTR with 16, 24 or 32-byte keys from a passphrase, the caller's keys used
+//     both ways (HSv5's reverse key exchange), key refresh by packet count in both directions
+//     (KMREQ/KMRSP user-defined control packets). As libsrt's enforced encryption, a listener
+//     with a passphrase refuses callers without one (REJ_UNSECURE) or whose key material does
+//     not open (REJ_BADSECRET), and a listener without one refuses encrypting callers.
+//   - Live delivery: one message per packet; receive buffer indexed by sequence number
+//     (31 bits, wrapping); loss list with an immediate NAK on a gap and periodic NAKs; full
+//     ACKs every 10 ms, light ACKs every 64 packets; ACKACK giving RTT and RTT variance; TSBPD
+//     delivery at the negotiated latency with drift tracking; too-late packet drop on both
+//     sides; drop requests sent and honoured; duplicates, belated and undecryptable packets
+//     counted.
+//   - Sending: a send buffer holding only what is unacknowledged, bounded by time (the larger
+//     of the latency and 1 s, plus 20 ms, then dropped with a drop request) and by SendBuffer;
+//     retransmission on NAK and on ACK timeout; pacing at MaxBW, or at the measured input rate
+//     plus 25 % (libsrt's live default); keep-alives after a second of silence; the peer-idle
+//     timeout; shutdown both ways.
+//   - Statistics per connection (Stats), live.
+//
+// # Not supported
+//
+// Rendezvous connections (wave-a-hand and agreement handshakes are ignored), HSv4 callers
+// (refused with REJ_VERSION, and a shutdown since they do not read it), stream/file mode
+// (REJ_MESSAGEAPI), the "file" congestion controller (REJ_CONGESTION), packet filters such as
+// FEC (REJ_FILTER), socket groups and bonding (REJ_GROUP), AES-GCM, messages spanning several
+// packets, and SRT over anything but UDP.
+//
+// # Design
+//
+// A socket is a mux: one UDP socket, one read goroutine and one clock goroutine, whatever the
+// number of connections on it (a listener's accepted connections share its socket; a caller
+// has its own). The read loop reads datagrams in batches with recvmmsg(2), into pooled packet
+// buffers, and dispatches them by destination socket id; the buffer a data packet arrived in
+// is the one that waits in the receive buffer until Read copies the payload out. The clock
+// keeps a heap of its connections by the time each next needs service (ACK and NAK periods,
+// keep-alive, idle timeout, send drops, pacing), with the periodic work of every connection
+// on one 10 ms grid, and sends with sendmmsg(2): what several connections write at the same
+// moment leaves in one system call. Nothing runs per connection except the application's own
+// Read, which sleeps until the head packet's delivery time. The receive and send paths do not
+// allocate per packet (BenchmarkReceivePath, BenchmarkSendPath), and a consumer that stops
+// reading never blocks the read loop: its buffer fills to its cap and the rest is dropped
+// and counted.
+//
+// Batched writes use golang.org/x/net's WriteBatch. Batched reads use recvmmsg through the
+// socket's raw connection on Linux (x/net's ReadBatch allocates an address for every datagram)
+// and one datagram a read elsewhere.
+//
+// Where this stack departs from libsrt 1.5.1, on purpose: the sender also tells the peer about
+// the packets it drops (libsrt does only in answer to a NAK for them); the ACK timeout
+// retransmission stays on with peers that send periodic NAK reports (libsrt turns it off),
+// since nothing else recovers packets lost at the tail of a paused stream; until the first RTT
+// sample the periodic NAK period is 20 ms instead of 150 ms; and a backlogged sender's catch-up
+// on its pacing schedule is capped at 100 ms.
+package link
