@@ -21,7 +21,14 @@ import (
 // under CI (CI=true), where `make test` installs them, a missing binary fails the test instead.
 func RequireFFmpeg(t testing.TB) {
 	t.Helper()
-	for _, bin := range []string{"ffmpeg", "ffprobe"} {
+	RequireTools(t, "ffmpeg", "ffprobe")
+}
+
+// RequireTools skips the test when one of the programs is not on PATH, and fails it in CI
+// (CI set), where make deps installs them all.
+func RequireTools(t testing.TB, bins ...string) {
+	t.Helper()
+	for _, bin := range bins {
 		if _, err := exec.LookPath(bin); err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("%s is not installed; CI must install it (make deps)", bin)

@@ -106,10 +106,16 @@ func (s *syncBuffer) String() string {
 func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
 	t.Helper()
 	full := append([]string{"-hide_banner", "-nostdin", "-loglevel", "warning", "-y"}, args...)
-	p := &ffmpegProc{cmd: exec.Command("ffmpeg", full...), out: &syncBuffer{}, done: make(chan struct{})}
+	return startProcess(t, "ffmpeg", full...)
+}
+
+// startProcess starts bin with args; it is stopped (SIGINT, then SIGKILL) when the test ends.
+func startProcess(t testing.TB, bin string, args ...string) *ffmpegProc {
+	t.Helper()
+	p := &ffmpegProc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start ffmpeg: %v", err)
+		t.Fatalf("start %s: %v", bin, err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
