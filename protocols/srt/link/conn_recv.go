@@ -15,6 +15,15 @@ const (
 	lightACKEvery  = 64     // packets between light ACKs (SELF_CLOCK_INTERVAL)
 	minNAKInterval = 20_000 // µs, floor of the periodic NAK interval
 	ackHistory     = 128    // ACKs remembered to match ACKACKs
+	// lossRounds caps the periodic NAK interval at the latency divided by it (never under
+	// minNAKInterval), so that a lost packet is reported that many times before it is too
+	// late whatever the RTT estimate says: a stall of this process or of the peer enters the
+	// estimate as a long round trip (one 200 ms sample takes (RTT+4·RTTVar)/2 to about
+	// 110 ms), and libsrt's uncapped interval then leaves a 200 ms latency one retry.
+	lossRounds = 4
+	// rxLagMax bounds how long after its time a missing packet waits for a read loop that
+	// lags behind the socket (a stalled process) before it is given up, µs.
+	rxLagMax = 1_000_000
 )
 
 type ackRecord struct {
@@ -187,14 +196,15 @@ func (c *Conn) sendPeriodicNAKLocked(now int64, out *outbox) {
 	c.lastSend = now
 }
 
-// nakInterval is libsrt's live periodic NAK period: (RTT + 4·RTTVar)/2, at least 20 ms. Until
-// the first RTT sample it is 20 ms: with libsrt's initial RTT (100 ms, variance 50 ms) it would
-// be 150 ms, and a packet lost early whose first NAK is lost too would miss a 200 ms latency.
+// nakInterval is libsrt's live periodic NAK period, (RTT + 4·RTTVar)/2 and at least 20 ms,
+// but at most a lossRounds-th of the latency. Until the first RTT sample it is 20 ms: with
+// libsrt's initial RTT (100 ms, variance 50 ms) it would be 150 ms, and a packet lost early
+// whose first NAK is lost too would miss a 200 ms latency.
 func (c *Conn) nakInterval() int64 {
 	if !c.rttSeen {
 		return minNAKInterval
 	}
-	return max((c.rtt+4*c.rttVar)/2, minNAKInterval)
+	return min(max((c.rtt+4*c.rttVar)/2, minNAKInterval), max(c.rcvLatency/lossRounds, minNAKInterval))
 }
 
 // sendACKLocked sends a light ACK or, when there is news since the last ACKACK, a full one.
@@ -313,22 +323,34 @@ func (c *Conn) onDropReq(ctl *wire.Control) {
 }
 
 // tooLateLocked gives up the packets missing at the head of the buffer once the first packet
-// held after them is due (too-late packet drop); it reports whether the head moved.
-func (c *Conn) tooLateLocked(now int64) bool {
+// held after them is due (too-late packet drop); it reports whether the head moved. When the
+// read loop lags behind the socket, a retransmission that arrived in time may still wait
+// there: the drop then waits until the loop has caught up or rxLagMax has passed, and
+// lagUntil says until when (0 otherwise). The lag check does not block.
+func (c *Conn) tooLateLocked(now int64) (moved bool, lagUntil int64) {
 	r := &c.rcv
 	if r.buf.count == 0 || r.buf.at(0) != nil {
-		return false
+		return false, 0
 	}
 	off := r.buf.firstPresent(r.span())
-	if off <= 0 || (!r.flush && now < c.due(r.buf.at(off))) {
-		return false
+	if off <= 0 {
+		return false, 0
+	}
+	if !r.flush {
+		due := c.due(r.buf.at(off))
+		if now < due {
+			return false, 0
+		}
+		if now < due+rxLagMax && c.m.tr.lagging() {
+			return false, due + rxLagMax
+		}
 	}
 	for range off {
 		r.buf.pop()
 	}
 	c.st.pktRecvDrop += uint64(off)
 	r.loss.removeBelow(r.buf.start)
-	return true
+	return true, 0
 }
 
 // Read waits for the next message and copies its payload into p. Messages come in sequence
@@ -345,9 +367,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 			return 0, ErrClosed
 		}
 		now := c.m.now()
-		c.tooLateLocked(now)
+		_, lagUntil := c.tooLateLocked(now)
 		r := &c.rcv
 		wait := int64(-1)
+		lag := false
 		if pk := r.buf.at(0); pk != nil {
 			if r.flush || now >= c.due(pk) {
 				r.buf.pop()
@@ -367,6 +390,8 @@ func (c *Conn) Read(p []byte) (int, error) {
 				return n, nil
 			}
 			wait = c.due(pk) - now
+		} else if lagUntil > 0 {
+			wait, lag = lagUntil-now, true
 		} else if off := r.buf.firstPresent(r.span()); off > 0 {
 			wait = c.due(r.buf.at(off)) - now
 		} else if c.state == stateBroken {
@@ -386,18 +411,30 @@ func (c *Conn) Read(p []byte) (int, error) {
 		}
 		c.rdWaiting = true
 		c.mu.Unlock()
-		c.waitRead(wait)
+		var caughtUp <-chan struct{}
+		if lag {
+			// Wait for the read loop to catch up, unless it did since the check.
+			caughtUp = c.m.lagWait()
+			if !c.m.tr.lagging() {
+				caughtUp, wait = nil, 0
+			}
+		}
+		if wait != 0 {
+			c.waitRead(wait, caughtUp)
+		}
 		c.mu.Lock()
 		c.rdWaiting = false
 	}
 }
 
-// waitRead sleeps until signalled, the connection ends, or wait µs pass (wait < 0: no limit).
-func (c *Conn) waitRead(wait int64) {
+// waitRead sleeps until signalled, the connection ends, caughtUp is closed, or wait µs pass
+// (wait < 0: no limit).
+func (c *Conn) waitRead(wait int64, caughtUp <-chan struct{}) {
 	if wait < 0 {
 		select {
 		case <-c.readWake:
 		case <-c.done:
+		case <-caughtUp:
 		}
 		return
 	}
@@ -410,6 +447,7 @@ func (c *Conn) waitRead(wait int64) {
 	select {
 	case <-c.readWake:
 	case <-c.done:
+	case <-caughtUp:
 	case <-c.readTimer.C:
 	}
 	c.readTimer.Stop()

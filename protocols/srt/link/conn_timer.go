@@ -31,7 +31,7 @@ func (c *Conn) service(now int64, out *outbox) (full bool, next int64, broke boo
 	if now >= r.nextACK {
 		r.rate.roll(now)
 		c.snd.rate.roll(now)
-		if c.tooLateLocked(now) && c.rdWaiting {
+		if moved, _ := c.tooLateLocked(now); moved && c.rdWaiting {
 			c.signalReader()
 		}
 		c.sendACKLocked(now, out, false)
@@ -63,12 +63,15 @@ func (c *Conn) service(now int64, out *outbox) (full bool, next int64, broke boo
 }
 
 // rexmitDeadline is when unacknowledged packets are resent for want of an ACK; each timeout
-// in a row waits one period longer.
+// in a row waits one period longer. The period, RTT + 4·RTTVar + 10 ms, is at most a
+// lossRounds-th of the peer's latency (above its floor), as the periodic NAK interval: an RTT
+// estimate inflated by a stall must not push it past the latency.
 func (c *Conn) rexmitDeadline() int64 {
-	period := max(c.rtt+4*c.rttVar+ackInterval, ackTimeoutMin)
+	floor := int64(ackTimeoutMin)
 	if c.peerNAK {
-		period = max(period, tailRexmitMin)
+		floor = tailRexmitMin
 	}
+	period := min(max(c.rtt+4*c.rttVar+ackInterval, floor), max(c.sndLatency/lossRounds, floor))
 	return c.snd.lastAckAt + (c.snd.rexmitN+1)*period
 }
 

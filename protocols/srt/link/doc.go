@@ -64,6 +64,10 @@
 // the packets it drops (libsrt does only in answer to a NAK for them); the ACK timeout
 // retransmission stays on with peers that send periodic NAK reports (libsrt turns it off),
 // since nothing else recovers packets lost at the tail of a paused stream; until the first RTT
-// sample the periodic NAK period is 20 ms instead of 150 ms; and a backlogged sender's catch-up
-// on its pacing schedule is capped at 100 ms.
+// sample the periodic NAK period is 20 ms instead of 150 ms; the periodic NAK period and the
+// ACK timeout are at most a quarter of the latency, so that an RTT estimate inflated by a
+// stall of either process does not leave a lost packet a single retry; a missing packet is
+// given up as too late only once the read loop has caught up with its socket (or a second
+// after its successor was due), so that a retransmission a stalled process had not read yet
+// is delivered; and a backlogged sender's catch-up on its pacing schedule is capped at 100 ms.
 package link

@@ -272,6 +272,10 @@ func dumpConn(t testing.TB, name string, c *Conn) {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The clock fields are the clock's, under its lock (taken after c.mu, as the stack does).
+	c.m.clk.mu.Lock()
+	hidx, due, ready := c.hidx, c.clkDue, c.inReady
+	c.m.clk.mu.Unlock()
 	r, s := &c.rcv, &c.snd
 	first := -1
 	if r.buf.count > 0 {
@@ -280,5 +284,5 @@ func dumpConn(t testing.TB, name string, c *Conn) {
 	t.Logf("%s: state %d err %v now %d | rcv start %d next %d held %d first-present %d loss %d (first %v) lastAck %d acked %d nextACK %d nextNAK %d | snd start %d sentEnd %d end %d loss %d lastAckAt %d rexmitN %d fw %d nextSendAt %d | rtt %d/%d | clock idx %d due %d ready %v | %+v",
 		name, c.state, c.err, c.m.now(), r.buf.start, r.next, r.buf.count, first, r.loss.len(), r.loss.r[:min(len(r.loss.r), 3)],
 		r.lastAck, r.lastAckAcked, r.nextACK, r.nextNAK, s.buf.start, s.sentEnd, s.buf.end(), s.loss.len(), s.lastAckAt, s.rexmitN,
-		s.flowWindow, s.nextSendAt, c.rtt, c.rttVar, c.hidx, c.clkDue, c.inReady, c.st)
+		s.flowWindow, s.nextSendAt, c.rtt, c.rttVar, hidx, due, ready, c.st)
 }

@@ -18,6 +18,8 @@ func (m *memTransport) writeBatch(o *outbox) error {
 	m.batches.Add(1)
 	return nil
 }
+func (m *memTransport) lagging() bool      { return false }
+func (m *memTransport) setIdleHook(func()) {}
 func (m *memTransport) localAddr() net.Addr {
 	return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}
 }

@@ -47,6 +47,15 @@ type mux struct {
 	rout      *outbox // the read loop's
 	cout      *outbox // the clock's
 
+	// Readers whose too-late drop waits for the read loop to catch up (see Conn.tooLateLocked)
+	// wait on lagCh, closed the next time the loop finds the socket empty.
+	lagMu     sync.Mutex
+	lagCh     chan struct{}
+	lagWanted atomic.Bool
+
+	// nowFunc replaces the clock in tests that drive a mux in virtual time; nil in production.
+	nowFunc func() int64
+
 	dropped atomic.Uint64 // datagrams ignored: malformed, unknown socket, wrong source
 	logMu   sync.Mutex
 	lastLog time.Time
@@ -68,11 +77,44 @@ func newMux(tr transport, log *slog.Logger, caller bool) *mux {
 		m.readBatch = callerReadBatch
 		m.rout, m.cout = newOutbox(2*callerReadBatch), newOutbox(callerOutboxSize)
 	}
+	tr.setIdleHook(m.caughtUp)
 	return m
 }
 
 // now returns the mux clock: microseconds since the mux started (monotonic).
-func (m *mux) now() int64 { return int64(time.Since(m.t0) / time.Microsecond) }
+func (m *mux) now() int64 {
+	if m.nowFunc != nil {
+		return m.nowFunc()
+	}
+	return int64(time.Since(m.t0) / time.Microsecond)
+}
+
+// lagWait returns a channel closed once the read loop next finds the socket empty, with
+// everything it read before handled.
+func (m *mux) lagWait() <-chan struct{} {
+	m.lagMu.Lock()
+	defer m.lagMu.Unlock()
+	if m.lagCh == nil {
+		m.lagCh = make(chan struct{})
+		m.lagWanted.Store(true)
+	}
+	return m.lagCh
+}
+
+// caughtUp runs on the read loop each time it finds the socket empty: it wakes the readers
+// that wait for it.
+func (m *mux) caughtUp() {
+	if !m.lagWanted.Load() {
+		return
+	}
+	m.lagMu.Lock()
+	if m.lagCh != nil {
+		close(m.lagCh)
+		m.lagCh = nil
+	}
+	m.lagWanted.Store(false)
+	m.lagMu.Unlock()
+}
 
 func (m *mux) start() {
 	m.wg.Add(2)

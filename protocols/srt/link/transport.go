@@ -14,6 +14,13 @@ type transport interface {
 	readBatch(ps []*packet) (int, error)
 	// writeBatch sends every message of o.
 	writeBatch(o *outbox) error
+	// lagging reports whether datagrams the socket received may not have been handled yet:
+	// the read loop is busy with a batch, or data came since it last found the socket empty.
+	// It does not block.
+	lagging() bool
+	// setIdleHook sets what the read loop calls, on its own goroutine, each time it finds the
+	// socket empty and waits for data (set before the read loop starts).
+	setIdleHook(fn func())
 	localAddr() net.Addr
 	close() error
 }
@@ -97,6 +104,8 @@ func newUDPTransport(c *net.UDPConn) (*udpTransport, error) {
 const socketBuffer = 4 << 20
 
 func (t *udpTransport) readBatch(ps []*packet) (int, error) { return t.rd.read(ps) }
+func (t *udpTransport) lagging() bool                       { return t.rd.lagging() }
+func (t *udpTransport) setIdleHook(fn func())               { t.rd.setIdleHook(fn) }
 
 func (t *udpTransport) writeBatch(o *outbox) error {
 	ms := o.msgs[:o.n]
@@ -113,7 +122,10 @@ func (t *udpTransport) writeBatch(o *outbox) error {
 func (t *udpTransport) localAddr() net.Addr { return t.c.LocalAddr() }
 func (t *udpTransport) close() error        { return t.c.Close() }
 
-// batchReader reads datagrams into packets.
+// batchReader reads datagrams into packets, and knows whether the socket holds datagrams
+// not handled yet (see transport.lagging).
 type batchReader interface {
 	read(ps []*packet) (int, error)
+	lagging() bool
+	setIdleHook(fn func())
 }

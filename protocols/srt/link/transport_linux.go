@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -16,15 +18,25 @@ import (
 // mmsgReader reads with recvmmsg(2) into the packets' own buffers and decodes the sender's
 // address itself. golang.org/x/net's ReadBatch allocates a net.UDPAddr per datagram; this does
 // not allocate at all.
+//
+// It also tracks whether datagrams may wait unhandled (lagging): reads counts the recvmmsg
+// calls, and idle is set when the last one found the socket empty, so that the loop waits for
+// data with everything it read before handled.
 type mmsgReader struct {
-	rc    syscall.RawConn
-	hs    []mmsghdr
-	iovs  []unix.Iovec
-	names []unix.RawSockaddrInet6
-	want  int
-	n     int
-	errno syscall.Errno
-	fn    func(fd uintptr) bool
+	rc     syscall.RawConn
+	hs     []mmsghdr
+	iovs   []unix.Iovec
+	names  []unix.RawSockaddrInet6
+	want   int
+	n      int
+	errno  syscall.Errno
+	fn     func(fd uintptr) bool
+	reads  atomic.Uint64
+	idle   atomic.Bool
+	onIdle func()
+	inqMu  sync.Mutex       // one lagging query at a time
+	inq    func(fd uintptr) // lagging's SIOCINQ, into inqN
+	inqN   int
 }
 
 // mmsghdr is struct mmsghdr of recvmmsg(2): a msghdr and the length received.
@@ -45,16 +57,53 @@ func newBatchReader(c *net.UDPConn) (batchReader, error) {
 		names: make([]unix.RawSockaddrInet6, readBatchSize),
 	}
 	r.fn = r.recv
+	r.inq = func(fd uintptr) {
+		n, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ)
+		if err != nil {
+			n = 0
+		}
+		r.inqN = n
+	}
 	return r, nil
 }
 
+func (r *mmsgReader) setIdleHook(fn func()) { r.onIdle = fn }
+
 func (r *mmsgReader) recv(fd uintptr) bool {
+	// Not idle from before the call on: what it takes off the socket is not handled yet.
+	r.idle.Store(false)
+	r.reads.Add(1)
 	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&r.hs[0])), uintptr(r.want), 0, 0, 0)
 	if errno == unix.EAGAIN || errno == unix.EINTR {
+		if errno == unix.EAGAIN {
+			r.idle.Store(true)
+			if r.onIdle != nil {
+				r.onIdle()
+			}
+		}
 		return false
 	}
 	r.n, r.errno = int(n), errno
 	return true
+}
+
+// lagging reports whether datagrams may wait unhandled: the loop is not idle, or the socket
+// has received data since (SIOCINQ, the size of the next datagram, is not 0), or a read began
+// while it looked. A socket it cannot query counts as caught up, so that nothing waits on it.
+func (r *mmsgReader) lagging() bool {
+	reads := r.reads.Load()
+	if !r.idle.Load() {
+		return true
+	}
+	r.inqMu.Lock()
+	r.inqN = 0
+	err := r.rc.Control(r.inq)
+	queued := r.inqN != 0
+	r.inqMu.Unlock()
+	if err != nil {
+		return false
+	}
+	return queued || r.reads.Load() != reads
 }
 
 func (r *mmsgReader) read(ps []*packet) (int, error) {

@@ -7,7 +7,9 @@ import (
 	"net/netip"
 )
 
-// udpReader reads one datagram at a time where recvmmsg is not available.
+// udpReader reads one datagram at a time where recvmmsg is not available. It cannot tell
+// whether the socket holds unread datagrams, so it never reports lagging (the too-late drop
+// then does not wait for the read loop).
 type udpReader struct{ c *net.UDPConn }
 
 func newBatchReader(c *net.UDPConn) (batchReader, error) { return udpReader{c}, nil }
@@ -21,3 +23,6 @@ func (r udpReader) read(ps []*packet) (int, error) {
 	p.n, p.from = n, netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 	return 1, nil
 }
+
+func (udpReader) lagging() bool      { return false }
+func (udpReader) setIdleHook(func()) {}
