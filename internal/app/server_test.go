@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -233,20 +234,4 @@ func waitState(t *testing.T, ts *testServer, path, id, want string) {
 }
 
 // freePort returns a port free on TCP and UDP right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p)); err == nil {
-			pc.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
+func freePort(t *testing.T) int { return testutil.FreePort(t) }

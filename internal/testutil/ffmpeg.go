@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/sluicemedia/sluice/internal/procfs"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -159,25 +158,6 @@ func FFprobe(t testing.TB, target string, count bool) Probe {
 		t.Fatalf("ffprobe %s: %v", target, err)
 	}
 	return p
-}
-
-// FreePort returns a port that is free on both TCP and UDP right now.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p)); err == nil {
-			pc.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
 }
 
 // Eventually polls cond every 50 ms until it holds or d passes.

@@ -7,7 +7,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -52,15 +51,7 @@ func (w tWriter) Write(p []byte) (int, error) {
 }
 
 // freePort returns a TCP port that was free a moment ago, for peers that must listen.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t testing.TB) int { return testutil.FreePort(t) }
 
 // startServer runs srv until the test ends, or until stop, and returns its address.
 func startServer(t testing.TB, srv *Server) string {

@@ -8,7 +8,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -456,12 +455,4 @@ func recordRTSP(t testing.TB, url, transport string, seconds int) string {
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t testing.TB) int { return testutil.FreePort(t) }

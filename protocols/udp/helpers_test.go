@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,15 +108,7 @@ func checkSourceTracks(t testing.TB, tracks []media.Track) {
 }
 
 // freeUDPPort returns a UDP port that was free a moment ago.
-func freeUDPPort(t testing.TB) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
+func freeUDPPort(t testing.TB) int { return testutil.FreePort(t) }
 
 // runFFmpeg runs ffmpeg with args until it exits or ctx ends.
 func runFFmpeg(ctx context.Context, t testing.TB, args ...string) error {
