@@ -60,16 +60,8 @@ func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, opts))
 }
 
-// freeUDPPort returns a UDP port that was free a moment ago, for a peer that must listen.
-func freeUDPPort(t testing.TB) int {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
+// freeUDPPort returns a UDP port for a peer that must listen (see testutil.FreePort).
+func freeUDPPort(t testing.TB) int { return testutil.FreePort(t) }
 
 // portOf returns the port of a listening address.
 func portOf(a net.Addr) int { return a.(*net.UDPAddr).Port }
