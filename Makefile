@@ -28,7 +28,7 @@ ffmpeg: ## install ffmpeg when it is missing (apt-get where available)
 run: ffmpeg build ## start the server on the embedded defaults (:8080, data in ./data)
 	./$(BIN) serve
 
-deps: ## install what the tests need: ffmpeg, Chromium, the browser players, MediaInfo, GStreamer, VLC
+deps: ## install what the tests need: ffmpeg, Chromium, the browser players, MediaInfo, GStreamer, VLC, srt-tools
 	@bash scripts/ensure-ffmpeg.sh
 	@bash scripts/ensure-test-deps.sh
 

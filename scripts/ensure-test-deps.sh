@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the playback tests need: Chromium (Debian package), node and npm, and, under
 # testdata/player, hls.js, dashjs and playwright-core from the npm registry (package-lock.json);
-# and the players of the compatibility suite (internal/compat): MediaInfo, GStreamer, VLC.
+# the players of the compatibility suite (internal/compat): MediaInfo, GStreamer, VLC; and libsrt's
+# srt-tools (srt-live-transmit), the SRT tests' reference peer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sudo=""
@@ -57,6 +58,12 @@ else
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   apt_install --no-install-recommends "${missing[@]}"
+fi
+
+# libsrt's own tools (srt-live-transmit): the SRT stack's interop tests and the srt-relay
+# benchmark run them as the reference peer.
+if ! command -v srt-live-transmit >/dev/null 2>&1; then
+  apt_install --no-install-recommends srt-tools
 fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/sluicemedia/sluice/internal/procfs"
-	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -16,23 +15,20 @@ import (
 	"time"
 )
 
-// RequireFFmpeg skips the test when ffmpeg or ffprobe is missing, with a message that says so;
-// under CI (CI=true), where `make test` installs them, a missing binary fails the test instead.
+// RequireFFmpeg fails the test when ffmpeg or ffprobe is missing, with a message that says so
+// (`make test` installs them).
 func RequireFFmpeg(t testing.TB) {
 	t.Helper()
 	RequireTools(t, "ffmpeg", "ffprobe")
 }
 
-// RequireTools skips the test when one of the programs is not on PATH, and fails it in CI
-// (CI set), where make deps installs them all.
+// RequireTools fails the test when one of the programs is not on PATH: `make test` installs them
+// all (make deps), and a test never skips for a missing tool.
 func RequireTools(t testing.TB, bins ...string) {
 	t.Helper()
 	for _, bin := range bins {
 		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed; CI must install it (make deps)", bin)
-			}
-			t.Skipf("%s is not installed: install it (make deps) to run this test", bin)
+			t.Fatalf("%s is not installed: install it (make deps)", bin)
 		}
 	}
 }
