@@ -87,28 +87,7 @@ func (l *lossList) search(seq uint32) int {
 }
 
 // remove deletes seq and reports whether it was a member.
-func (l *lossList) remove(seq uint32) bool {
-	i := l.search(seq)
-	if i == len(l.r) || wire.SeqLess(seq, l.r[i].first) {
-		return false
-	}
-	r := l.r[i]
-	switch {
-	case r.first == seq && r.last == seq:
-		l.r = append(l.r[:i], l.r[i+1:]...)
-	case r.first == seq:
-		l.r[i].first = wire.SeqAdd(seq, 1)
-	case r.last == seq:
-		l.r[i].last = wire.SeqAdd(seq, -1)
-	default:
-		l.r = append(l.r, seqRange{})
-		copy(l.r[i+1:], l.r[i:])
-		l.r[i].last = wire.SeqAdd(seq, -1)
-		l.r[i+1].first = wire.SeqAdd(seq, 1)
-	}
-	l.count--
-	return true
-}
+func (l *lossList) remove(seq uint32) bool { return l.removeRange(seq, seq) > 0 }
 
 // removeBelow deletes every member before seq and returns how many.
 func (l *lossList) removeBelow(seq uint32) int {
