@@ -64,7 +64,7 @@ func runListenerInput(t *testing.T, in []byte, closeAll bool) int {
 					p.from = c.peer
 				}
 			}
-			out.n = 0
+			out.reset()
 			if m.handle(p, now, out) {
 				p = new(packet)
 			}
