@@ -79,10 +79,6 @@ func (o *outbox) commitData(hdr []byte, pl *Payload, to *net.UDPAddr, ap netip.A
 	o.n++
 }
 
-// datagram returns the i-th datagram's bytes: its own buffer for a control packet, the header
-// for a data packet (payload returns the rest).
-func (o *outbox) datagram(i int) []byte { return o.iov[i][0] }
-
 // payload returns the payload of the i-th datagram when it is a data packet, else nil.
 func (o *outbox) payload(i int) []byte {
 	if len(o.msgs[i].Buffers) < 2 {
