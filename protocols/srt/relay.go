@@ -17,18 +17,23 @@ const maxRelayGOP = 32 << 20
 // a receiver costs the server only its SRT sending. (The stream's other readers, players,
 // recordings and restreams, take the demuxed units from the bus as ever.)
 //
+// Each payload is copied once into a shared link.Payload that every receiver's connection
+// sends without a copy of its own (an encrypting one excepted: it needs its own key), and the
+// kept GOP holds those same payloads: fifty receivers joining hold the GOP once, plus a
+// 40-byte header each per packet in flight.
+//
 // A receiver starts at a random access point: at once with the payloads kept since the
 // latest one (the PAT and PMT first), or, when none is kept, at the next one. After a new
 // publisher, every receiver waits for its first random access point. Writes to receivers
-// never block (link.Conn.Write drops the oldest unacknowledged packet of a full send buffer).
+// never block (link.Conn.WriteShared drops the oldest unacknowledged packet of a full send
+// buffer).
 type relay struct {
 	mu      sync.Mutex
 	targets []*relayTarget
 	scan    tsScan
-	gop     [][]byte // payloads since the latest random access point; gop[0] is the PAT and PMT
+	gop     []*link.Payload // since the latest random access point; gop[0] is the PAT and PMT
 	gopSize int
-	gopOK   bool     // gop starts at a random access point and is within maxRelayGOP
-	free    [][]byte // spare payload buffers
+	gopOK   bool // gop starts at a random access point and is within maxRelayGOP
 }
 
 // relayTarget is one receiver.
@@ -94,78 +99,101 @@ func (r *relay) end() {
 	r.dropGOP()
 }
 
-// write passes one payload of the publisher's to every receiver, and keeps it for receivers
-// that join later.
+// write passes one payload of the publisher's (at most link.MaxPayloadSize bytes, as
+// link.Conn.Read gives) to every receiver, and keeps it for receivers that join later.
 func (r *relay) write(p []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rap := r.scan.payload(p)
-	if rap >= 0 {
-		r.dropGOP()
-		r.gopOK = r.scan.psiOK
-		if r.gopOK {
-			r.keep(r.scan.psi())
+	if rap < 0 {
+		pl := shared(p)
+		if pl == nil {
+			return
 		}
-		tail := p[rap*tsPacket:]
 		for _, t := range r.targets {
-			if t.waiting {
-				t.waiting = false
-				if r.scan.psiOK {
-					r.send(t, r.scan.psi())
-				}
-				r.send(t, tail)
-			} else {
-				r.send(t, p)
+			if !t.waiting {
+				r.send(t, pl)
 			}
 		}
-		if r.gopOK {
-			r.keep(tail)
-		}
+		r.keep(pl)
 		return
 	}
+	r.dropGOP()
+	r.gopOK = r.scan.psiOK
+	var psi *link.Payload
+	if r.scan.psiOK {
+		psi = shared(r.scan.psi())
+	}
+	tail := shared(p[rap*tsPacket:])
+	var whole *link.Payload // made when a receiver needs it
+	if rap == 0 && tail != nil {
+		whole = tail
+		whole.Retain()
+	}
 	for _, t := range r.targets {
-		if !t.waiting {
-			r.send(t, p)
+		if t.waiting {
+			t.waiting = false
+			if psi != nil {
+				r.send(t, psi)
+			}
+			r.send(t, tail)
+			continue
 		}
+		if whole == nil {
+			whole = shared(p)
+		}
+		r.send(t, whole)
 	}
-	if r.gopOK {
-		r.keep(p)
+	if psi != nil {
+		r.keep(psi)
 	}
+	r.keep(tail)
+	if whole != nil {
+		whole.Release()
+	}
+}
+
+// shared copies p into a payload for the receivers (nil if it is longer than any payload).
+func shared(p []byte) *link.Payload {
+	pl, err := link.NewPayload(p)
+	if err != nil {
+		return nil
+	}
+	return pl
 }
 
 // send writes p to t; a failed connection is marked and skipped from then on (its session
 // detaches it).
-func (r *relay) send(t *relayTarget, p []byte) {
-	if t.failed {
+func (r *relay) send(t *relayTarget, p *link.Payload) {
+	if t.failed || p == nil {
 		return
 	}
-	if _, err := t.conn.Write(p); err != nil {
+	if _, err := t.conn.WriteShared(p); err != nil {
 		t.failed, t.waiting = true, true
 	}
 }
 
-// keep appends a copy of p to the kept GOP, or gives the GOP up when it grows past its cap.
-func (r *relay) keep(p []byte) {
-	if r.gopSize+len(p) > maxRelayGOP {
-		r.dropGOP()
+// keep adds p, whose reference passes to the relay, to the kept GOP when there is one, or
+// gives it back; past maxRelayGOP the GOP is given up.
+func (r *relay) keep(p *link.Payload) {
+	if p == nil {
 		return
 	}
-	var b []byte
-	if n := len(r.free); n > 0 {
-		b, r.free = r.free[n-1][:0], r.free[:n-1]
-	} else {
-		b = make([]byte, 0, payloadSize)
+	if !r.gopOK || r.gopSize+p.Len() > maxRelayGOP {
+		if r.gopOK {
+			r.dropGOP()
+		}
+		p.Release()
+		return
 	}
-	r.gop = append(r.gop, append(b, p...))
-	r.gopSize += len(p)
+	r.gop = append(r.gop, p)
+	r.gopSize += p.Len()
 }
 
-// dropGOP forgets the kept GOP, keeping its buffers for the next one.
+// dropGOP forgets the kept GOP.
 func (r *relay) dropGOP() {
-	for i, b := range r.gop {
-		if cap(b) == payloadSize {
-			r.free = append(r.free, b)
-		}
+	for i, p := range r.gop {
+		p.Release()
 		r.gop[i] = nil
 	}
 	r.gop, r.gopSize, r.gopOK = r.gop[:0], 0, false

@@ -219,3 +219,106 @@ func checkRelayed(t *testing.T, got, clip []byte) int {
 	t.Fatal("the receiver did not start at a random access point of the source")
 	return 0
 }
+
+// TestRelaySharesPayloads: 50 receivers join a stream whose relay keeps a GOP of about a
+// second. Each receiver is sent the whole GOP and, with a receive buffer of 32 packets and a
+// 10 s latency, holds most of it unacknowledged in the server's send buffer; yet the live
+// payloads do not grow with the receivers: every connection queues the relay's own payloads,
+// a header each. When the receivers and the publisher leave, every payload goes back.
+func TestRelaySharesPayloads(t *testing.T) {
+	const receivers = 50
+	clip := sourceTS(t, 3)
+	ps := payloads(clip)
+	var s tsScan
+	var raps []int
+	for i, p := range ps {
+		if s.payload(p) >= 0 {
+			raps = append(raps, i)
+		}
+	}
+	if len(raps) < 3 {
+		t.Fatalf("%d random access points in the clip", len(raps))
+	}
+	upTo := raps[2]           // sent: everything before the third key frame, the GOP the second's
+	gop := upTo - raps[1] + 1 // its payloads and the PAT and PMT
+	start := link.Buffers()
+	base := takeBaseline()
+	srv, _, stop := startServer(t, Options{})
+	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
+	dial := func(streamID string, latency time.Duration, rcvBuf int) *link.Conn {
+		conf, err := Options{StreamID: streamID, Latency: latency, RecvBuffer: rcvBuf}.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := link.Dial(context.Background(), addr, conf)
+		if err != nil {
+			t.Fatalf("dial %s: %v", streamID, err)
+		}
+		return c
+	}
+	pub := dial("publisher/studio/cam1", 0, 0)
+	for _, p := range ps[:upTo] {
+		if _, err := pub.Write(p); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	// The publisher stays, idle: the relay keeps the GOP. Past the latency everything sent
+	// reached the relay and was acknowledged.
+	eventually(t, 10*time.Second, "the publisher's payloads to be relayed", func() bool {
+		st := pub.Stats()
+		return st.PktSentUniq == uint64(upTo) && st.SendBufPkts == 0
+	})
+	time.Sleep(300 * time.Millisecond)
+	kept := link.Buffers()
+
+	conns := make([]*link.Conn, receivers)
+	for i := range conns {
+		conns[i] = dial("receiver/studio/cam1", 10*time.Second, 32*payloadSize)
+	}
+	eventually(t, 10*time.Second, "every receiver to join", func() bool {
+		list := srv.ActiveStreams()
+		return len(list) == 1 && list[0].Receivers == receivers
+	})
+	// Each server connection sent the receiver's window and holds the rest of the GOP.
+	held := gop - 32
+	var joined link.BufferStats
+	eventually(t, 10*time.Second, "the GOP to be queued for every receiver", func() bool {
+		joined = link.Buffers()
+		return joined.Queued-kept.Queued >= int64(receivers*held*9/10)
+	})
+	payloads, queued := joined.Payloads-kept.Payloads, joined.Queued-kept.Queued
+	t.Logf("GOP %d payloads; before the receivers %d payloads live; with %d receivers %d more payloads and %d more queued packets",
+		gop, kept.Payloads-start.Payloads, receivers, payloads, queued)
+	grown := joined.PayloadBytes + joined.QueuedBytes - kept.PayloadBytes - kept.QueuedBytes
+	perPkt := int64(0)
+	if queued > 0 {
+		perPkt = grown / queued
+	}
+	t.Logf("payload and send-buffer bytes: %d more with %d receivers, %d per queued packet (a copy each would take %d more)",
+		grown, receivers, perPkt, queued*(kept.PayloadBytes/max(kept.Payloads, 1)))
+	if kept.Payloads-start.Payloads < int64(gop) {
+		t.Fatalf("the relay keeps %d payloads, want the GOP's %d", kept.Payloads-start.Payloads, gop)
+	}
+	if payloads > 0 || perPkt > 64 {
+		t.Fatalf("%d receivers added %d live payloads and %d bytes a queued packet, want no payload and a header's bytes (the relay's payloads shared)",
+			receivers, payloads, perPkt)
+	}
+
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	eventually(t, 10*time.Second, "the receivers to be gone", func() bool {
+		list := srv.ActiveStreams()
+		return len(list) == 1 && list[0].Receivers == 0
+	})
+	_ = pub.Close()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "every payload and queued packet to be given back", func() bool {
+		b := link.Buffers()
+		return b.Payloads == start.Payloads && b.Queued == start.Queued
+	})
+	base.check(t)
+}

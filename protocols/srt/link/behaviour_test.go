@@ -126,7 +126,7 @@ func TestSenderDropsTooLate(t *testing.T) {
 	out := newOutbox(readOutboxSize)
 	now := m.now()
 	c.service(now, out) // sends them
-	out.n = 0
+	out.reset()
 	c.service(now+c.sndDropThreshold()+1000, out)
 	var found bool
 	for i := range out.n {
@@ -213,7 +213,7 @@ func TestReceiveOverflowCounted(t *testing.T) {
 			DestSocket: c.id, Payload: make([]byte, 100)}))
 		pk.from = c.peer
 		l.m.handle(pk, l.m.now(), out)
-		out.n = 0
+		out.reset()
 	}
 	if st := c.Stats(); st.RecvBufPkts != 64 || st.PktRecvOverflow != 136 || st.PktRecvDrop != 136 {
 		t.Fatalf("held %d, refused %d (drops %d); want 64 and 136", st.RecvBufPkts, st.PktRecvOverflow, st.PktRecvDrop)
@@ -311,7 +311,7 @@ func TestTailLossRetransmitted(t *testing.T) {
 	out := newOutbox(readOutboxSize)
 	now := c.m.now()
 	c.service(now, out) // sent, and lost: no ACK comes
-	out.n = 0
+	out.reset()
 	c.service(now+tailRexmitMin+c.rtt+4*c.rttVar+ackInterval, out)
 	rexmits := 0
 	for i := range out.n {
@@ -362,13 +362,13 @@ func TestLightACKShrinksWindow(t *testing.T) {
 	start := c.snd.buf.start
 	c.mu.Unlock()
 	ack(wire.ACKLight, wire.SeqAdd(start, 32), 0)
-	out.n = 0
+	out.reset()
 	c.service(now, out)
 	if n, sent := inFlight(), out.n; n != 32 || sent != 0 {
 		t.Fatalf("after a light ACK of 32: %d in flight and %d more sent, want 32 and none", n, sent)
 	}
 	ack(wire.ACKFull, wire.SeqAdd(start, 32), 64)
-	out.n = 0
+	out.reset()
 	c.service(now, out)
 	if n := inFlight(); n != 64 {
 		t.Fatalf("after a full ACK with room for 64: %d in flight", n)

@@ -85,22 +85,42 @@ func (s *sendState) paceRate(maxBW int64) int64 {
 }
 
 // Write sends p as one message. It never blocks: when the send buffer is full the oldest
-// packet is given up (counted as a send drop, and a drop request tells the peer).
+// packet is given up (counted as a send drop, and a drop request tells the peer). p is copied;
+// WriteShared sends a payload many connections share without a copy.
 func (c *Conn) Write(p []byte) (int, error) {
 	if len(p) > c.cfg.PayloadSize {
 		return 0, fmt.Errorf("srt write of %d bytes, payload size %d: %w", len(p), c.cfg.PayloadSize, ErrMessageTooLong)
 	}
-	pk := getPacket()
+	return c.write(newPayload(p))
+}
+
+// WriteShared sends pl as one message, as Write, taking a reference on it for as long as the
+// packet waits for acknowledgement: the same payload written to many connections is held
+// once. The caller keeps its own reference. An encrypting connection sends a copy, encrypted
+// with its own key.
+func (c *Conn) WriteShared(pl *Payload) (int, error) {
+	if pl.n > c.cfg.PayloadSize {
+		return 0, fmt.Errorf("srt write of %d bytes, payload size %d: %w", pl.n, c.cfg.PayloadSize, ErrMessageTooLong)
+	}
+	if c.scrypt != nil {
+		return c.write(newPayload(pl.Bytes()))
+	}
+	pl.Retain()
+	return c.write(pl)
+}
+
+// write queues pl, whose reference it takes over, as the next message.
+func (c *Conn) write(pl *Payload) (int, error) {
 	c.mu.Lock()
 	switch c.state {
 	case stateClosed:
 		c.mu.Unlock()
-		putPacket(pk)
+		pl.Release()
 		return 0, ErrClosed
 	case stateBroken:
 		err := c.err
 		c.mu.Unlock()
-		putPacket(pk)
+		pl.Release()
 		if err == nil || errors.Is(err, io.EOF) {
 			err = ErrPeerClosed
 		}
@@ -114,24 +134,25 @@ func (c *Conn) Write(p []byte) (int, error) {
 	seq := s.buf.end()
 	d := wire.Data{Seq: seq, Position: wire.PosSolo, InOrder: true, MsgNo: s.msgNo, Timestamp: c.ts(now), DestSocket: c.peerID}
 	s.msgNo = wire.MsgNoNext(s.msgNo)
-	payload := pk.buf[wire.HeaderSize : wire.HeaderSize+len(p)]
-	copy(payload, p)
 	if c.scrypt != nil {
-		kk, announce := c.scrypt.Encrypt(seq, payload)
+		// pl is this connection's own copy (Write's, or WriteShared's for an encrypting one).
+		kk, announce := c.scrypt.Encrypt(seq, pl.b[:pl.n])
 		d.Key = wire.KeyIndex(kk)
 		if announce {
 			s.km = c.scrypt.KM(s.km[:0])
 			s.kmNext, s.kmLeft = now, kmRetries
 		}
 	}
-	wire.PutDataHeader(pk.buf[:wire.HeaderSize], &d)
-	pk.n = wire.HeaderSize + len(p)
-	pk.seq, pk.origin = seq, now
-	s.buf.push(pk, len(p))
-	s.inRate.add(now, len(p))
+	n := pl.n
+	pk := s.buf.push()
+	wire.PutDataHeader(pk.hdr[:], &d)
+	pk.seq, pk.pl, pk.origin = seq, pl, now
+	s.buf.bytes += n
+	s.inRate.add(now, n)
 	c.m.clk.markReady(c)
 	c.mu.Unlock()
-	return len(p), nil
+	// pl is not touched past the unlock: an ACK may release the buffer's reference at once.
+	return n, nil
 }
 
 // dropFrontLocked gives up the n oldest unacknowledged packets and queues a drop request.
@@ -145,7 +166,7 @@ func (c *Conn) dropFrontLocked(n int) {
 			msg = f.msgNo()
 		}
 		c.st.pktSendDrop++
-		c.st.byteSendDrop += uint64(f.n - wire.HeaderSize)
+		c.st.byteSendDrop += uint64(f.pl.n)
 		s.buf.popFront()
 	}
 	last := wire.SeqAdd(s.buf.start, -1)
@@ -158,11 +179,6 @@ func (c *Conn) dropFrontLocked(n int) {
 	} else {
 		s.dropFirst, s.dropLast, s.dropMsg, s.dropOK = first, last, msg, true
 	}
-}
-
-// msgNo reads the message number of a data packet in the buffer.
-func (p *packet) msgNo() uint32 {
-	return (uint32(p.buf[4])<<24 | uint32(p.buf[5])<<16 | uint32(p.buf[6])<<8 | uint32(p.buf[7])) & wire.MsgNoMask
 }
 
 // onACK releases what the peer acknowledged and answers a full ACK with an ACKACK.
@@ -309,8 +325,8 @@ func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
 			s.paceIdle = true
 			return false
 		}
-		b := append(out.buf(), pk.buf[:pk.n]...)
-		payload := pk.n - wire.HeaderSize
+		b := append(out.buf(), pk.hdr[:]...)
+		payload := pk.pl.n
 		if rexmit {
 			wire.SetRetransmitted(b)
 			c.st.pktRetrans++
@@ -321,7 +337,7 @@ func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
 		c.st.pktSent++
 		c.st.byteSent += uint64(payload)
 		s.rate.add(payload)
-		out.commit(b, c.peerUDP, c.peer)
+		out.commitData(b, pk.pl, c.peerUDP, c.peer)
 		c.lastSend = now
 		if rate > 0 {
 			// After an idle spell the schedule starts from now (no burst); a backlog keeps
@@ -340,7 +356,7 @@ func (c *Conn) sendLocked(now int64, out *outbox) (full bool) {
 
 // nextToSendLocked picks the next packet: the lowest one to retransmit, else the next one
 // never sent if the flow window allows.
-func (c *Conn) nextToSendLocked() (*packet, bool) {
+func (c *Conn) nextToSendLocked() (*sndPkt, bool) {
 	s := &c.snd
 	for {
 		seq, ok := s.loss.popFirst()
@@ -378,7 +394,7 @@ func (c *Conn) dropTooLateLocked(now int64) {
 	limit := c.sndDropThreshold()
 	n := 0
 	for i := 0; i < s.buf.n; i++ {
-		if now-s.buf.slots[(s.buf.head+i)&(len(s.buf.slots)-1)].origin <= limit {
+		if now-s.buf.at(i).origin <= limit {
 			break
 		}
 		n++

@@ -46,7 +46,13 @@
 // number of connections on it (a listener's accepted connections share its socket; a caller
 // has its own). The read loop reads datagrams in batches with recvmmsg(2), into pooled packet
 // buffers, and dispatches them by destination socket id; the buffer a data packet arrived in
-// is the one that waits in the receive buffer until Read copies the payload out. The clock
+// is the one that waits in the receive buffer until Read copies the payload out. On the send
+// side a payload lives in a pooled, reference-counted Payload: Write copies the message into
+// one, WriteShared queues one the caller made, so that a payload fanned out to many
+// connections is held once (an encrypting connection encrypts a copy of its own). A send-buffer
+// entry is the connection's own header and a reference to the payload, given back when the
+// packet is acknowledged or dropped; each datagram leaves as two pieces, header and payload
+// (two iovecs of sendmmsg), first sendings and retransmissions alike. The clock
 // keeps a heap of its connections by the time each next needs service (ACK and NAK periods,
 // keep-alive, idle timeout, send drops, pacing), with the periodic work of every connection
 // on one 10 ms grid, and sends with sendmmsg(2): what several connections write at the same

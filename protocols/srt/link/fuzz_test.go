@@ -45,6 +45,8 @@ func runListenerInput(t *testing.T, in []byte, closeAll bool) int {
 		now := int64(1_000_000)
 		p := new(packet)
 		out := newOutbox(readOutboxSize)
+		payloadsBefore, queuedBefore := livePayloads.Load(), liveQueued.Load()
+		var written uint64
 		for records := 0; len(in) >= 4 && records < maxFuzzRecords; records++ {
 			flags, step, n := in[0], in[1], int(binary.BigEndian.Uint16(in[2:4]))
 			in = in[4:]
@@ -64,9 +66,20 @@ func runListenerInput(t *testing.T, in []byte, closeAll bool) int {
 					p.from = c.peer
 				}
 			}
-			out.n = 0
+			checkSharedOut(t, out)
+			out.reset()
 			if m.handle(p, now, out) {
 				p = new(packet)
+			}
+			// One shared payload for every connection, so that the input's ACKs, NAKs, drop
+			// requests and shutdowns work on references.
+			if cs := conns(m); len(cs) > 0 {
+				pl := newPayload(fuzzPayload(written))
+				written++
+				for _, c := range cs {
+					_, _ = c.WriteShared(pl)
+				}
+				pl.Release()
 			}
 			for _, c := range conns(m) {
 				_, _, broke := c.service(now, out)
@@ -88,8 +101,44 @@ func runListenerInput(t *testing.T, in []byte, closeAll bool) int {
 				c.rcv.buf.release()
 				c.mu.Unlock()
 			}
+			checkSharedOut(t, out)
+			out.reset()
+			if pl, q := livePayloads.Load()-payloadsBefore, liveQueued.Load()-queuedBefore; pl != 0 || q != 0 {
+				t.Fatalf("after every connection ended: %d payloads and %d queued packets still live", pl, q)
+			}
 		}
 		return most
+	}
+}
+
+// fuzzPayload is the k-th payload the harness writes: k in its first 8 bytes, then 8 to 39
+// bytes of k's low byte, so that a payload changed while a datagram refers to it shows.
+func fuzzPayload(k uint64) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 48), k)
+	for range 8 + k%32 {
+		b = append(b, byte(k))
+	}
+	return b
+}
+
+// checkSharedOut fails unless every data datagram in out refers to a payload the outbox holds
+// a reference on, with the bytes fuzzPayload made.
+func checkSharedOut(t *testing.T, out *outbox) {
+	for i := range out.n {
+		pl := out.held[i]
+		if pl == nil {
+			continue
+		}
+		b := out.payload(i)
+		if pl.refs.Load() < 1 || len(b) < 16 || &b[0] != &pl.b[0] {
+			t.Fatalf("datagram %d: payload of %d bytes with %d references", i, len(b), pl.refs.Load())
+		}
+		k := binary.BigEndian.Uint64(b)
+		for _, x := range b[8:] {
+			if x != byte(k) || len(b) != int(16+k%32) {
+				t.Fatalf("datagram %d: payload %d changed: % x", i, k, b)
+			}
+		}
 	}
 }
 

@@ -155,7 +155,7 @@ func (s *simLink) answer() {
 			}
 		}
 	}
-	s.out.n = 0
+	s.out.reset()
 }
 
 // checkAll fails unless Read returned the messages 0 to n-1, in order, and nothing was dropped.
@@ -219,7 +219,7 @@ func TestTailRexmitAfterStall(t *testing.T) {
 	out := newOutbox(readOutboxSize)
 	now := c.m.now()
 	c.service(now, out) // sent, and lost: no ACK comes
-	out.n = 0
+	out.reset()
 	at := now + max(c.sndLatency/lossRounds, tailRexmitMin) + 1000
 	c.service(at, out)
 	rexmits := 0

@@ -28,22 +28,27 @@ type transport interface {
 // readBatchSize is how many datagrams one read takes at most (recvmmsg vlen).
 const readBatchSize = 32
 
-// outbox is a batch of datagrams to send, in buffers it owns: what a mux's read loop or clock
-// builds during one round and sends with one sendmmsg.
+// outbox is a batch of datagrams to send: what a mux's read loop or clock builds during one
+// round and sends with one sendmmsg. A control packet is built in a buffer the outbox owns; a
+// data packet is two pieces, its header in such a buffer and its payload where it lies (a
+// Payload, maybe shared with other connections, on which the outbox holds a reference until
+// the batch is sent).
 type outbox struct {
 	bufs  [][bufSize]byte
-	iov   [][1][]byte
+	iov   [][2][]byte
 	msgs  []ipv4.Message // ipv4.Message and ipv6.Message are both socket.Message
 	peers []netip.AddrPort
+	held  []*Payload
 	n     int
 }
 
 func newOutbox(size int) *outbox {
 	o := &outbox{
 		bufs:  make([][bufSize]byte, size),
-		iov:   make([][1][]byte, size),
+		iov:   make([][2][]byte, size),
 		msgs:  make([]ipv4.Message, size),
 		peers: make([]netip.AddrPort, size),
+		held:  make([]*Payload, size),
 	}
 	return o
 }
@@ -58,9 +63,28 @@ func (o *outbox) buf() []byte { return o.bufs[o.n][:0] }
 // commit adds the datagram b (built in buf's storage) for to.
 func (o *outbox) commit(b []byte, to *net.UDPAddr, ap netip.AddrPort) {
 	o.iov[o.n][0] = b
-	o.msgs[o.n] = ipv4.Message{Buffers: o.iov[o.n][:], Addr: to}
+	o.msgs[o.n] = ipv4.Message{Buffers: o.iov[o.n][:1], Addr: to}
 	o.peers[o.n] = ap
 	o.n++
+}
+
+// commitData adds a data packet for to: hdr (built in buf's storage) and pl's bytes, on which
+// it takes a reference until the flush.
+func (o *outbox) commitData(hdr []byte, pl *Payload, to *net.UDPAddr, ap netip.AddrPort) {
+	pl.Retain()
+	o.held[o.n] = pl
+	o.iov[o.n][0], o.iov[o.n][1] = hdr, pl.b[:pl.n]
+	o.msgs[o.n] = ipv4.Message{Buffers: o.iov[o.n][:2], Addr: to}
+	o.peers[o.n] = ap
+	o.n++
+}
+
+// payload returns the payload of the i-th datagram when it is a data packet, else nil.
+func (o *outbox) payload(i int) []byte {
+	if len(o.msgs[i].Buffers) < 2 {
+		return nil
+	}
+	return o.iov[i][1]
 }
 
 // flush sends what the outbox holds and empties it.
@@ -69,8 +93,20 @@ func (o *outbox) flush(tr transport) error {
 		return nil
 	}
 	err := tr.writeBatch(o)
-	o.n = 0
+	o.reset()
 	return err
+}
+
+// reset empties the outbox without sending, giving back its payload references.
+func (o *outbox) reset() {
+	for i := range o.n {
+		if pl := o.held[i]; pl != nil {
+			o.held[i] = nil
+			pl.Release()
+		}
+		o.iov[i][1] = nil
+	}
+	o.n = 0
 }
 
 // udpTransport is a UDP socket with batched reads and writes.
