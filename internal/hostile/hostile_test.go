@@ -1,0 +1,20 @@
+package hostile
+
+import (
+	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+)
+
+// TestHostile runs every case, one after another, each against its own server.
+func TestHostile(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"rtmp-amplification", testRTMPAmplification},
+	} {
+		t.Run(c.name, c.run)
+	}
+}

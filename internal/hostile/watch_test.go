@@ -1,0 +1,192 @@
+package hostile
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// What every case asserts while it attacks, and how it measures it.
+const (
+	// probeEvery is the pause between two probe requests.
+	probeEvery = 100 * time.Millisecond
+	// probeBound is the slowest answer to a normal API call allowed during an attack (issue 13).
+	probeBound = 100 * time.Millisecond
+	// probeTimeout gives up on one probe request (counted as a failure).
+	probeTimeout = 5 * time.Second
+	// sampleEvery is the pause between two readings of the server's RSS.
+	sampleEvery = 100 * time.Millisecond
+	// minProbes is the fewest probe answers a case needs for its slowest answer to mean
+	// anything: one second of attack.
+	minProbes = 10
+
+	// gcFactor: with GOGC=100 and no memory limit, the Go heap may grow to twice what is live
+	// before the collector runs, so the RSS a live budget costs is counted twice.
+	gcFactor = 2
+	// runtimeSlack is what the Go runtime of a busy server may add to the baseline whatever is
+	// held: goroutine stacks, OS threads (a few per core plus one per blocking system call),
+	// allocator and collector metadata, the probe's connections.
+	runtimeSlack = 32 << 20
+	// connBytes is the most one idle or half-sent TCP connection may cost the server: net/http
+	// or a protocol's read buffer (up to 16 KiB), a write buffer (4 KiB), a goroutine stack
+	// (8 to 32 KiB) and the connection's own state.
+	connBytes = 64 << 10
+)
+
+// bound is a case's RSS bound above its baseline, with the reason for the figure.
+type bound struct {
+	bytes int64
+	why   string
+}
+
+// budget is the bound for a documented live budget of live bytes: counted gcFactor times,
+// plus runtimeSlack.
+func budget(live int64, why string) bound {
+	return bound{bytes: gcFactor*live + runtimeSlack, why: why}
+}
+
+// figures is what the probe and the sampler measured during one attack.
+type figures struct {
+	baseline, peak int64         // RSS before the attack, highest RSS seen (samples and VmHWM)
+	samples        int           // RSS readings taken
+	probes         int           // probe answers (200 OK)
+	slowest        time.Duration // the slowest of them
+	median         time.Duration
+	failures       []string // probe requests that failed or answered another status
+	took           time.Duration
+}
+
+// watch runs a probe and an RSS sampler against the server until stop is called.
+type watch struct {
+	s     *server
+	start time.Time
+	done  chan struct{}
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	f       figures
+	answers []time.Duration
+}
+
+// watch reads the server's RSS as the baseline, then starts the probe and the sampler.
+func (s *server) watch() *watch {
+	s.t.Helper()
+	st, err := s.rss()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	w := &watch{s: s, start: time.Now(), done: make(chan struct{})}
+	w.f.baseline, w.f.peak = st.RSS, st.RSS
+	w.wg.Go(w.probe)
+	w.wg.Go(w.sample)
+	return w
+}
+
+// probe makes the normal request every probeEvery, each on a new connection from 127.0.0.1,
+// and records how long it took.
+func (w *watch) probe() {
+	client := &http.Client{Timeout: probeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	tick := time.NewTicker(probeEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-tick.C:
+		}
+		req, _ := http.NewRequest(http.MethodPost, w.s.base+"/api/vod/getAll", strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-access-token", w.s.token)
+		t0 := time.Now()
+		resp, err := client.Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		d := time.Since(t0)
+		w.mu.Lock()
+		switch {
+		case err != nil:
+			w.f.failures = append(w.f.failures, fmt.Sprintf("%v after %v", err, d.Round(time.Millisecond)))
+		case resp.StatusCode != http.StatusOK:
+			w.f.failures = append(w.f.failures, fmt.Sprintf("%s after %v", resp.Status, d.Round(time.Millisecond)))
+		default:
+			w.answers = append(w.answers, d)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// sample reads the server's RSS every sampleEvery.
+func (w *watch) sample() {
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-tick.C:
+		}
+		st, err := w.s.rss()
+		if err != nil {
+			return // the server ended: alive() reports it
+		}
+		w.mu.Lock()
+		w.f.samples++
+		w.f.peak = max(w.f.peak, st.RSS)
+		w.mu.Unlock()
+	}
+}
+
+// stop ends the probe and the sampler and returns their figures. The peak includes the
+// kernel's high-water mark (VmHWM), so that a peak between two samples is not missed.
+func (w *watch) stop() figures {
+	close(w.done)
+	w.wg.Wait()
+	w.f.took = time.Since(w.start)
+	if st, err := w.s.rss(); err == nil {
+		w.f.peak = max(w.f.peak, st.HWM, st.RSS)
+	}
+	w.f.probes = len(w.answers)
+	for _, d := range w.answers {
+		w.f.slowest = max(w.f.slowest, d)
+	}
+	if n := len(w.answers); n > 0 {
+		sorted := slices.Clone(w.answers)
+		slices.Sort(sorted)
+		w.f.median = sorted[n/2]
+	}
+	return w.f
+}
+
+// check logs the figures and asserts the case's RSS bound and the probe's: the server is
+// alive, peak RSS ≤ baseline + b, every probe answered 200 and the slowest within probeBound.
+func (f figures) check(t *testing.T, s *server, b bound) {
+	t.Helper()
+	limit := f.baseline + b.bytes
+	t.Logf("figures: attack %v; RSS baseline %.1f MiB, peak %.1f MiB (+%.1f MiB), bound %.1f MiB (+%.1f MiB: %s), %d samples; "+
+		"probe: %d answers, median %v, slowest %v (bound %v), %d failed",
+		f.took.Round(time.Millisecond), mb(f.baseline), mb(f.peak), mb(f.peak-f.baseline), mb(limit), mb(b.bytes), b.why, f.samples,
+		f.probes, f.median.Round(100*time.Microsecond), f.slowest.Round(100*time.Microsecond), probeBound, len(f.failures))
+	s.alive()
+	if f.peak > limit {
+		t.Errorf("peak RSS %.1f MiB over the bound %.1f MiB (baseline %.1f MiB + %.1f MiB)", mb(f.peak), mb(limit), mb(f.baseline), mb(b.bytes))
+	}
+	if len(f.failures) > 0 {
+		t.Errorf("%d probe requests failed during the attack: %q", len(f.failures), f.failures[:min(5, len(f.failures))])
+	}
+	if f.probes < minProbes {
+		t.Errorf("only %d probe answers during the attack, want at least %d", f.probes, minProbes)
+	}
+	if f.slowest > probeBound {
+		t.Errorf("the slowest probe answer took %v, over %v", f.slowest, probeBound)
+	}
+}
+
+// mb is bytes in MiB.
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
