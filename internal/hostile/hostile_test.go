@@ -14,6 +14,8 @@ func TestHostile(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"rtmp-amplification", testRTMPAmplification},
+		{"player-window-bytes", testPlayerWindowBytes},
+		{"http-connections", testHTTPConnections},
 	} {
 		t.Run(c.name, c.run)
 	}

@@ -148,3 +148,29 @@ func get(url string) (int, string) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, string(b)
 }
+
+// player is a player record the proof after an attack uses.
+type player struct {
+	id, input string
+	port      int // vod_port
+	inPort    int // its listen input's port, if any
+}
+
+// rtmpPlayer creates a player fed by an RTMP listen input.
+func (s *server) rtmpPlayer(name string) player {
+	s.t.Helper()
+	var in int
+	id, port := s.createOnPort("vod", func(p int) map[string]any {
+		in = testutil.FreePort(s.t)
+		return playerBody(name, p, listenInput("INPUT_TYPE_RTMP_LISTEN", in, "TCP"))
+	})
+	s.waitState("vod", id, "waiting", 10*time.Second)
+	return player{id: id, input: "INPUT_TYPE_RTMP_LISTEN", port: port, inPort: in}
+}
+
+// prove publishes to the player's RTMP listen input and plays the player.
+func (p player) prove(t *testing.T) {
+	t.Helper()
+	publish(t, rtmpOut(p.inPort, "after")...)
+	playHLS(t, p.id, p.port)
+}
