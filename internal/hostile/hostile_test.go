@@ -16,6 +16,7 @@ func TestHostile(t *testing.T) {
 		{"rtmp-amplification", testRTMPAmplification},
 		{"player-window-bytes", testPlayerWindowBytes},
 		{"http-connections", testHTTPConnections},
+		{"login", testLogin},
 	} {
 		t.Run(c.name, c.run)
 	}

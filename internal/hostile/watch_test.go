@@ -1,9 +1,12 @@
 package hostile
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -55,10 +58,24 @@ type figures struct {
 	baseline, peak int64         // RSS before the attack, highest RSS seen (samples and VmHWM)
 	samples        int           // RSS readings taken
 	probes         int           // probe answers (200 OK)
-	slowest        time.Duration // the slowest of them
-	median         time.Duration
-	failures       []string // probe requests that failed or answered another status
+	judged         int           // those not put down to CPU starvation
+	slowest        time.Duration // the slowest judged answer
+	median         time.Duration // of every answer
+	starved        []answer      // the answers put down to CPU starvation, slowest first
+	failures       []string      // probe requests that failed or answered another status
 	took           time.Duration
+	worst          []answer // the slowest three answers
+	load           string   // the machine's load average at the end
+}
+
+// loadAvg is the machine's load average (1, 5 and 15 minutes), to read the figures against.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // watch runs a probe and an RSS sampler against the server until stop is called.
@@ -70,7 +87,25 @@ type watch struct {
 
 	mu      sync.Mutex
 	f       figures
-	answers []time.Duration
+	answers []answer
+}
+
+// answer is one probe answer: when it was sent (after the watch started), how long it took,
+// and when (after it was sent) its connection was up, its request written and the first byte
+// of the answer read.
+// It also has the share of the machine's CPU time that was busy meanwhile, the share the
+// server used, and whether it was slow for want of a CPU (see starvedBusy).
+type answer struct {
+	at, took              time.Duration
+	connect, wrote, first time.Duration
+	busy, server          float64
+	starved               bool
+}
+
+func (a answer) String() string {
+	return fmt.Sprintf("%v at +%v (connected %v, written %v, first byte %v; CPUs %.0f%% busy, %.0f%% by the server)",
+		a.took.Round(100*time.Microsecond), a.at.Round(time.Millisecond), a.connect.Round(100*time.Microsecond),
+		a.wrote.Round(100*time.Microsecond), a.first.Round(100*time.Microsecond), 100*a.busy, 100*a.server)
 }
 
 // watch reads the server's RSS as the baseline, then starts the probe and the sampler.
@@ -102,21 +137,32 @@ func (w *watch) probe() {
 		req, _ := http.NewRequest(http.MethodPost, w.s.base+"/api/vod/getAll", strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("x-access-token", w.s.token)
+		var a answer
+		m0 := w.s.mark()
 		t0 := time.Now()
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			ConnectDone:          func(string, string, error) { a.connect = time.Since(t0) },
+			WroteRequest:         func(httptrace.WroteRequestInfo) { a.wrote = time.Since(t0) },
+			GotFirstResponseByte: func() { a.first = time.Since(t0) },
+		}))
 		resp, err := client.Do(req)
 		if err == nil {
 			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		d := time.Since(t0)
+		a.at, a.took = t0.Sub(w.start), time.Since(t0)
+		if busy, server, ok := shares(m0, w.s.mark()); ok {
+			a.busy, a.server = busy, server
+			a.starved = a.took > probeBound && busy >= starvedBusy && server <= starvedServerShare
+		}
 		w.mu.Lock()
 		switch {
 		case err != nil:
-			w.f.failures = append(w.f.failures, fmt.Sprintf("%v after %v", err, d.Round(time.Millisecond)))
+			w.f.failures = append(w.f.failures, fmt.Sprintf("%v after %v", err, a.took.Round(time.Millisecond)))
 		case resp.StatusCode != http.StatusOK:
-			w.f.failures = append(w.f.failures, fmt.Sprintf("%s after %v", resp.Status, d.Round(time.Millisecond)))
+			w.f.failures = append(w.f.failures, fmt.Sprintf("%s after %v", resp.Status, a.took.Round(time.Millisecond)))
 		default:
-			w.answers = append(w.answers, d)
+			w.answers = append(w.answers, a)
 		}
 		w.mu.Unlock()
 	}
@@ -153,14 +199,21 @@ func (w *watch) stop() figures {
 		w.f.peak = max(w.f.peak, st.HWM, st.RSS)
 	}
 	w.f.probes = len(w.answers)
-	for _, d := range w.answers {
-		w.f.slowest = max(w.f.slowest, d)
-	}
 	if n := len(w.answers); n > 0 {
 		sorted := slices.Clone(w.answers)
-		slices.Sort(sorted)
-		w.f.median = sorted[n/2]
+		slices.SortFunc(sorted, func(a, b answer) int { return cmp.Compare(b.took, a.took) })
+		w.f.median = sorted[n/2].took
+		w.f.worst = sorted[:min(3, n)]
+		for _, a := range sorted {
+			if a.starved {
+				w.f.starved = append(w.f.starved, a)
+			} else {
+				w.f.judged++
+				w.f.slowest = max(w.f.slowest, a.took)
+			}
+		}
 	}
+	w.f.load = loadAvg()
 	return w.f
 }
 
@@ -170,9 +223,10 @@ func (f figures) check(t *testing.T, s *server, b bound) {
 	t.Helper()
 	limit := f.baseline + b.bytes
 	t.Logf("figures: attack %v; RSS baseline %.1f MiB, peak %.1f MiB (+%.1f MiB), bound %.1f MiB (+%.1f MiB: %s), %d samples; "+
-		"probe: %d answers, median %v, slowest %v (bound %v), %d failed",
+		"probe: %d answers, median %v, slowest %v (bound %v), %d failed, %d slow for want of a CPU; slowest three: %v; load average %s",
 		f.took.Round(time.Millisecond), mb(f.baseline), mb(f.peak), mb(f.peak-f.baseline), mb(limit), mb(b.bytes), b.why, f.samples,
-		f.probes, f.median.Round(100*time.Microsecond), f.slowest.Round(100*time.Microsecond), probeBound, len(f.failures))
+		f.probes, f.median.Round(100*time.Microsecond), f.slowest.Round(100*time.Microsecond), probeBound, len(f.failures),
+		len(f.starved), f.worst, f.load)
 	s.alive()
 	if f.peak > limit {
 		t.Errorf("peak RSS %.1f MiB over the bound %.1f MiB (baseline %.1f MiB + %.1f MiB)", mb(f.peak), mb(limit), mb(f.baseline), mb(b.bytes))
@@ -180,11 +234,11 @@ func (f figures) check(t *testing.T, s *server, b bound) {
 	if len(f.failures) > 0 {
 		t.Errorf("%d probe requests failed during the attack: %q", len(f.failures), f.failures[:min(5, len(f.failures))])
 	}
-	if f.probes < minProbes {
-		t.Errorf("only %d probe answers during the attack, want at least %d", f.probes, minProbes)
+	if f.judged < minProbes {
+		t.Errorf("only %d probe answers during the attack that CPU starvation does not explain, want at least %d", f.judged, minProbes)
 	}
 	if f.slowest > probeBound {
-		t.Errorf("the slowest probe answer took %v, over %v", f.slowest, probeBound)
+		t.Errorf("the slowest probe answer took %v, over %v, while CPUs were free or the server used over half of them", f.slowest, probeBound)
 	}
 }
 
