@@ -27,9 +27,10 @@ const (
 	clockTick = 10 * time.Millisecond
 )
 
-// cpuMark is a reading of the machine's CPU time (busy and total, over every CPU) and the
-// server's.
+// cpuMark is a reading, at a time, of the machine's CPU time (busy and total, over every CPU)
+// and the server's (its own and its children's: the ffmpeg it runs is its work too).
 type cpuMark struct {
+	at                  time.Time
 	busy, total, server time.Duration
 	ok                  bool
 }
@@ -40,12 +41,58 @@ func (s *server) mark() cpuMark {
 	if !ok {
 		return cpuMark{}
 	}
-	st, err := procfs.ReadStat(s.pid)
-	if err != nil {
-		return cpuMark{}
-	}
-	m.server = st.CPU
+	m.at = time.Now()
+	m.server, m.ok = treeCPU(s.pid)
 	return m
+}
+
+// treeCPU is the CPU time of pid and every process below it: the user and system time of each,
+// and of its children it has reaped (cutime, cstime), so that a child that ends between two
+// readings is still counted.
+func treeCPU(pid int) (time.Duration, bool) {
+	pids, err := procfs.Descendants([]int{pid})
+	if err != nil || len(pids) == 0 {
+		return 0, false
+	}
+	var ticks int64
+	for i, p := range pids {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			if i == 0 {
+				return 0, false
+			}
+			continue // a child that ended meanwhile: its parent's cutime has it next time
+		}
+		end := bytes.LastIndexByte(raw, ')')
+		if end < 0 {
+			return 0, false
+		}
+		f := bytes.Fields(raw[end+1:])
+		if len(f) < 15 {
+			return 0, false
+		}
+		for _, v := range f[11:15] { // utime, stime, cutime, cstime
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * clockTick, true
+}
+
+// around returns the last mark at or before from and the first at or after to.
+func around(marks []cpuMark, from, to time.Time) (a, b cpuMark) {
+	for _, m := range marks {
+		if !m.at.After(from) {
+			a = m
+		}
+		if !m.at.Before(to) {
+			return a, m
+		}
+	}
+	return a, cpuMark{}
 }
 
 // machineCPU reads the first line of /proc/stat: user nice system idle iowait irq softirq

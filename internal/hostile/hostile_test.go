@@ -17,6 +17,9 @@ func TestHostile(t *testing.T) {
 		{"player-window-bytes", testPlayerWindowBytes},
 		{"http-connections", testHTTPConnections},
 		{"login", testLogin},
+		{"start-remove-race", testStartRemoveRace},
+		{"srt-listen", testSRTListen},
+		{"srt-module", testSRTModule},
 	} {
 		t.Run(c.name, c.run)
 	}

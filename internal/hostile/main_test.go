@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// binary is the sluice binary TestMain built for every case.
-var binary string
+// sluiceBin is the sluice binary TestMain built for every case.
+var sluiceBin string
 
 // TestMain builds ./cmd/sluice once, without the race detector, into a folder it removes at
 // the end.
@@ -29,8 +29,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "hostile: the suite builds the server with the go command, which is not in PATH:", err)
 		return 1
 	}
-	binary = filepath.Join(dir, "sluice")
-	build := exec.Command(gobin, "build", "-o", binary, "github.com/sluicemedia/sluice/cmd/sluice")
+	sluiceBin = filepath.Join(dir, "sluice")
+	build := exec.Command(gobin, "build", "-o", sluiceBin, "github.com/sluicemedia/sluice/cmd/sluice")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile: build ./cmd/sluice:", err)

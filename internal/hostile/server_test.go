@@ -90,9 +90,9 @@ func launch(t *testing.T, o options) (*server, error) {
 	if o.fdLimit > 0 {
 		// The shell sets both limits and then becomes the server: same pid.
 		script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, o.fdLimit)
-		cmd = exec.Command("/bin/sh", append([]string{"-c", script, binary}, args...)...)
+		cmd = exec.Command("/bin/sh", append([]string{"-c", script, sluiceBin}, args...)...)
 	} else {
-		cmd = exec.Command(binary, args...)
+		cmd = exec.Command(sluiceBin, args...)
 	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SLUICE_") {

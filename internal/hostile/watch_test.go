@@ -88,6 +88,7 @@ type watch struct {
 	mu      sync.Mutex
 	f       figures
 	answers []answer
+	marks   []cpuMark // CPU times read with each RSS sample
 }
 
 // answer is one probe answer: when it was sent (after the watch started), how long it took,
@@ -96,6 +97,7 @@ type watch struct {
 // It also has the share of the machine's CPU time that was busy meanwhile, the share the
 // server used, and whether it was slow for want of a CPU (see starvedBusy).
 type answer struct {
+	sent                  time.Time
 	at, took              time.Duration
 	connect, wrote, first time.Duration
 	busy, server          float64
@@ -103,9 +105,13 @@ type answer struct {
 }
 
 func (a answer) String() string {
-	return fmt.Sprintf("%v at +%v (connected %v, written %v, first byte %v; CPUs %.0f%% busy, %.0f%% by the server)",
-		a.took.Round(100*time.Microsecond), a.at.Round(time.Millisecond), a.connect.Round(100*time.Microsecond),
-		a.wrote.Round(100*time.Microsecond), a.first.Round(100*time.Microsecond), 100*a.busy, 100*a.server)
+	s := fmt.Sprintf("%v at +%v (connected %v, written %v, first byte %v", a.took.Round(100*time.Microsecond),
+		a.at.Round(time.Millisecond), a.connect.Round(100*time.Microsecond), a.wrote.Round(100*time.Microsecond),
+		a.first.Round(100*time.Microsecond))
+	if a.took > probeBound {
+		s += fmt.Sprintf("; CPUs %.0f%% busy, %.0f%% by the server and its children", 100*a.busy, 100*a.server)
+	}
+	return s + ")"
 }
 
 // watch reads the server's RSS as the baseline, then starts the probe and the sampler.
@@ -117,6 +123,7 @@ func (s *server) watch() *watch {
 	}
 	w := &watch{s: s, start: time.Now(), done: make(chan struct{})}
 	w.f.baseline, w.f.peak = st.RSS, st.RSS
+	w.marks = append(w.marks, s.mark())
 	w.wg.Go(w.probe)
 	w.wg.Go(w.sample)
 	return w
@@ -138,7 +145,6 @@ func (w *watch) probe() {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("x-access-token", w.s.token)
 		var a answer
-		m0 := w.s.mark()
 		t0 := time.Now()
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 			ConnectDone:          func(string, string, error) { a.connect = time.Since(t0) },
@@ -150,11 +156,7 @@ func (w *watch) probe() {
 			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		a.at, a.took = t0.Sub(w.start), time.Since(t0)
-		if busy, server, ok := shares(m0, w.s.mark()); ok {
-			a.busy, a.server = busy, server
-			a.starved = a.took > probeBound && busy >= starvedBusy && server <= starvedServerShare
-		}
+		a.sent, a.at, a.took = t0, t0.Sub(w.start), time.Since(t0)
 		w.mu.Lock()
 		switch {
 		case err != nil:
@@ -182,9 +184,11 @@ func (w *watch) sample() {
 		if err != nil {
 			return // the server ended: alive() reports it
 		}
+		m := w.s.mark()
 		w.mu.Lock()
 		w.f.samples++
 		w.f.peak = max(w.f.peak, st.RSS)
+		w.marks = append(w.marks, m)
 		w.mu.Unlock()
 	}
 }
@@ -197,6 +201,18 @@ func (w *watch) stop() figures {
 	w.f.took = time.Since(w.start)
 	if st, err := w.s.rss(); err == nil {
 		w.f.peak = max(w.f.peak, st.HWM, st.RSS)
+	}
+	w.marks = append(w.marks, w.s.mark())
+	for i, a := range w.answers {
+		if a.took <= probeBound {
+			continue
+		}
+		m0, m1 := around(w.marks, a.sent, a.sent.Add(a.took))
+		if busy, server, ok := shares(m0, m1); ok {
+			a.busy, a.server = busy, server
+			a.starved = busy >= starvedBusy && server <= starvedServerShare
+			w.answers[i] = a
+		}
 	}
 	w.f.probes = len(w.answers)
 	if n := len(w.answers); n > 0 {
