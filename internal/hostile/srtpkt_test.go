@@ -52,9 +52,9 @@ func (h srtHandshake) packet(dest uint32, ext []byte) []byte {
 	c := b[srtHeaderLen:]
 	binary.BigEndian.PutUint32(c[0:], h.version)
 	binary.BigEndian.PutUint16(c[6:], h.extension) // encryption field 0
-	binary.BigEndian.PutUint32(c[8:], 1000)         // initial sequence number
-	binary.BigEndian.PutUint32(c[12:], 1500)        // MTU
-	binary.BigEndian.PutUint32(c[16:], 8192)        // flow window
+	binary.BigEndian.PutUint32(c[8:], 1000)        // initial sequence number
+	binary.BigEndian.PutUint32(c[12:], 1500)       // MTU
+	binary.BigEndian.PutUint32(c[16:], 8192)       // flow window
 	binary.BigEndian.PutUint32(c[20:], h.typ)
 	binary.BigEndian.PutUint32(c[24:], h.socketID)
 	binary.BigEndian.PutUint32(c[28:], h.cookie)
