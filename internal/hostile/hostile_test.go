@@ -20,6 +20,7 @@ func TestHostile(t *testing.T) {
 		{"start-remove-race", testStartRemoveRace},
 		{"srt-listen", testSRTListen},
 		{"srt-module", testSRTModule},
+		{"sigterm", testSIGTERM},
 	} {
 		t.Run(c.name, c.run)
 	}
