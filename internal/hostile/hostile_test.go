@@ -21,6 +21,7 @@ func TestHostile(t *testing.T) {
 		{"srt-listen", testSRTListen},
 		{"srt-module", testSRTModule},
 		{"sigterm", testSIGTERM},
+		{"passed", testPassed},
 	} {
 		t.Run(c.name, c.run)
 	}
