@@ -46,6 +46,7 @@ type server struct {
 	opts  options
 	addr  string // API address, 127.0.0.1:port
 	base  string // http://addr
+	debug string // its --debug-addr
 	data  string
 	cmd   *exec.Cmd
 	pid   int
@@ -85,7 +86,11 @@ func start(t *testing.T, o options) *server {
 func launch(t *testing.T, o options) (*server, error) {
 	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
-	args := append([]string{"serve", "--addr", addr, "--data", o.data, "--media-bind", "127.0.0.1", "--log-level", "info"}, o.args...)
+	debug := "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
+	// The debug port (pprof, loopback only) lets the suite read the Go heap: memory the server
+	// allocated whether it touched it or not (RSS counts only the pages written).
+	args := append([]string{"serve", "--addr", addr, "--data", o.data, "--media-bind", "127.0.0.1", "--log-level", "info",
+		"--debug-addr", debug}, o.args...)
 	var cmd *exec.Cmd
 	if o.fdLimit > 0 {
 		// The shell sets both limits and then becomes the server: same pid.
@@ -108,7 +113,7 @@ func launch(t *testing.T, o options) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{t: t, opts: o, addr: addr, base: "http://" + addr, data: o.data, cmd: cmd, pid: cmd.Process.Pid,
+	s := &server{t: t, opts: o, addr: addr, base: "http://" + addr, debug: debug, data: o.data, cmd: cmd, pid: cmd.Process.Pid,
 		exited: make(chan struct{}), seen: map[string]int{},
 		api: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	logsDone := make(chan struct{})
@@ -234,6 +239,24 @@ func (s *server) stop() {
 
 // rss returns the server's resident size and its peak so far.
 func (s *server) rss() (procfs.Status, error) { return procfs.ReadStatus(s.pid) }
+
+// heap reads the server's Go heap allocated (runtime.MemStats.HeapAlloc) from the heap
+// profile on its debug port.
+func (s *server) heap() (int64, error) {
+	resp, err := s.api.Get("http://" + s.debug + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("heap profile of %s: no HeapAlloc (%v)", s.debug, sc.Err())
+}
 
 // children returns the live processes under the server.
 func (s *server) children() []int {

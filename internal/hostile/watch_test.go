@@ -24,6 +24,9 @@ const (
 	probeTimeout = 5 * time.Second
 	// sampleEvery is the pause between two readings of the server's RSS.
 	sampleEvery = 100 * time.Millisecond
+	// heapEvery is how many RSS readings go by between two readings of the server's Go heap
+	// (a heap profile from its debug port: about 2 ms of its time).
+	heapEvery = 2
 	// minProbes is the fewest probe answers a case needs for its slowest answer to mean
 	// anything: one second of attack.
 	minProbes = 10
@@ -56,6 +59,8 @@ func budget(live int64, why string) bound {
 // figures is what the probe and the sampler measured during one attack.
 type figures struct {
 	baseline, peak int64         // RSS before the attack, highest RSS seen (samples and VmHWM)
+	heapBase       int64         // the Go heap allocated before the attack (HeapAlloc)
+	heapPeak       int64         // the most seen
 	samples        int           // RSS readings taken
 	probes         int           // probe answers (200 OK)
 	judged         int           // those not put down to CPU starvation
@@ -123,6 +128,10 @@ func (s *server) watch() *watch {
 	}
 	w := &watch{s: s, start: time.Now(), done: make(chan struct{})}
 	w.f.baseline, w.f.peak = st.RSS, st.RSS
+	if w.f.heapBase, err = s.heap(); err != nil {
+		s.t.Fatal(err)
+	}
+	w.f.heapPeak = w.f.heapBase
 	w.marks = append(w.marks, s.mark())
 	w.wg.Go(w.probe)
 	w.wg.Go(w.sample)
@@ -172,6 +181,7 @@ func (w *watch) probe() {
 
 // sample reads the server's RSS every sampleEvery.
 func (w *watch) sample() {
+	n := 1
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
 	for {
@@ -185,9 +195,15 @@ func (w *watch) sample() {
 			return // the server ended: alive() reports it
 		}
 		m := w.s.mark()
+		var heap int64
+		if n%heapEvery == 0 {
+			heap, _ = w.s.heap()
+		}
+		n++
 		w.mu.Lock()
 		w.f.samples++
 		w.f.peak = max(w.f.peak, st.RSS)
+		w.f.heapPeak = max(w.f.heapPeak, heap)
 		w.marks = append(w.marks, m)
 		w.mu.Unlock()
 	}
@@ -239,13 +255,18 @@ func (f figures) check(t *testing.T, s *server, b bound) {
 	t.Helper()
 	limit := f.baseline + b.bytes
 	t.Logf("figures: attack %v; RSS baseline %.1f MiB, peak %.1f MiB (+%.1f MiB), bound %.1f MiB (+%.1f MiB: %s), %d samples; "+
+		"Go heap %.1f MiB, peak %.1f MiB (+%.1f MiB, bound the same +%.1f MiB); "+
 		"probe: %d answers, median %v, slowest %v (bound %v), %d failed, %d slow for want of a CPU; slowest three: %v; load average %s",
 		f.took.Round(time.Millisecond), mb(f.baseline), mb(f.peak), mb(f.peak-f.baseline), mb(limit), mb(b.bytes), b.why, f.samples,
+		mb(f.heapBase), mb(f.heapPeak), mb(f.heapPeak-f.heapBase), mb(b.bytes),
 		f.probes, f.median.Round(100*time.Microsecond), f.slowest.Round(100*time.Microsecond), probeBound, len(f.failures),
 		len(f.starved), f.worst, f.load)
 	s.alive()
 	if f.peak > limit {
 		t.Errorf("peak RSS %.1f MiB over the bound %.1f MiB (baseline %.1f MiB + %.1f MiB)", mb(f.peak), mb(limit), mb(f.baseline), mb(b.bytes))
+	}
+	if f.heapPeak-f.heapBase > b.bytes {
+		t.Errorf("the Go heap grew by %.1f MiB, over the bound's %.1f MiB (memory the server allocated, resident or not)", mb(f.heapPeak-f.heapBase), mb(b.bytes))
 	}
 	if len(f.failures) > 0 {
 		t.Errorf("%d probe requests failed during the attack: %q", len(f.failures), f.failures[:min(5, len(f.failures))])
