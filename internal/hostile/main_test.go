@@ -14,6 +14,9 @@ var sluiceBin string
 // TestMain builds ./cmd/sluice once, without the race detector, into a folder it removes at
 // the end.
 func TestMain(m *testing.M) {
+	if base := os.Getenv(probeEnv); base != "" {
+		os.Exit(runProbe(base, os.Getenv(probeTokenEnv)))
+	}
 	os.Exit(run(m))
 }
 

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptrace"
 	"os"
 	"slices"
 	"strings"
@@ -93,7 +91,8 @@ type watch struct {
 	mu      sync.Mutex
 	f       figures
 	answers []answer
-	marks   []cpuMark // CPU times read with each RSS sample
+	marks   []cpuMark      // CPU times read with each RSS sample
+	probeIn io.WriteCloser // the probe process's standard input: closing it stops the probe
 }
 
 // answer is one probe answer: when it was sent (after the watch started), how long it took,
@@ -133,50 +132,11 @@ func (s *server) watch() *watch {
 	}
 	w.f.heapPeak = w.f.heapBase
 	w.marks = append(w.marks, s.mark())
-	w.wg.Go(w.probe)
+	if err := w.startProbe(); err != nil {
+		s.t.Fatalf("start the probe: %v", err)
+	}
 	w.wg.Go(w.sample)
 	return w
-}
-
-// probe makes the normal request every probeEvery, each on a new connection from 127.0.0.1,
-// and records how long it took.
-func (w *watch) probe() {
-	client := &http.Client{Timeout: probeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	tick := time.NewTicker(probeEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.done:
-			return
-		case <-tick.C:
-		}
-		req, _ := http.NewRequest(http.MethodPost, w.s.base+"/api/vod/getAll", strings.NewReader("{}"))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-access-token", w.s.token)
-		var a answer
-		t0 := time.Now()
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-			ConnectDone:          func(string, string, error) { a.connect = time.Since(t0) },
-			WroteRequest:         func(httptrace.WroteRequestInfo) { a.wrote = time.Since(t0) },
-			GotFirstResponseByte: func() { a.first = time.Since(t0) },
-		}))
-		resp, err := client.Do(req)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		a.sent, a.at, a.took = t0, t0.Sub(w.start), time.Since(t0)
-		w.mu.Lock()
-		switch {
-		case err != nil:
-			w.f.failures = append(w.f.failures, fmt.Sprintf("%v after %v", err, a.took.Round(time.Millisecond)))
-		case resp.StatusCode != http.StatusOK:
-			w.f.failures = append(w.f.failures, fmt.Sprintf("%s after %v", resp.Status, a.took.Round(time.Millisecond)))
-		default:
-			w.answers = append(w.answers, a)
-		}
-		w.mu.Unlock()
-	}
 }
 
 // sample reads the server's RSS every sampleEvery.
@@ -213,6 +173,7 @@ func (w *watch) sample() {
 // kernel's high-water mark (VmHWM), so that a peak between two samples is not missed.
 func (w *watch) stop() figures {
 	close(w.done)
+	w.probeIn.Close()
 	w.wg.Wait()
 	w.f.took = time.Since(w.start)
 	if st, err := w.s.rss(); err == nil {
