@@ -423,7 +423,7 @@ func testSameName(t *testing.T) {
 	s := start(t, options{})
 	p := s.rtmpPlayer("after-same-name")
 	const racers = 20
-	rounds := 0
+	rounds, lost := 0, 0
 	w := s.watch()
 	repeat(quickAttack, func() {
 		name := fmt.Sprintf("dup-%d", rounds)
@@ -456,7 +456,7 @@ func testSameName(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			created := 0
+			created, elsewhere := 0, 0
 			for i, c := range codes {
 				want := "NAME_TAKEN"
 				if kind == "port" {
@@ -466,9 +466,18 @@ func testSameName(t *testing.T) {
 				case c == http.StatusCreated:
 					created++
 				case c == http.StatusConflict && strings.Contains(bodies[i], want):
+					if strings.Contains(bodies[i], "another program") {
+						elsewhere++
+					}
 				default:
 					t.Errorf("same %s, create %d: %d %s", kind, i, c, bodies[i])
 				}
+			}
+			if created == 0 && elsewhere == racers {
+				// Another program of this busy machine took the free port meanwhile.
+				t.Logf("same port: port %d taken by another program meanwhile; round not counted", port)
+				lost++
+				continue
 			}
 			if created != 1 {
 				t.Errorf("same %s: %d of %d concurrent creates succeeded, want 1", kind, created, racers)
@@ -482,7 +491,7 @@ func testSameName(t *testing.T) {
 	}
 	s.call("/api/vod/getCount", nil, http.StatusOK, &n)
 	t.Logf("%d rounds of %d concurrent creates of one name and of one port; %d players exist", rounds, racers, n.Count)
-	if want := 2*rounds + 1; n.Count != want {
+	if want := 2*rounds + 1 - lost; n.Count != want {
 		t.Errorf("%d players, want %d (one a round and kind, and the proof's)", n.Count, want)
 	}
 	p.prove(t)
