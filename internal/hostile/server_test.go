@@ -3,7 +3,9 @@ package hostile
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +34,9 @@ const (
 	// stopTimeout is how long Cleanup waits after SIGTERM before it sends SIGKILL.
 	stopTimeout = 15 * time.Second
 )
+
+// errExitedEarly is a server that ended with status 0 before it was ready.
+var errExitedEarly = errors.New("exit status 0")
 
 // options are how a case starts its server.
 type options struct {
@@ -137,7 +142,7 @@ func launch(t *testing.T, o options) (*server, error) {
 	for {
 		select {
 		case <-s.exited:
-			return nil, fmt.Errorf("sluice exited at start (%v): %s", s.exitErr, strings.Join(s.tail(20), "\n"))
+			return nil, fmt.Errorf("sluice exited at start (%w): %s", cmp.Or(s.exitErr, errExitedEarly), strings.Join(s.tail(20), "\n"))
 		default:
 		}
 		if resp, err := s.api.Get(s.base + "/healthz"); err == nil {
@@ -255,7 +260,10 @@ func (s *server) heap() (int64, error) {
 			return strconv.ParseInt(v, 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("heap profile of %s: no HeapAlloc (%v)", s.debug, sc.Err())
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("heap profile of %s: %w", s.debug, err)
+	}
+	return 0, fmt.Errorf("heap profile of %s: no HeapAlloc line", s.debug)
 }
 
 // children returns the live processes under the server.
