@@ -21,6 +21,8 @@ func TestHostile(t *testing.T) {
 		{"srt-listen", testSRTListen},
 		{"srt-module", testSRTModule},
 		{"sigterm", testSIGTERM},
+		{"tokens", testTokens},
+		{"store", testStore},
 		{"passed", testPassed},
 	} {
 		t.Run(c.name, c.run)

@@ -40,9 +40,10 @@ var errExitedEarly = errors.New("exit status 0")
 
 // options are how a case starts its server.
 type options struct {
-	data    string   // data folder; empty: a new one
-	fdLimit int      // open-file limit (RLIMIT_NOFILE, soft and hard); 0: inherited
-	args    []string // more flags
+	data      string   // data folder; empty: a new one
+	fdLimit   int      // open-file limit (RLIMIT_NOFILE, soft and hard); 0: inherited
+	fileLimit int64    // file-size limit in bytes (RLIMIT_FSIZE), a multiple of 512; 0: inherited
+	args      []string // more flags
 }
 
 // server is one sluice process started by a case.
@@ -97,9 +98,16 @@ func launch(t *testing.T, o options) (*server, error) {
 	args := append([]string{"serve", "--addr", addr, "--data", o.data, "--media-bind", "127.0.0.1", "--log-level", "info",
 		"--debug-addr", debug}, o.args...)
 	var cmd *exec.Cmd
-	if o.fdLimit > 0 {
-		// The shell sets both limits and then becomes the server: same pid.
-		script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, o.fdLimit)
+	if o.fdLimit > 0 || o.fileLimit > 0 {
+		// The shell sets the limits (soft and hard) and then becomes the server: same pid.
+		// Its ulimit -f counts 512-byte blocks.
+		script := `exec "$0" "$@"`
+		if o.fdLimit > 0 {
+			script = fmt.Sprintf("ulimit -n %d && %s", o.fdLimit, script)
+		}
+		if o.fileLimit > 0 {
+			script = fmt.Sprintf("ulimit -f %d && %s", o.fileLimit/512, script)
+		}
 		cmd = exec.Command("/bin/sh", append([]string{"-c", script, sluiceBin}, args...)...)
 	} else {
 		cmd = exec.Command(sluiceBin, args...)
