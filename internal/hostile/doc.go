@@ -56,6 +56,13 @@
 //     processes running (two of them with ffmpeg children). This is the lighter version:
 //     internal/app TestSIGTERMWithHangingClients runs the full one (10 ffmpeg-backed
 //     processes, with the server code run as a child process of its test binary).
+//   - tokens: `sluice passwd`, run while the server runs, revokes every earlier token; a
+//     stolen token is then refused however often it is tried; POST /api/auth/logoutAll
+//     revokes too; the server warns about a data folder open to others (items 6 and 7).
+//   - store: the data folder and store files sluice creates are private; force_key_frames
+//     "inf" or "NaN" answers 400 with its field; with the disk full (a file-size limit) every
+//     create answers 507 INSUFFICIENT_STORAGE while reads, paged lists and playback go on
+//     (items 7 and 8).
 //   - passed/...: the cases that passed before issue 13, kept short: UDP datagram floods to a
 //     listen input, path traversal on downloads and playback, ffmpeg argument injection
 //     through addresses and names, JWT tricks, concurrent creates of one name.
