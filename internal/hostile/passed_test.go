@@ -424,18 +424,25 @@ func testSameName(t *testing.T) {
 	p := s.rtmpPlayer("after-same-name")
 	const racers = 20
 	rounds, lost := 0, 0
+	// Ports handed out once are not handed out again: a player that is not active holds its
+	// port in the store without binding it, so the system may offer it again.
+	used := map[int]bool{}
+	fresh := func() int {
+		for {
+			if q := testutil.FreePort(t); !used[q] {
+				used[q] = true
+				return q
+			}
+		}
+	}
 	w := s.watch()
 	repeat(quickAttack, func() {
 		name := fmt.Sprintf("dup-%d", rounds)
-		port := testutil.FreePort(t)
+		port := fresh()
 		// Distinct ports for the racers of one name, so that only the name is shared.
-		ports := map[int]bool{port: true}
-		var own []int
-		for len(own) < racers {
-			if q := testutil.FreePort(t); !ports[q] {
-				ports[q] = true
-				own = append(own, q)
-			}
+		own := make([]int, racers)
+		for i := range own {
+			own[i] = fresh()
 		}
 		for _, kind := range []string{"name", "port"} {
 			codes := make([]int, racers)

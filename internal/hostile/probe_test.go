@@ -3,8 +3,10 @@ package hostile
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -29,6 +31,9 @@ type probeLine struct {
 	Wrote   time.Duration `json:"wrote"`
 	First   time.Duration `json:"first"`
 	Err     string        `json:"err,omitempty"` // the failure, or the status when not 200
+	// Timeout tells that the request failed only for want of an answer within probeTimeout:
+	// a slow answer, judged as the others are.
+	Timeout bool `json:"timeout,omitempty"`
 }
 
 // runProbe is the probe process: every probeEvery, POST /api/vod/getAll with the token on a new
@@ -70,6 +75,8 @@ func runProbe(base, token string) int {
 		l.Sent, l.Took = t0.UnixNano(), time.Since(t0)
 		if err != nil {
 			l.Err = err.Error()
+			var ne net.Error
+			l.Timeout = errors.As(err, &ne) && ne.Timeout()
 		}
 		if out.Encode(l) != nil {
 			return 1
@@ -104,7 +111,7 @@ func (w *watch) startProbe() error {
 			a := answer{sent: time.Unix(0, l.Sent), took: l.Took, connect: l.Connect, wrote: l.Wrote, first: l.First}
 			a.at = a.sent.Sub(w.start)
 			w.mu.Lock()
-			if l.Err != "" {
+			if l.Err != "" && !l.Timeout {
 				w.f.failures = append(w.f.failures, fmt.Sprintf("%s after %v", l.Err, l.Took.Round(time.Millisecond)))
 			} else {
 				w.answers = append(w.answers, a)

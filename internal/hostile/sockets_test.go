@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -11,16 +12,9 @@ import (
 // from its descriptors (/proc/pid/fd) and the kernel's socket tables (/proc/net/tcp, udp and
 // their IPv6 twins): what the process holds, whatever its API says.
 func listeningPorts(pid int) (tcp, udp map[int]bool, err error) {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	inodes, err := socketInodes(pid)
 	if err != nil {
 		return nil, nil, err
-	}
-	inodes := map[string]bool{}
-	for _, fd := range fds {
-		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(link, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
-		}
 	}
 	tcp, udp = map[int]bool{}, map[int]bool{}
 	for _, table := range []struct {
@@ -47,4 +41,47 @@ func listeningPorts(pid int) (tcp, udp map[int]bool, err error) {
 		}
 	}
 	return tcp, udp, nil
+}
+
+// connsFrom counts the established TCP connections pid holds with a peer at ip (IPv4).
+func connsFrom(pid int, ip net.IP) (int, error) {
+	inodes, err := socketInodes(pid)
+	if err != nil {
+		return 0, err
+	}
+	v4 := ip.To4()
+	if v4 == nil {
+		return 0, fmt.Errorf("connsFrom: %s is not IPv4", ip)
+	}
+	// /proc/net/tcp shows an IPv4 address as the hex of its 32 bits in host (little-endian)
+	// order, then ':' and the port.
+	want := fmt.Sprintf("%02X%02X%02X%02X:", v4[3], v4[2], v4[1], v4[0])
+	raw, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(string(raw), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) >= 10 && f[3] == "01" && strings.HasPrefix(f[2], want) && inodes[f[9]] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// socketInodes returns the inodes of pid's sockets.
+func socketInodes(pid int) (map[string]bool, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return nil, err
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(link, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+		}
+	}
+	return inodes, nil
 }

@@ -18,7 +18,8 @@ const (
 	probeEvery = 100 * time.Millisecond
 	// probeBound is the slowest answer to a normal API call allowed during an attack (issue 13).
 	probeBound = 100 * time.Millisecond
-	// probeTimeout gives up on one probe request (counted as a failure).
+	// probeTimeout gives up on one probe request: an answer at least that slow, judged as the
+	// others are (see starvedBusy).
 	probeTimeout = 5 * time.Second
 	// sampleEvery is the pause between two readings of the server's RSS.
 	sampleEvery = 100 * time.Millisecond
