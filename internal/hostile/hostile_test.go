@@ -16,6 +16,7 @@ func TestHostile(t *testing.T) {
 		{"rtmp-amplification", testRTMPAmplification},
 		{"player-window-bytes", testPlayerWindowBytes},
 		{"http-connections", testHTTPConnections},
+		{"http-many-addresses", testHTTPManyAddresses},
 		{"login", testLogin},
 		{"start-remove-race", testStartRemoveRace},
 		{"srt-listen", testSRTListen},

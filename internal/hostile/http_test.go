@@ -149,3 +149,49 @@ func testHTTPConnections(t *testing.T) {
 	f.check(t, s, b)
 	p.prove(t)
 }
+
+// httpAddrs is how many addresses hold idle keep-alive connections in the many-address case:
+// together they hold more than the API's total cap at 1024 files (5 × 128 > 512).
+const httpAddrs = 5
+
+// testHTTPManyAddresses: at an open-file limit of 1024, five addresses each open the 128 idle
+// keep-alive connections their per-address cap allows (an unauthenticated GET /healthz each).
+// Together they fill the API port's total cap (512), and the probe from a sixth address must
+// still be answered. Found by this suite: the connections past the total cap are refused
+// whoever makes them, so four addresses lock every other client out of the API for as long as
+// they keep their connections (a request every idle timeout, 60 s).
+func testHTTPManyAddresses(t *testing.T) {
+	s := start(t, options{fdLimit: httpFDLimit})
+	p := s.rtmpPlayer("after-http-many")
+	b := budget(apiMaxConnsAt1024*connBytes, fmt.Sprintf("the API's %d connections × %d KiB", apiMaxConnsAt1024, connBytes>>10))
+	w := s.watch()
+	var all []net.Conn
+	defer func() {
+		for _, c := range all {
+			c.Close()
+		}
+	}()
+	total := 0
+	for i := range httpAddrs {
+		src := fmt.Sprintf("127.0.5.%d", 1+i)
+		conns, _, _ := flood(t, apiMaxPerAddr, src, s.addr, func(c net.Conn) {
+			fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				resp.Body.Close()
+			}
+		})
+		all = append(all, conns...)
+	}
+	time.Sleep(3 * time.Second) // the probe's turn while every connection is held
+	for i := range httpAddrs {
+		total += s.held(fmt.Sprintf("127.0.5.%d", 1+i))
+	}
+	f := w.stop()
+	for _, c := range all {
+		c.Close()
+	}
+	t.Logf("%d addresses hold %d idle connections to the API (total cap %d at %d files)", httpAddrs, total, apiMaxConnsAt1024, httpFDLimit)
+	f.check(t, s, b)
+	p.prove(t)
+}
