@@ -153,7 +153,7 @@ func attackSRT(t *testing.T, target srtTarget) {
 
 	// The silent caller is dropped once it has been silent for the peer idle timeout.
 	waitFor(t, time.Until(silentAt.Add(srtPeerIdle+5*time.Second)), "the silent caller dropped", func() bool { return !target.connected() })
-	t.Logf("the silent caller was dropped %v after its handshake (peer idle timeout %v)", time.Since(silentAt).Round(100*time.Millisecond), srtPeerIdle)
+	t.Logf("the silent caller was gone %v after its handshake, seen once the other attacks ended (peer idle timeout %v)", time.Since(silentAt).Round(100*time.Millisecond), srtPeerIdle)
 }
 
 // srtAnswer describes a handshake answer type.
