@@ -46,8 +46,8 @@
 //     open-file limit of 1024 (item 3).
 //   - http-many-addresses: five addresses each hold the 128 idle keep-alive connections their
 //     cap allows, together more than the API's total cap at 1024 files; the probe from a sixth
-//     address must still be answered. Found by this suite; it fails until the API keeps room
-//     for other clients.
+//     address must still be answered. Found by this suite: the API now closes the connection
+//     idle the longest to admit a new client.
 //   - login: 200 concurrent wrong logins from one address, then from four against one user
 //     name (item 5).
 //   - start-remove-race: 40 simultaneous start and remove pairs on players fed by the test

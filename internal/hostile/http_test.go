@@ -157,9 +157,10 @@ const httpAddrs = 5
 // testHTTPManyAddresses: at an open-file limit of 1024, five addresses each open the 128 idle
 // keep-alive connections their per-address cap allows (an unauthenticated GET /healthz each).
 // Together they fill the API port's total cap (512), and the probe from a sixth address must
-// still be answered. Found by this suite: the connections past the total cap are refused
-// whoever makes them, so four addresses lock every other client out of the API for as long as
-// they keep their connections (a request every idle timeout, 60 s).
+// still be answered. Found by this suite: the connections past the total cap were refused
+// whoever made them, so four addresses locked every other client out of the API for as long as
+// they kept their connections (a request every idle timeout, 60 s). Now a newcomer replaces the
+// connection idle the longest.
 func testHTTPManyAddresses(t *testing.T) {
 	s := start(t, options{fdLimit: httpFDLimit})
 	p := s.rtmpPlayer("after-http-many")
