@@ -34,6 +34,12 @@ type fakeStore struct {
 	// stampFrozen keeps the write stamp still, as a file system whose modification times are
 	// too coarse to show a commit would.
 	stampFrozen bool
+	// stampMoving makes every WriteStamp differ from the last, as a store written all the time.
+	stampMoving bool
+	// stampReads counts the WriteStamp calls.
+	stampReads int
+	// revisionGate, when set, holds AuthRevision until it is closed.
+	revisionGate chan struct{}
 	// failRevision, when set, is returned by AuthRevision (a broken store).
 	failRevision error
 	// failList, when set, is returned by ListDocs (a broken store).
@@ -415,6 +421,12 @@ func (s *fakeStore) TokensNotBefore(_ context.Context, userID string) (time.Time
 func (s *fakeStore) AuthRevision(context.Context) (int64, error) {
 	s.read("AuthRevision")
 	s.mu.Lock()
+	gate := s.revisionGate
+	s.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.revision, s.failRevision
 }
@@ -435,6 +447,10 @@ func (s *fakeStore) Revocations(_ context.Context, since time.Time) (storage.Rev
 func (s *fakeStore) WriteStamp() (storage.Stamp, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stampReads++
+	if s.stampMoving {
+		s.writes++
+	}
 	if s.stampFrozen {
 		return storage.Stamp{}, true
 	}

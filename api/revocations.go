@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicemedia/sluice/storage"
@@ -25,7 +26,9 @@ const tokenLeeway = 30 * time.Second
 // process reach it through the store: a request first compares the store's write stamp (one
 // stat of its write-ahead log, no query) with the one of the last check; when it moved, or
 // recheck has passed, one request reads the auth revision (a single row, on a connection of
-// its own), and only when that changed the whole state, in one snapshot.
+// its own), and only when that changed the whole state, in one snapshot. Requests that find
+// the state stale together share one refresh (begun, done), so a burst of writes costs a few
+// revision reads, not one a request in a queue.
 type revocations struct {
 	store   Store
 	now     func() time.Time
@@ -33,6 +36,10 @@ type revocations struct {
 
 	// refresh serializes the reads of the store; it is never held by a reader of the state.
 	refresh sync.Mutex
+	// begun numbers the refreshes (written with refresh held); done is the number of the last
+	// one that succeeded. A request that found the state stale is satisfied by any refresh that
+	// began after it looked: the requests that queue behind one refresh share the next.
+	begun, done atomic.Int64
 
 	mu        sync.RWMutex
 	loaded    bool
@@ -93,8 +100,8 @@ func (v *revocations) fresh(stamp storage.Stamp, ok bool, now time.Time) bool {
 }
 
 // current brings the state up to date with the store when the store's write stamp moved or
-// recheck passed. A request that must wait waits for at most one refresh: the one that starts
-// after its stamp was taken.
+// recheck passed. A request that must wait waits for at most two refreshes: the one under way
+// and the next, which begins after its stamp was taken.
 func (v *revocations) current(ctx context.Context) error {
 	stamp, ok := v.store.WriteStamp()
 	v.mu.RLock()
@@ -103,15 +110,13 @@ func (v *revocations) current(ctx context.Context) error {
 	if fresh {
 		return nil
 	}
+	ticket := v.begun.Load()
 	v.refresh.Lock()
 	defer v.refresh.Unlock()
-	// A refresh that ran while this request waited began with this stamp or a later one.
-	v.mu.RLock()
-	fresh = v.fresh(stamp, ok, v.now())
-	v.mu.RUnlock()
-	if fresh {
-		return nil
+	if v.done.Load() > ticket {
+		return nil // a refresh that began after this request looked has succeeded meanwhile
 	}
+	n := v.begun.Add(1)
 	// The stamp is taken before the reads: a commit after it moves it again.
 	stamp, ok = v.store.WriteStamp()
 	now := v.now()
@@ -134,6 +139,7 @@ func (v *revocations) current(ctx context.Context) error {
 		v.merge(st, now)
 	}
 	v.stamp, v.stampOK, v.checked = stamp, ok, now
+	v.done.Store(n)
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,5 +169,47 @@ func TestPasswdThroughSecondStoreHandle(t *testing.T) {
 	e.token = login(t, e, "a new password").obj()["token"].(string)
 	if res := e.post("/api/vod/getAll", nil); res.code != http.StatusOK {
 		t.Fatalf("the new password's token: %d %s", res.code, res.raw)
+	}
+}
+
+// TestStaleRequestsShareARefresh: while the store is written all the time (every stamp differs),
+// requests that find the state stale together share a refresh instead of each reading the
+// revision in turn behind the others (issue 13: 80 start and remove requests queued so).
+func TestStaleRequestsShareARefresh(t *testing.T) {
+	const racers = 20
+	e := newEnv(t)
+	e.post("/api/vod/getAll", nil)
+	gate := make(chan struct{})
+	e.store.mu.Lock()
+	e.store.stampMoving, e.store.revisionGate = true, gate
+	base, reads := e.store.stampReads, e.store.readCount
+	e.store.mu.Unlock()
+	before := reads("AuthRevision")
+	codes := make(chan int, racers)
+	var wg sync.WaitGroup
+	for range racers {
+		wg.Go(func() { codes <- e.post("/api/vod/getAll", nil).code })
+	}
+	// Every request has looked at the stamp (the first refresh reads it a second time) before
+	// the first refresh may end.
+	for {
+		e.store.mu.Lock()
+		n := e.store.stampReads - base
+		e.store.mu.Unlock()
+		if n >= racers+1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(gate)
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != http.StatusOK {
+			t.Fatalf("a request answered %d", c)
+		}
+	}
+	if got := reads("AuthRevision") - before; got > racers/2 {
+		t.Errorf("%d concurrent stale requests read the revision %d times, want them to share a few reads", racers, got)
 	}
 }
