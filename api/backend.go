@@ -49,9 +49,9 @@ type Store interface {
 	AuthRevision(ctx context.Context) (int64, error)
 	// Revocations reads the revocation state (tokens expiring at or after since).
 	Revocations(ctx context.Context, since time.Time) (storage.Revocations, error)
-	// WriteStamp changes when anything is committed to the store, by any process; false when
-	// it cannot tell.
-	WriteStamp() (storage.Stamp, bool)
+	// RevocationStamp changes when a revocation is committed to the store, by any process;
+	// false when it cannot tell.
+	RevocationStamp() (storage.Stamp, bool)
 }
 
 // Status is the running state of a process or server module (API.md "Records").
@@ -143,7 +143,7 @@ type Config struct {
 	TokenTTL time.Duration
 	// RevocationRecheck is the longest the in-memory token revocation state goes without
 	// reading the store's auth revision, and so how late a revocation by another process
-	// (`sluice passwd`) may take effect when the store's write stamp missed it; default
+	// (`sluice passwd`) may take effect when the store's revocation stamp missed it; default
 	// DefaultRevocationRecheck (1 s).
 	RevocationRecheck time.Duration
 	// LoginFailures failed or in-flight logins from one client address (an IPv6 /64) within

@@ -26,17 +26,17 @@ type fakeStore struct {
 	// notBefore is each user's token "not before"; revision counts the revocation changes.
 	notBefore map[string]time.Time
 	revision  int64
-	// writes is the write stamp: it counts the revocation writes, as the store's write-ahead
-	// log would see them.
+	// writes is the revocation stamp: it counts the revocation writes.
 	writes int64
 	// reads counts the reads authentication may make: AuthRevision, Revocations, UserByID.
 	reads map[string]int
-	// stampFrozen keeps the write stamp still, as a file system whose modification times are
+	// stampFrozen keeps the revocation stamp still, as a file system whose modification times are
 	// too coarse to show a commit would.
 	stampFrozen bool
-	// stampMoving makes every WriteStamp differ from the last, as a store written all the time.
+	// stampMoving makes every RevocationStamp differ from the last, as revocations committed
+	// all the time would.
 	stampMoving bool
-	// stampReads counts the WriteStamp calls.
+	// stampReads counts the RevocationStamp calls.
 	stampReads int
 	// revisionGate, when set, holds AuthRevision until it is closed.
 	revisionGate chan struct{}
@@ -444,7 +444,7 @@ func (s *fakeStore) Revocations(_ context.Context, since time.Time) (storage.Rev
 	return r, nil
 }
 
-func (s *fakeStore) WriteStamp() (storage.Stamp, bool) {
+func (s *fakeStore) RevocationStamp() (storage.Stamp, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stampReads++

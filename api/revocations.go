@@ -13,8 +13,9 @@ import (
 
 // DefaultRevocationRecheck is the longest the in-memory revocation state is trusted without
 // reading the store's auth revision (Config.RevocationRecheck): the bound on how late a
-// revocation written by another process (`sluice passwd`) takes effect when the store's write
-// stamp missed it (a file system with coarse modification times).
+// revocation written by another process (`sluice passwd`) takes effect when the store's
+// revocation stamp missed it (a file system with coarse modification times, a process stopped
+// between its commit and the signal).
 const DefaultRevocationRecheck = time.Second
 
 // tokenLeeway is the clock skew parseToken tolerates on exp and iat.
@@ -23,12 +24,12 @@ const tokenLeeway = 30 * time.Second
 // revocations keeps the store's token revocation state in memory, so that authenticating a
 // request reads no store: revoked token ids, each user's "not before", and the users known to
 // exist. Changes this process makes are applied at once (revoked, notBefore). Changes by another
-// process reach it through the store: a request first compares the store's write stamp (one
-// stat of its write-ahead log, no query) with the one of the last check; when it moved, or
-// recheck has passed, one request reads the auth revision (a single row, on a connection of
-// its own), and only when that changed the whole state, in one snapshot. Requests that find
-// the state stale together share one refresh (begun, done), so a burst of writes costs a few
-// revision reads, not one a request in a queue.
+// process reach it through the store: a request first compares the store's revocation stamp
+// (one stat of a file that only revocations rewrite, no query) with the one of the last check;
+// when it moved, or recheck has passed, one request reads the auth revision (a single row, on a
+// connection of its own), and only when that changed the whole state, in one snapshot.
+// Requests that find the state stale together share one refresh (begun, done), so a burst of
+// revocations costs a few revision reads, not one a request in a queue.
 type revocations struct {
 	store   Store
 	now     func() time.Time
@@ -93,39 +94,43 @@ func (v *revocations) check(ctx context.Context, c *tokenClaims) error {
 	return nil
 }
 
-// fresh tells whether the state needs no store read for a request that saw stamp at now.
-// Called with mu held.
-func (v *revocations) fresh(stamp storage.Stamp, ok bool, now time.Time) bool {
-	return v.loaded && ok && v.stampOK && stamp == v.stamp && !now.Before(v.checked) && now.Sub(v.checked) < v.recheck
-}
-
-// current brings the state up to date with the store when the store's write stamp moved or
-// recheck passed. A request that must wait waits for at most two refreshes: the one under way
-// and the next, which begins after its stamp was taken.
+// current brings the state up to date with the store. When the store's revocation stamp moved
+// (a revocation was committed, maybe by another process) the request waits for at most two
+// refreshes: the one under way and the next, which begins after its stamp was taken. When only
+// recheck has passed, one request refreshes and the others go on meanwhile.
 func (v *revocations) current(ctx context.Context) error {
-	stamp, ok := v.store.WriteStamp()
+	stamp, ok := v.store.RevocationStamp()
+	now := v.now()
 	v.mu.RLock()
-	fresh := v.fresh(stamp, ok, v.now())
+	same := v.loaded && ok && v.stampOK && stamp == v.stamp
+	due := now.Before(v.checked) || now.Sub(v.checked) >= v.recheck
 	v.mu.RUnlock()
-	if fresh {
+	switch {
+	case same && !due:
 		return nil
+	case same:
+		if !v.refresh.TryLock() {
+			return nil // the refresh under way is the periodic one
+		}
+	default:
+		ticket := v.begun.Load()
+		v.refresh.Lock()
+		if v.done.Load() > ticket {
+			v.refresh.Unlock()
+			return nil // a refresh that began after this request looked has succeeded meanwhile
+		}
 	}
-	ticket := v.begun.Load()
-	v.refresh.Lock()
 	defer v.refresh.Unlock()
-	if v.done.Load() > ticket {
-		return nil // a refresh that began after this request looked has succeeded meanwhile
-	}
 	n := v.begun.Add(1)
 	// The stamp is taken before the reads: a commit after it moves it again.
-	stamp, ok = v.store.WriteStamp()
-	now := v.now()
+	stamp, ok = v.store.RevocationStamp()
+	now = v.now()
 	rev, err := v.store.AuthRevision(ctx)
 	if err != nil {
 		return err
 	}
 	v.mu.RLock()
-	same := v.loaded && rev == v.revision
+	same = v.loaded && rev == v.revision
 	v.mu.RUnlock()
 	var st storage.Revocations
 	if !same {

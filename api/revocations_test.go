@@ -49,7 +49,7 @@ func TestAuthenticationReadsNoStore(t *testing.T) {
 }
 
 // TestOwnRevocationsApplyAtOnce: logout and logoutAll take effect at the next request even when
-// the store's write stamp cannot show the change and the recheck interval has not passed: this
+// the store's revocation stamp cannot show the change and the recheck interval has not passed: this
 // process applies its own revocations to the state in memory.
 func TestOwnRevocationsApplyAtOnce(t *testing.T) {
 	e := newEnv(t)
@@ -124,7 +124,7 @@ func TestRevocationReadFailureRefuses(t *testing.T) {
 
 // TestPasswdThroughSecondStoreHandle: SetPassword on a second handle of the same SQLite file
 // (what `sluice passwd` run while the server runs is) refuses the server's earlier tokens at
-// its next request, through the store's write stamp; logout on the server refuses the token at
+// its next request, through the store's revocation stamp; logout on the server refuses the token at
 // once too.
 func TestPasswdThroughSecondStoreHandle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sluice.db")
@@ -142,7 +142,7 @@ func TestPasswdThroughSecondStoreHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	procs := newFakeProcs()
-	// A recheck interval far longer than the test: only the write stamp can tell the change.
+	// A recheck interval far longer than the test: only the revocation stamp can tell the change.
 	h, err := New(Config{Store: st, Procs: procs, RevocationRecheck: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +172,10 @@ func TestPasswdThroughSecondStoreHandle(t *testing.T) {
 	}
 }
 
-// TestStaleRequestsShareARefresh: while the store is written all the time (every stamp differs),
-// requests that find the state stale together share a refresh instead of each reading the
-// revision in turn behind the others (issue 13: 80 start and remove requests queued so).
+// TestStaleRequestsShareARefresh: while revocations are committed all the time (every stamp
+// differs), requests that find the state stale together share a refresh instead of each reading
+// the revision in turn behind the others (a first version, whose stamp moved with every write
+// to the store, had 80 start and remove requests queue so).
 func TestStaleRequestsShareARefresh(t *testing.T) {
 	const racers = 20
 	e := newEnv(t)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"time"
@@ -32,33 +33,70 @@ type Revocations struct {
 	NotBefore map[string]time.Time
 }
 
-// Stamp tells whether anything was committed to the store: it changes when any connection, of
-// this process or another, commits (it is the size and modification time of the write-ahead
-// log). Equal stamps mean that probably nothing was committed in between: a file system with
-// coarse modification times can hide a commit, so pair it with a periodic check.
+// authSignalSuffix names the file beside the store that every revocation rewrites with the new
+// auth revision once it is committed: a process keeping the revocation state in memory learns of
+// another process's revocation (`sluice passwd`) from the file's Stamp, one stat, without a
+// query. It holds nothing secret.
+const authSignalSuffix = "-auth"
+
+// Stamp is the size and modification time of the store's revocation signal file: it changes
+// when a revocation is committed, by this process or another. Equal stamps mean that probably
+// no revocation was committed in between: a file system with coarse modification times can hide
+// one, and a process that stops between its commit and the file's update leaves it unchanged,
+// so pair it with a periodic AuthRevision.
 type Stamp struct {
 	Size  int64
 	ModNS int64
 }
 
-// WriteStamp returns the store's Stamp now, and false when the write-ahead log cannot be
-// examined (then assume that something changed).
-func (s *Store) WriteStamp() (Stamp, bool) {
-	fi, err := os.Stat(s.path + "-wal")
+// RevocationStamp returns the Stamp now (zero while no revocation was ever signalled), and false
+// when the file cannot be examined (then assume that something changed).
+func (s *Store) RevocationStamp() (Stamp, bool) {
+	fi, err := os.Stat(s.path + authSignalSuffix)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Stamp{}, true
+	}
 	if err != nil {
 		return Stamp{}, false
 	}
 	return Stamp{Size: fi.Size(), ModNS: fi.ModTime().UnixNano()}, true
 }
 
-// bumpAuthRevision adds one to the auth revision inside tx.
-func bumpAuthRevision(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, '1')
-		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, authRevisionKey)
-	if err != nil {
-		return fmt.Errorf("storage: bump auth revision: %w", err)
+// signalRevocation rewrites the signal file with rev after a revocation was committed. It is
+// best effort: the revocation is in force; another process that misses the signal finds it at
+// its periodic AuthRevision.
+func (s *Store) signalRevocation(rev int64) {
+	_ = os.WriteFile(s.path+authSignalSuffix, strconv.AppendInt(nil, rev, 10), fileMode)
+}
+
+// revoke runs a revocation write in a transaction; when fn changed something it bumps the auth
+// revision in the same transaction and, once that is committed, signals it.
+func (s *Store) revoke(ctx context.Context, fn func(tx *sql.Tx) (bool, error)) error {
+	var rev int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		changed, err := fn(tx)
+		if err != nil || !changed {
+			return err
+		}
+		rev, err = bumpAuthRevision(ctx, tx)
+		return err
+	})
+	if err == nil && rev > 0 {
+		s.signalRevocation(rev)
 	}
-	return nil
+	return err
+}
+
+// bumpAuthRevision adds one to the auth revision inside tx and returns it.
+func bumpAuthRevision(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var rev int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO settings (key, value) VALUES (?, '1')
+		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+		RETURNING CAST(value AS INTEGER)`, authRevisionKey).Scan(&rev)
+	if err != nil {
+		return 0, fmt.Errorf("storage: bump auth revision: %w", err)
+	}
+	return rev, nil
 }
 
 // AuthRevision returns the store's auth revision (0 before the first revocation). It reads
@@ -78,13 +116,13 @@ func (s *Store) AuthRevision(ctx context.Context) (int64, error) {
 // RevokeToken records that the token with this jti may no longer be used; exp is the token's
 // expiry, after which PruneRevoked may forget it.
 func (s *Store) RevokeToken(ctx context.Context, jti string, exp time.Time) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.revoke(ctx, func(tx *sql.Tx) (bool, error) {
 		_, err := tx.ExecContext(ctx, `INSERT INTO revoked_tokens (jti, exp) VALUES (?, ?)
 			ON CONFLICT (jti) DO UPDATE SET exp = excluded.exp`, jti, formatTime(exp))
 		if err != nil {
-			return fmt.Errorf("storage: revoke token: %w", err)
+			return false, fmt.Errorf("storage: revoke token: %w", err)
 		}
-		return bumpAuthRevision(ctx, tx)
+		return true, nil
 	})
 }
 
@@ -106,20 +144,20 @@ func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 // tokens).
 func (s *Store) RevokeUserTokens(ctx context.Context, userID string, at time.Time) (time.Time, error) {
 	at = at.UTC().Truncate(time.Millisecond)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.revoke(ctx, func(tx *sql.Tx) (bool, error) {
 		old, err := notBefore(ctx, tx, userID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if old.After(at) {
 			at = old
-			return nil
+			return false, nil
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, notBeforePrefix+userID, at.Format(time.RFC3339Nano)); err != nil {
-			return fmt.Errorf("storage: revoke tokens of user %s: %w", userID, err)
+			return false, fmt.Errorf("storage: revoke tokens of user %s: %w", userID, err)
 		}
-		return bumpAuthRevision(ctx, tx)
+		return true, nil
 	})
 	if err != nil {
 		return time.Time{}, err

@@ -41,7 +41,7 @@ func TestRevokedTokens(t *testing.T) {
 
 // TestRevocationState: every revocation write bumps the auth revision; Revocations reads the
 // live revoked tokens and every user's "not before"; a "not before" never moves back; and a
-// second handle on the same file (another process) sees the revision and the write stamp move.
+// second handle on the same file (another process) sees the revision and the revocation stamp move.
 func TestRevocationState(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sluice.db")
@@ -49,11 +49,18 @@ func TestRevocationState(t *testing.T) {
 	if rev, err := s.AuthRevision(ctx); rev != 0 || err != nil {
 		t.Fatalf("AuthRevision of a new store = %d, %v", rev, err)
 	}
-	stamp, ok := s.WriteStamp()
+	stamp, ok := s.RevocationStamp()
 	if !ok {
-		t.Fatal("no write stamp on a WAL store")
+		t.Fatal("no revocation stamp")
 	}
 	now := at(0)
+	// Other writes leave the stamp alone.
+	if err := s.SetSetting(ctx, "other", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := s.RevocationStamp(); !ok || st != stamp {
+		t.Errorf("a write that revokes nothing moved the revocation stamp: %v to %v", stamp, st)
+	}
 	if err := s.RevokeToken(ctx, "expired", now.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +78,8 @@ func TestRevocationState(t *testing.T) {
 	if _, err := other.RevokeUserTokens(ctx, "u2", now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if st, ok := s.WriteStamp(); !ok || st == stamp {
-		t.Errorf("write stamp did not move after commits: %v %v", st, ok)
+	if st, ok := s.RevocationStamp(); !ok || st == stamp {
+		t.Errorf("revocation stamp did not move after commits: %v %v", st, ok)
 	}
 	for name, h := range map[string]*storage.Store{"this": s, "other": other} {
 		if rev, err := h.AuthRevision(ctx); rev != 4 || err != nil {
