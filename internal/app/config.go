@@ -27,7 +27,7 @@ type Config struct {
 	// FFmpeg is the ffmpeg binary used for transcoding and the test stream. Default "ffmpeg" from PATH.
 	FFmpeg string
 	// FFmpegNice is how many nice levels below the server its ffmpeg children run (0 to 19;
-	// 0: the server's priority). Default 10 (supervisor.DefaultNice).
+	// 0: the server's priority). Default 19 (supervisor.DefaultNice).
 	FFmpegNice int
 	// PublicURL is the base URL whose host is put in the playlist URLs the API returns.
 	// Default: empty, the host of each request.

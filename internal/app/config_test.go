@@ -21,7 +21,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantData, _ := filepath.Abs("./data")
-	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" || c.FFmpegNice != 10 {
+	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" || c.FFmpegNice != 19 {
 		t.Fatalf("defaults: %+v", c)
 	}
 

@@ -7,10 +7,13 @@ import (
 )
 
 // DefaultNice is how much lower than the server's the CPU priority of child processes is unless
-// SetNice says otherwise: a nice increment of 10 (CFS weight 110 against the server's 1024 at
-// nice 0), so that ffmpeg children that encode or decode never starve the control plane (the
-// API, the protocol stacks) of CPU, while still getting every cycle the server leaves idle.
-const DefaultNice = 10
+// SetNice says otherwise: a nice increment of 19, the lowest priority (CFS weight 15 against
+// the server's 1024 at nice 0), so that ffmpeg children that encode or decode never starve the
+// control plane (the API, the protocol stacks) of CPU, while still getting every cycle the
+// server leaves idle. Weights add up over the children's threads: at nice 10 (weight 110), 40
+// starting children outweighed the server's threads several times over and the API answered
+// in up to 300 ms (issue 13); at 19 they weigh about as much as one server thread.
+const DefaultNice = 19
 
 // maxNice is the lowest CPU priority a process can have (Linux and BSD nice values run from
 // -20 to 19).

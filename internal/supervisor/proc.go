@@ -18,7 +18,7 @@ const DefaultGrace = 3 * time.Second
 var start = startChild
 
 // Command is a child process (ffmpeg) run in its own process group, at a lower CPU priority
-// than the server (Nice, DefaultNice: 10 nice levels below). On Linux it is killed when the
+// than the server (Nice, DefaultNice: 19 nice levels below). On Linux it is killed when the
 // server dies (Pdeathsig), so no orphan outlives sluice.
 type Command struct {
 	// Path is the program; a name without a slash is looked up in PATH.

@@ -19,50 +19,34 @@ func sysProcAttr() *syscall.SysProcAttr {
 // the child exits, not the process, so holding the thread keeps the child alive exactly that
 // long.
 //
-// The child runs nice levels below the server. Linux keeps nice values per thread, and a new
-// process or thread starts with the value of the thread that created it: the forking thread
-// lowers its own priority first, so the child and every thread it starts run at the lower
-// priority from their first instruction. That thread is never unlocked from its goroutine, so
-// the Go runtime ends it with the goroutine instead of running other code on it at the lowered
-// priority. The process's main thread (which the runtime never ends, and whose nice value ps
-// and top show as the server's) keeps its priority: a fork from it sets the child's process
-// group's priority right after the start instead, before ffmpeg has started threads of its
-// own. niceErr says why the priority could not be lowered (the child then runs at the
-// server's).
+// The child runs nice levels below the server: right after the start, the child's process
+// group is lowered (Linux keeps nice values per thread, and setpriority on a process group
+// lowers every thread of every process in it; the threads and processes ffmpeg starts later
+// inherit the value). ffmpeg runs at the server's priority only for the moment between its exec
+// and that call, before it has started threads of its own. The forking thread itself is never
+// lowered: Go code it ran at a low priority would hold one of the runtime's processors while the
+// kernel, busy with the children, left it waiting (issue 13: an earlier version did, and the
+// API stalled behind it). niceErr says why the priority could not be lowered (the child then
+// runs at the server's).
 func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
-	return startFrom(cmd, nice, func() bool { return syscall.Gettid() != syscall.Getpid() })
-}
-
-// startFrom is startChild; mayLower tells, on the locked thread, whether that thread may be
-// lowered (tests pass false to take the process group's path anywhere).
-func startFrom(cmd *exec.Cmd, nice int, mayLower func() bool) (release func(), niceErr, err error) {
 	type result struct{ niceErr, err error }
 	started := make(chan result, 1)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		runtime.LockOSThread()
+		defer runtime.UnlockOSThread() // its priority is the server's: the runtime may reuse it
 		var r result
-		target, err := threadNice()
-		target = min(target+nice, maxNice)
-		lower := nice > 0 && mayLower()
-		switch {
-		case err != nil:
-			r.niceErr = err
-		case lower:
-			// For PRIO_PROCESS with who 0, Linux's setpriority acts on the calling thread.
-			r.niceErr = syscall.Setpriority(syscall.PRIO_PROCESS, 0, target)
-		}
 		r.err = cmd.Start()
-		if r.err == nil && r.niceErr == nil && nice > 0 && !lower {
-			r.niceErr = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, target)
+		if r.err == nil && nice > 0 {
+			target, err := threadNice()
+			if err == nil {
+				err = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, min(target+nice, maxNice))
+			}
+			r.niceErr = err
 		}
 		started <- r
 		<-stop
-		if !lower {
-			runtime.UnlockOSThread() // its priority is the server's: the runtime may reuse it
-		}
-		// Otherwise the goroutine ends locked, and the runtime ends its thread.
 	}()
 	r := <-started
 	return func() { close(stop); <-done }, r.niceErr, r.err
