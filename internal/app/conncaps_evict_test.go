@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -69,7 +70,7 @@ func (k *keepAlive) closedNow(t *testing.T) bool {
 	t.Helper()
 	_ = k.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err := k.br.ReadByte()
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return false
 	}
 	return err != nil
@@ -216,7 +217,7 @@ func TestEvictedRequestDoesNotRun(t *testing.T) {
 	serve := func(c *connlimit.Conn) (aborted bool) {
 		defer func() {
 			if v := recover(); v != nil {
-				if v != http.ErrAbortHandler {
+				if err, ok := v.(error); !ok || !errors.Is(err, http.ErrAbortHandler) {
 					panic(v)
 				}
 				aborted = true

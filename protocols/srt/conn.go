@@ -31,6 +31,3 @@ func watchPeer(ctx context.Context, c *link.Conn, cancel context.CancelFunc) *sy
 func peerEnded(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, link.ErrPeerClosed) || errors.Is(err, link.ErrPeerIdle)
 }
-
-// rejectLog says why a caller was refused, for the log.
-func rejectLog(r link.Reject) string { return r.String() }
