@@ -64,25 +64,9 @@ func (s *server) authenticate(r *http.Request, query bool) (authInfo, error) {
 		s.log.Debug("token refused", "path", r.URL.Path, "err", err)
 		return authInfo{}, errUnauthorized("the token is invalid or expired")
 	}
-	revoked, err := s.store.TokenRevoked(r.Context(), c.JTI)
-	if err != nil {
-		return authInfo{}, fmt.Errorf("check token revocation: %w", err)
-	}
-	if revoked {
-		return authInfo{}, errUnauthorized("the token has been revoked")
-	}
-	if _, err := s.store.UserByID(r.Context(), c.UserID); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return authInfo{}, errUnauthorized("the token's user no longer exists")
-		}
-		return authInfo{}, fmt.Errorf("look up token user: %w", err)
-	}
-	nbf, err := tokensNotBefore(r.Context(), s.store, c.UserID)
-	if err != nil {
+	// The revocation state is in memory: no store read for most requests (revocations.go).
+	if err := s.revs.check(r.Context(), c); err != nil {
 		return authInfo{}, err
-	}
-	if !nbf.IsZero() && !c.IssuedAt.After(nbf) {
-		return authInfo{}, errUnauthorized("the token was revoked by a password change or logoutAll; log in again")
 	}
 	return authInfo{userID: c.UserID, jti: c.JTI, exp: c.ExpiresAt.Time, token: raw}, nil
 }
@@ -171,6 +155,7 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.revs.revoked(a.jti, a.exp)
 	writeSuccess(w)
 }
 
@@ -180,10 +165,12 @@ func (s *server) logoutAll(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := revokeTokens(r.Context(), s.store, userID(r), s.now()); err != nil {
+	at, err := revokeTokens(r.Context(), s.store, userID(r), s.now())
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	s.revs.revokedUntil(userID(r), at)
 	writeSuccess(w)
 }
 
@@ -236,7 +223,7 @@ func SetPassword(ctx context.Context, store Store, username, password string) er
 	}
 	// Tokens first: a failure then leaves the old password with no token, never the new
 	// password with the old tokens.
-	if err := revokeTokens(ctx, store, u.ID, time.Now()); err != nil {
+	if _, err := revokeTokens(ctx, store, u.ID, time.Now()); err != nil {
 		return fmt.Errorf("set password: %w", err)
 	}
 	if err := store.SetPasswordHash(ctx, u.ID, hash); err != nil {

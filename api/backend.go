@@ -39,7 +39,19 @@ type Store interface {
 	// SettingOrInit returns the setting, storing init() first when it is absent (atomically).
 	SettingOrInit(ctx context.Context, key string, init func() (string, error)) (string, error)
 	RevokeToken(ctx context.Context, jti string, exp time.Time) error
-	TokenRevoked(ctx context.Context, jti string) (bool, error)
+	// RevokeUserTokens refuses the user's tokens issued until at (or a later time stored
+	// before, which it returns).
+	RevokeUserTokens(ctx context.Context, userID string, at time.Time) (time.Time, error)
+	// TokensNotBefore is the user's token "not before" (zero when none).
+	TokensNotBefore(ctx context.Context, userID string) (time.Time, error)
+	// AuthRevision counts the revocation changes; it must be cheap, read at most once a
+	// request and usually much less (see revocations).
+	AuthRevision(ctx context.Context) (int64, error)
+	// Revocations reads the revocation state (tokens expiring at or after since).
+	Revocations(ctx context.Context, since time.Time) (storage.Revocations, error)
+	// RevocationStamp changes when a revocation is committed to the store, by any process;
+	// false when it cannot tell.
+	RevocationStamp() (storage.Stamp, bool)
 }
 
 // Status is the running state of a process or server module (API.md "Records").
@@ -129,6 +141,11 @@ type Config struct {
 	PublicHost string
 	// TokenTTL is the lifetime of issued tokens; default 30 days.
 	TokenTTL time.Duration
+	// RevocationRecheck is the longest the in-memory token revocation state goes without
+	// reading the store's auth revision, and so how late a revocation by another process
+	// (`sluice passwd`) may take effect when the store's revocation stamp missed it; default
+	// DefaultRevocationRecheck (1 s).
+	RevocationRecheck time.Duration
 	// LoginFailures failed or in-flight logins from one client address (an IPv6 /64) within
 	// LoginWindow answer 429 until enough of them age out; default DefaultLoginFailures (5).
 	LoginFailures int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,25 @@ type fakeStore struct {
 	users    []storage.User
 	settings map[string]string
 	revoked  map[string]time.Time
+	// notBefore is each user's token "not before"; revision counts the revocation changes.
+	notBefore map[string]time.Time
+	revision  int64
+	// writes is the revocation stamp: it counts the revocation writes.
+	writes int64
+	// reads counts the reads authentication may make: AuthRevision, Revocations, UserByID.
+	reads map[string]int
+	// stampFrozen keeps the revocation stamp still, as a file system whose modification times are
+	// too coarse to show a commit would.
+	stampFrozen bool
+	// stampMoving makes every RevocationStamp differ from the last, as revocations committed
+	// all the time would.
+	stampMoving bool
+	// stampReads counts the RevocationStamp calls.
+	stampReads int
+	// revisionGate, when set, holds AuthRevision until it is closed.
+	revisionGate chan struct{}
+	// failRevision, when set, is returned by AuthRevision (a broken store).
+	failRevision error
 	// failList, when set, is returned by ListDocs (a broken store).
 	failList error
 }
@@ -34,7 +54,8 @@ type fakeDoc struct {
 var _ Store = (*fakeStore)(nil)
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{docs: map[storage.Module][]fakeDoc{}, settings: map[string]string{}, revoked: map[string]time.Time{}}
+	return &fakeStore{docs: map[storage.Module][]fakeDoc{}, settings: map[string]string{}, revoked: map[string]time.Time{},
+		notBefore: map[string]time.Time{}, reads: map[string]int{}}
 }
 
 func (s *fakeStore) find(m storage.Module, id string) int {
@@ -325,6 +346,7 @@ func (s *fakeStore) UserByName(_ context.Context, name string) (storage.User, er
 }
 
 func (s *fakeStore) UserByID(_ context.Context, id string) (storage.User, error) {
+	s.read("UserByID")
 	return s.user(func(u storage.User) bool { return u.ID == id })
 }
 
@@ -372,14 +394,81 @@ func (s *fakeStore) RevokeToken(_ context.Context, jti string, exp time.Time) er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.revoked[jti] = exp
+	s.revision++
+	s.writes++
 	return nil
 }
 
-func (s *fakeStore) TokenRevoked(_ context.Context, jti string) (bool, error) {
+func (s *fakeStore) RevokeUserTokens(_ context.Context, userID string, at time.Time) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.revoked[jti]
-	return ok, nil
+	at = at.UTC().Truncate(time.Millisecond)
+	if old := s.notBefore[userID]; old.After(at) {
+		return old, nil
+	}
+	s.notBefore[userID] = at
+	s.revision++
+	s.writes++
+	return at, nil
+}
+
+func (s *fakeStore) TokensNotBefore(_ context.Context, userID string) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notBefore[userID], nil
+}
+
+func (s *fakeStore) AuthRevision(context.Context) (int64, error) {
+	s.read("AuthRevision")
+	s.mu.Lock()
+	gate := s.revisionGate
+	s.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revision, s.failRevision
+}
+
+func (s *fakeStore) Revocations(_ context.Context, since time.Time) (storage.Revocations, error) {
+	s.read("Revocations")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := storage.Revocations{Revision: s.revision, Tokens: map[string]time.Time{}, NotBefore: maps.Clone(s.notBefore)}
+	for jti, exp := range s.revoked {
+		if !exp.Before(since) {
+			r.Tokens[jti] = exp
+		}
+	}
+	return r, nil
+}
+
+func (s *fakeStore) RevocationStamp() (storage.Stamp, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stampReads++
+	if s.stampMoving {
+		s.writes++
+	}
+	if s.stampFrozen {
+		return storage.Stamp{}, true
+	}
+	return storage.Stamp{Size: s.writes}, true
+}
+
+// read counts a read by name.
+func (s *fakeStore) read(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads[name]++
+}
+
+// readCount returns how many times the named read ran.
+func (s *fakeStore) readCount(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads[name]
 }
 
 // count returns the number of records of m.

@@ -26,6 +26,8 @@ type server struct {
 	now    func() time.Time
 	ttl    time.Duration
 	secret []byte
+	// revs is the token revocation state, kept in memory.
+	revs   *revocations
 	mux    *chi.Mux
 	routes []route
 
@@ -98,6 +100,7 @@ func newServer(cfg Config) (*server, error) {
 		return nil, err
 	}
 	s.secret = key
+	s.revs = newRevocations(cfg.Store, s.now, cfg.RevocationRecheck)
 	s.routes = s.routeTable()
 	s.mux = s.router()
 	return s, nil

@@ -21,10 +21,6 @@ const DefaultTokenTTL = 30 * 24 * time.Hour
 // secretSetting is the store setting that holds the token signing secret (hex of 32 bytes).
 const secretSetting = "jwt_secret"
 
-// notBeforePrefix is the settings key prefix of a user's token "not before": the time of the
-// last `sluice passwd` or logoutAll; tokens issued until then are refused.
-const notBeforePrefix = "tokens_not_before/"
-
 // tokenClaims are the claims of an API token: id (user ObjectId), iat, exp and jti.
 type tokenClaims struct {
 	UserID    string  `json:"id"`
@@ -127,7 +123,7 @@ func signToken(key []byte, userID string, now time.Time, ttl time.Duration) (str
 func parseToken(key []byte, raw string, now func() time.Time) (*tokenClaims, error) {
 	c := &tokenClaims{}
 	p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithLeeway(30*time.Second), jwt.WithTimeFunc(now))
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithLeeway(tokenLeeway), jwt.WithTimeFunc(now))
 	if _, err := p.ParseWithClaims(raw, c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
 		return nil, err
 	}
@@ -137,39 +133,23 @@ func parseToken(key []byte, raw string, now func() time.Time) (*tokenClaims, err
 	return c, nil
 }
 
-// tokensNotBefore is the user's token "not before" (zero when none was set): tokens issued until
-// then are refused.
-func tokensNotBefore(ctx context.Context, store Store, userID string) (time.Time, error) {
-	v, ok, err := store.Setting(ctx, notBeforePrefix+userID)
-	if err != nil || !ok {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+// revokeTokens refuses every token of the user issued until now, and returns the user's "not
+// before" as stored (now, or a later one: a clock set back must not revive tokens).
+func revokeTokens(ctx context.Context, store Store, userID string, now time.Time) (time.Time, error) {
+	at, err := store.RevokeUserTokens(ctx, userID, now)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("setting %s%s: %q is not a time: %w", notBeforePrefix, userID, v, err)
+		return time.Time{}, fmt.Errorf("revoke tokens of user %s: %w", userID, err)
 	}
-	return t, nil
-}
-
-// revokeTokens refuses every token of the user issued until now.
-func revokeTokens(ctx context.Context, store Store, userID string, now time.Time) error {
-	at := now.UTC().Truncate(time.Millisecond)
-	if old, err := tokensNotBefore(ctx, store, userID); err == nil && old.After(at) {
-		at = old // a clock set back must not revive tokens
-	}
-	if err := store.SetSetting(ctx, notBeforePrefix+userID, at.Format(time.RFC3339Nano)); err != nil {
-		return fmt.Errorf("revoke tokens of user %s: %w", userID, err)
-	}
-	return nil
+	return at, nil
 }
 
 // issueAfterRevocation signs a token for userID issued at now, or just after the user's last
 // revocation when that is not earlier (the same millisecond, or a clock set back), so that a
 // token issued after a revocation is never refused by it.
 func issueAfterRevocation(ctx context.Context, store Store, key []byte, userID string, now time.Time, ttl time.Duration) (string, error) {
-	nbf, err := tokensNotBefore(ctx, store, userID)
+	nbf, err := store.TokensNotBefore(ctx, userID)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("token not-before of user %s: %w", userID, err)
 	}
 	if floor := nbf.Add(time.Millisecond); now.Before(floor) {
 		now = floor

@@ -23,8 +23,11 @@ const busyTimeoutMS = 10000
 // one process queue in Go instead of contending for SQLite's lock; reads use a separate pool of
 // read-only connections and, thanks to WAL, never wait for the writer.
 type Store struct {
-	w    *sql.DB
-	r    *sql.DB
+	w *sql.DB
+	r *sql.DB
+	// a is one read connection of its own for AuthRevision, which a server may read at any
+	// request: it never waits behind the pool's longer reads.
+	a    *sql.DB
 	path string
 	// warnings are the exposures Open found (and narrowed where it could), for the operator.
 	warnings []string
@@ -70,6 +73,15 @@ func Open(path string) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
+	s.a, err = sql.Open("sqlite", dsn(path, "_query_only=1"))
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	s.a.SetMaxOpenConns(1)
+	s.a.SetMaxIdleConns(1)
+	s.a.SetConnMaxLifetime(0)
+	s.a.SetConnMaxIdleTime(0)
 	return s, nil
 }
 
@@ -80,6 +92,9 @@ func (s *Store) Warnings() []string { return s.warnings }
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
 	var errs []error
+	if s.a != nil {
+		errs = append(errs, s.a.Close())
+	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}

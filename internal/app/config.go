@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/supervisor"
 )
 
 // Config is every setting of the server. Each has a flag and a SLUICE_* environment variable;
@@ -25,6 +26,9 @@ type Config struct {
 	Data string
 	// FFmpeg is the ffmpeg binary used for transcoding and the test stream. Default "ffmpeg" from PATH.
 	FFmpeg string
+	// FFmpegNice is how many nice levels below the server its ffmpeg children run (0 to 19;
+	// 0: the server's priority). Default 19 (supervisor.DefaultNice).
+	FFmpegNice int
 	// PublicURL is the base URL whose host is put in the playlist URLs the API returns.
 	// Default: empty, the host of each request.
 	PublicURL string
@@ -116,6 +120,14 @@ func settings() []setting {
 			return nil
 		}
 	}
+	niceLevels := func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > 19 {
+			return fmt.Errorf("%q is not a number of nice levels from 0 to 19", v)
+		}
+		c.FFmpegNice = n
+		return nil
+	}
 	schemes := func(c *Config, v string) error {
 		list := []string{}
 		for s := range strings.SplitSeq(v, ",") {
@@ -133,6 +145,7 @@ func settings() []setting {
 		{"addr", "SLUICE_ADDR", ":8080", "API and playback listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 		{"data", "SLUICE_DATA", "./data", "data folder: database and recordings", str(func(c *Config) *string { return &c.Data })},
 		{"ffmpeg", "SLUICE_FFMPEG", "ffmpeg", "ffmpeg binary (path, or a name looked up in PATH)", str(func(c *Config) *string { return &c.FFmpeg })},
+		{"ffmpeg-nice", "SLUICE_FFMPEG_NICE", strconv.Itoa(supervisor.DefaultNice), "nice levels below the server's CPU priority that ffmpeg children run at, 0 to 19 (0: the same), so that encoding never starves the API", niceLevels},
 		{"public-url", "SLUICE_PUBLIC_URL", "", "base URL whose host goes into returned playlist URLs (empty: the request's host)", str(func(c *Config) *string { return &c.PublicURL })},
 		{"token-ttl", "SLUICE_TOKEN_TTL", "720h", "lifetime of issued API tokens (duration)", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
 		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},

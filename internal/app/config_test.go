@@ -21,7 +21,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantData, _ := filepath.Abs("./data")
-	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" {
+	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" || c.FFmpegNice != 19 {
 		t.Fatalf("defaults: %+v", c)
 	}
 
@@ -33,11 +33,11 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatalf("environment: %+v", c)
 	}
 
-	c, err = ParseConfig("sluice", []string{"--addr", "127.0.0.1:7000", "--token-ttl", "2h"}, getenv, io.Discard)
+	c, err = ParseConfig("sluice", []string{"--addr", "127.0.0.1:7000", "--token-ttl", "2h", "--ffmpeg-nice", "0"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:7000" || c.TokenTTL != 2*time.Hour || c.Data != "/tmp/x" {
+	if c.Addr != "127.0.0.1:7000" || c.TokenTTL != 2*time.Hour || c.Data != "/tmp/x" || c.FFmpegNice != 0 {
 		t.Fatalf("flags over environment: %+v", c)
 	}
 }
@@ -48,6 +48,9 @@ func TestConfigErrors(t *testing.T) {
 		{"--token-ttl", "soon"},
 		{"--token-ttl", "-1h"},
 		{"--log-level", "loud"},
+		{"--ffmpeg-nice", "20"},
+		{"--ffmpeg-nice", "-1"},
+		{"--ffmpeg-nice", "low"},
 		{"--nope"},
 		{"stray"},
 	} {

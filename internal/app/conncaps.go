@@ -7,8 +7,9 @@ import (
 	"github.com/sluicemedia/sluice/internal/connlimit"
 )
 
-// Connection caps of the HTTP ports (internal/connlimit): a connection past a cap is closed at
-// once. The total caps are lowered to a share of the process's open-file limit when that is
+// Connection caps of the HTTP ports (internal/connlimit): a connection past a cap is admitted
+// in place of the connection idle the longest (newHTTPServer's ConnState tells the idle ones),
+// or closed at once when none is idle. The total caps are lowered to a share of the process's open-file limit when that is
 // smaller, so that no port can use up the descriptors the processes and the store need.
 const (
 	// apiMaxConns caps the connections open at once on the API port (1024 connections, at most
@@ -44,10 +45,10 @@ func capConnsTo(n int, files uint64, share int) int {
 
 // guardAPI caps the API port's connections.
 func guardAPI(ln net.Listener, log *slog.Logger) *connlimit.Listener {
-	return connlimit.Wrap(ln, connlimit.Limits{MaxConns: capConns(apiMaxConns, apiFileShare), MaxPerAddr: apiMaxPerAddr}, log.With("listener", "api"))
+	return connlimit.Wrap(ln, connlimit.Limits{MaxConns: capConns(apiMaxConns, apiFileShare), MaxPerAddr: apiMaxPerAddr, EvictIdle: true}, log.With("listener", "api"))
 }
 
 // guardPlayer caps a player port's connections.
 func guardPlayer(ln net.Listener, log *slog.Logger) *connlimit.Listener {
-	return connlimit.Wrap(ln, connlimit.Limits{MaxConns: capConns(playerMaxConns, playerFileShare), MaxPerAddr: playerMaxPerAddr}, log.With("listener", "player"))
+	return connlimit.Wrap(ln, connlimit.Limits{MaxConns: capConns(playerMaxConns, playerFileShare), MaxPerAddr: playerMaxPerAddr, EvictIdle: true}, log.With("listener", "player"))
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,8 +26,10 @@ func TestCapConnsTo(t *testing.T) {
 	}
 }
 
-// TestPlayerPortCaps: a player's port keeps playerMaxPerAddr connections from one address and
-// closes the next at once, while another address is still served.
+// TestPlayerPortCaps: a player's port keeps playerMaxPerAddr connections from one address. When
+// they are all idle (here: silent, no request yet), the address's next connection is served in
+// place of the one idle the longest, so idle connections cannot lock the port; another address
+// is served too.
 func TestPlayerPortCaps(t *testing.T) {
 	ts := startServer(t, t.TempDir(), nil)
 	defer ts.stop()
@@ -44,33 +45,19 @@ func TestPlayerPortCaps(t *testing.T) {
 		}
 		return err == nil
 	})
-	var held []net.Conn
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
+	var held []*keepAlive
 	for range playerMaxPerAddr {
-		c, err := dialFrom("127.0.0.4", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
+		held = append(held, dialKeepAlive(t, "127.0.0.4", addr))
 	}
-	// The next one from the same address is closed at once (it sent nothing: a kept one would
-	// wait for its headers for 10 s).
-	testutil.Eventually(t, 10*time.Second, "the cap reached", func() bool {
-		c, err := dialFrom("127.0.0.4", addr)
-		if err != nil {
-			return false
-		}
-		defer c.Close()
-		_ = c.SetReadDeadline(time.Now().Add(time.Second))
-		var b [1]byte
-		_, err = c.Read(b[:])
-		var ne net.Error
-		return err != nil && !(errors.As(err, &ne) && ne.Timeout())
-	})
+	// The next one from the same address is served (the player's 404 while it has no
+	// segments), and the oldest silent one is closed at once (a kept one would wait for its
+	// headers for 10 s).
+	if st, err := dialKeepAlive(t, "127.0.0.4", addr).get("/hls/x/x/index.m3u8"); err != nil || st != http.StatusNotFound {
+		t.Fatalf("a connection past the cap of an address whose connections are idle: %d, %v; want the player's 404", st, err)
+	}
+	if !held[0].closedNow(t) {
+		t.Fatal("the oldest idle connection of the address is still open after its next one was served")
+	}
 	resp, err := http.Get("http://" + addr + "/hls/x/x/index.m3u8")
 	if err != nil {
 		t.Fatalf("another address while one is at its cap: %v", err)

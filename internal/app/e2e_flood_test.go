@@ -79,7 +79,8 @@ func (fc *floodConn) watch(limit time.Duration) {
 
 // TestAPIConnectionFlood is the case at an open-file limit of 1024: 600 idle keep-alive
 // connections from 127.0.0.2 and 600 slow-body connections from 127.0.0.3 to the API port.
-// The per-address cap keeps apiMaxPerAddr of each and closes the rest at once; a normal
+// The per-address cap keeps apiMaxPerAddr of each: a slow body past it is closed at once, an
+// idle connection past it replaces the address's connection idle the longest; a normal
 // request from 127.0.0.1 keeps answering (median under 100 ms); the idle ones are closed after
 // the idle timeout and the slow bodies after the body timeout.
 func TestAPIConnectionFlood(t *testing.T) {
@@ -142,7 +143,8 @@ func TestAPIConnectionFlood(t *testing.T) {
 	close(stop)
 	probes.Wait()
 
-	// A connection closed within a second was refused; a kept one is closed by its timeout.
+	// A connection closed well before its timeout was refused, or replaced by a newer one of
+	// its address while it was idle (during the flood); a kept one is closed by its timeout.
 	for _, set := range []struct {
 		what  string
 		conns []*floodConn
@@ -154,7 +156,7 @@ func TestAPIConnectionFlood(t *testing.T) {
 			switch {
 			case fc.after < 0:
 				t.Errorf("%s connection still open %v after it was opened (timeout %v)", set.what, set.limit+10*time.Second, set.limit)
-			case fc.after < time.Second:
+			case fc.after < set.limit/2:
 				refused++
 				slowest = max(slowest, fc.after)
 			default:
@@ -165,10 +167,10 @@ func TestAPIConnectionFlood(t *testing.T) {
 				last = max(last, fc.after)
 			}
 		}
-		t.Logf("%s: %d kept, %d refused (the slowest refusal took %v); the kept ones closed %v to %v after their timeout started (timeout %v)",
+		t.Logf("%s: %d kept, %d refused or replaced (the slowest took %v); the kept ones closed %v to %v after their timeout started (timeout %v)",
 			set.what, kept, refused, slowest, first, last, set.limit)
 		if kept != apiMaxPerAddr || refused != len(set.conns)-apiMaxPerAddr {
-			t.Errorf("%s: %d kept and %d refused of %d, want %d kept (the per-address cap), the rest refused at once",
+			t.Errorf("%s: %d kept and %d refused or replaced of %d, want %d kept (the per-address cap), the rest closed at once",
 				set.what, kept, refused, len(set.conns), apiMaxPerAddr)
 		}
 		if kept > 0 && (first < set.limit-200*time.Millisecond || last > set.limit+5*time.Second) {

@@ -1,11 +1,15 @@
 package app
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/connlimit"
 )
 
 // httpLimits are the timeouts of one kind of HTTP server (the API port, a player's port, the
@@ -62,7 +66,38 @@ func newHTTPServer(h http.Handler, lim httpLimits, upload func(*http.Request) bo
 		ReadHeaderTimeout: lim.Header,
 		IdleTimeout:       lim.Idle,
 		ErrorLog:          slog.NewLogLogger(log.With("part", "http").Handler(), slog.LevelDebug),
+		ConnState:         markIdle,
+		ConnContext:       withConn,
 	}
+}
+
+// markIdle tells a capped listener (connlimit, with EvictIdle) which of its connections hold
+// no request: a new one until its first request's headers are read, and a kept-alive one
+// between requests. A cap that is reached closes the one idle the longest to admit a new
+// client, so idle connections cannot lock others out. A connection serving a request is
+// never closed for another; the header, body and write deadlines bound how long it may take.
+func markIdle(c net.Conn, st http.ConnState) {
+	lc, ok := c.(*connlimit.Conn)
+	if !ok {
+		return
+	}
+	switch st {
+	case http.StateNew, http.StateIdle:
+		lc.Idle()
+	case http.StateActive:
+		lc.Busy()
+	}
+}
+
+// connKey is the request context's key of the connection a request came on.
+type connKey struct{}
+
+// withConn puts a capped listener's connection in its requests' context, for deadlines.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	if lc, ok := c.(*connlimit.Conn); ok {
+		return context.WithValue(ctx, connKey{}, lc)
+	}
+	return ctx
 }
 
 // deadlines sets each request's read and write deadlines.
@@ -73,6 +108,12 @@ type deadlines struct {
 }
 
 func (d *deadlines) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if lc, ok := r.Context().Value(connKey{}).(*connlimit.Conn); ok && !lc.Busy() {
+		// The connection was closed to admit another client after this request's headers
+		// were read and before it turned active: nobody waits for an answer, and the request
+		// must not act. net/http drops the connection without logging.
+		panic(http.ErrAbortHandler)
+	}
 	rc := http.NewResponseController(w)
 	if r.Body != nil && r.Body != http.NoBody {
 		if d.upload != nil && d.upload(r) {

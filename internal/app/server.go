@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
 	"github.com/sluicemedia/sluice/transcode"
 )
@@ -46,6 +47,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if out == nil {
 		out = io.Discard
 	}
+	// ffmpeg children run below the server's CPU priority, so that the API and the protocol
+	// stacks answer whatever the encoders do (issue 13: 40 test streams starting at once).
+	supervisor.SetNice(cfg.FFmpegNice)
 	st, err := openStore(cfg)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"sync"
 )
 
 // errNoCloseWrite is CloseWrite's answer when the wrapped connection cannot half-close.
@@ -17,7 +16,11 @@ type Conn struct {
 	l     *Listener
 	key   netip.Addr
 	keyed bool
-	once  sync.Once
+
+	// The listener's mutex guards the rest.
+	state    connState
+	all      links // in the listener's idle list while idle
+	sameAddr links // in its address's idle list while idle and keyed
 }
 
 func newConn(c net.Conn, l *Listener, key netip.Addr, keyed bool) *Conn {
@@ -28,9 +31,20 @@ func newConn(c net.Conn, l *Listener, key netip.Addr, keyed bool) *Conn {
 // and free nothing.
 func (c *Conn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.release(c.key, c.keyed) })
+	c.l.release(c)
 	return err
 }
+
+// Idle says the connection holds no request now: between two requests, or before its first.
+// With Limits.EvictIdle, a cap that is reached closes the connection idle the longest to admit
+// a new one. An HTTP server calls it from its ConnState hook for StateNew and StateIdle.
+func (c *Conn) Idle() { c.l.setIdle(c) }
+
+// Busy says the connection serves a request now, so no cap closes it; an HTTP server calls it
+// for StateActive and again before running a handler. It returns false when the connection was
+// already closed to admit another (or by its owner): what was read from it must then be dropped
+// unanswered, as if it had never arrived.
+func (c *Conn) Busy() bool { return c.l.setBusy(c) }
 
 // NetConn returns the wrapped connection (as tls.Conn does), for callers that need the
 // concrete type; closing it directly does not free the slot.

@@ -277,72 +277,111 @@ func FuzzListener(f *testing.F) {
 	f.Add(uint8(3), uint8(1), []byte{0, 0, 1, 0x80, 2, 0x81, 0})
 	f.Add(uint8(0), uint8(0), []byte{0, 1, 2, 3})
 	f.Add(uint8(1), uint8(5), []byte{0x80, 0x80, 5, 5, 0xff})
+	f.Add(uint8(0x83), uint8(2), []byte{0, 1, 0xc0, 0xc1, 2, 0, 0xc2, 0xc0, 3, 1, 0x80, 0})
+	f.Add(uint8(0x80), uint8(1), []byte{0, 0xc0, 0, 0xc0, 0xc0, 0, 1, 0xc1})
 	f.Fuzz(func(t *testing.T, maxConns, perAddr uint8, ops []byte) {
 		if len(ops) > 512 {
 			ops = ops[:512]
 		}
-		lim := Limits{MaxConns: int(maxConns % 8), MaxPerAddr: int(perAddr % 4)}
+		lim := Limits{MaxConns: int(maxConns % 8), MaxPerAddr: int(perAddr % 4), EvictIdle: maxConns&0x80 != 0}
 		fl := newChanListener()
 		l := Wrap(fl, lim, nil)
-		got := make(chan net.Conn)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				got <- c
-			}
-		}()
-		// The model: which admitted conns are open, per address.
+		in := startAccepting(t, fl, l)
+		// The model: the admitted conns that are open, with their address and, when idle,
+		// when they became idle.
 		type open struct {
-			c    net.Conn
+			c    *Conn
+			raw  *addrConn
 			addr netip.Addr
+			idle int // 0: busy; else the order in which it became idle
 		}
-		var opened []open
+		var opened []*open
 		perModel := map[netip.Addr]int{}
-		var refused uint64
+		var refused, evicted uint64
+		idleSeq := 0
+		drop := func(i int) {
+			perModel[opened[i].addr]--
+			opened = append(opened[:i], opened[i+1:]...)
+		}
 		for _, op := range ops {
-			if op&0x80 != 0 { // close the (op&0x7f)-th open conn, twice
+			switch op & 0xc0 {
+			case 0x80: // close the (op&0x3f)-th open conn, twice
 				if len(opened) == 0 {
 					continue
 				}
-				i := int(op&0x7f) % len(opened)
+				i := int(op&0x3f) % len(opened)
 				_ = opened[i].c.Close()
 				_ = opened[i].c.Close()
-				perModel[opened[i].addr]--
-				opened = append(opened[:i], opened[i+1:]...)
+				drop(i)
+				continue
+			case 0xc0: // the (op&0x3f)-th open conn turns idle, or busy when it was idle
+				if len(opened) == 0 {
+					continue
+				}
+				o := opened[int(op&0x3f)%len(opened)]
+				if o.idle == 0 {
+					idleSeq++
+					o.idle = idleSeq
+					o.c.Idle()
+				} else if o.idle = 0; !o.c.Busy() {
+					t.Fatalf("Busy() false on an open conn")
+				}
 				continue
 			}
 			ip := fmt.Sprintf("10.0.0.%d", op%4)
 			addr := netip.MustParseAddr(ip)
-			admit := (lim.MaxConns == 0 || len(opened) < lim.MaxConns) &&
-				(lim.MaxPerAddr == 0 || perModel[addr] < lim.MaxPerAddr)
-			before := l.Stats().Refused()
-			fl.conns <- pipeFrom(ip)
-			c := admitted(t, got, l, before)
+			totalFull := lim.MaxConns > 0 && len(opened) >= lim.MaxConns
+			addrFull := lim.MaxPerAddr > 0 && perModel[addr] >= lim.MaxPerAddr
+			victim := -1
+			if (totalFull || addrFull) && lim.EvictIdle {
+				for i, o := range opened {
+					if o.idle != 0 && (!addrFull || o.addr == addr) && (victim < 0 || o.idle < opened[victim].idle) {
+						victim = i
+					}
+				}
+			}
+			admit := !(totalFull || addrFull) || victim >= 0
+			raw := pipeFrom(ip)
+			c := in.push(raw)
 			if (c != nil) != admit {
 				t.Fatalf("conn from %s: admitted=%v, model says %v (limits %+v, open %d)", ip, c != nil, admit, lim, len(opened))
 			}
-			if admit {
-				opened = append(opened, open{c, addr})
-				perModel[addr]++
+			if victim >= 0 {
+				v := opened[victim]
+				if !v.raw.closed() {
+					t.Fatalf("conn from %s admitted past a cap, but the longest idle conn (from %s) is open", ip, v.addr)
+				}
+				if v.c.Busy() {
+					t.Fatalf("Busy() true on a conn closed to admit another")
+				}
+				drop(victim)
+				evicted++
+			}
+			if !admit {
+				refused++
 				continue
 			}
-			refused++
+			opened = append(opened, &open{c: c.(*Conn), raw: raw, addr: addr})
+			perModel[addr]++
 		}
 		s := l.Stats()
-		if s.Open != len(opened) || s.Refused() != refused {
-			t.Fatalf("stats %+v, model open %d refused %d", s, len(opened), refused)
+		idle := 0
+		for _, o := range opened {
+			if o.raw.closed() {
+				t.Fatalf("an open conn from %s was closed", o.addr)
+			}
+			if o.idle != 0 {
+				idle++
+			}
+		}
+		if s.Open != len(opened) || s.Idle != idle || s.Refused() != refused || s.Evicted() != evicted {
+			t.Fatalf("stats %+v, model open %d idle %d refused %d evicted %d", s, len(opened), idle, refused, evicted)
 		}
 		for _, o := range opened {
 			_ = o.c.Close()
 		}
-		_ = fl.Close()
-		<-done
-		if s := l.Stats(); s.Open != 0 || s.Addrs != 0 {
+		in.stop()
+		if s := l.Stats(); s.Open != 0 || s.Idle != 0 || s.Addrs != 0 {
 			t.Fatalf("after closing all: %+v", s)
 		}
 	})

@@ -14,8 +14,12 @@ import (
 // DefaultGrace is how long Command.Run waits after SIGINT before SIGKILL.
 const DefaultGrace = 3 * time.Second
 
-// Command is a child process (ffmpeg) run in its own process group. On Linux it is killed
-// when the server dies (Pdeathsig), so no orphan outlives sluice.
+// start starts a child for Command.Run (startChild; tests choose how).
+var start = startChild
+
+// Command is a child process (ffmpeg) run in its own process group, at a lower CPU priority
+// than the server (Nice, DefaultNice: 19 nice levels below). On Linux it is killed when the
+// server dies (Pdeathsig), so no orphan outlives sluice.
 type Command struct {
 	// Path is the program; a name without a slash is looked up in PATH.
 	Path string
@@ -60,15 +64,20 @@ func (c Command) Run(ctx context.Context) error {
 		grace = DefaultGrace
 	}
 	tail := newLineTail(log)
-	defer pinThread()()
 
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env, cmd.Dir = c.Env, c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, tail
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.WaitDelay = grace
-	if err := cmd.Start(); err != nil {
+	release, niceErr, err := start(cmd, Nice())
+	// Every return below comes after the child is reaped (or it never started).
+	defer release()
+	if err != nil {
 		return fmt.Errorf("%s: %w", prog, err)
+	}
+	if niceErr != nil {
+		warnNice(log, niceErr)
 	}
 	proc := cmd.Process
 	log = log.With("pid", proc.Pid)

@@ -4,14 +4,17 @@ package supervisor
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 )
 
 // sysProcAttr has no process groups to ask for here.
 func sysProcAttr() *syscall.SysProcAttr { return nil }
 
-// pinThread is not needed without Pdeathsig.
-func pinThread() func() { return func() {} }
+// startChild starts cmd; there is no nice value to set here, and no thread to hold.
+func startChild(cmd *exec.Cmd, _ int) (release func(), niceErr, err error) {
+	return func() {}, nil, cmd.Start()
+}
 
 // interruptGroup asks the process alone to stop; where that is unsupported, Grace passes and
 // killGroup follows.

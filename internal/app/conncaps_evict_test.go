@@ -1,0 +1,236 @@
+package app
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/connlimit"
+)
+
+// evictServer serves h on a loopback port behind caps with EvictIdle, as the API and player
+// ports are (newHTTPServer's ConnState hook marks the idle connections), until the test ends.
+func evictServer(t *testing.T, h http.Handler, lim connlimit.Limits) (*connlimit.Listener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.EvictIdle = true
+	cl := connlimit.Wrap(ln, lim, nil)
+	srv := newHTTPServer(h, httpDefaults, nil, slog.New(slog.DiscardHandler))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(cl) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	return cl, ln.Addr().String()
+}
+
+// keepAlive is a client connection that sends requests one by one and reads their answers.
+type keepAlive struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialKeepAlive(t *testing.T, src, addr string) *keepAlive {
+	t.Helper()
+	c, err := dialFrom(src, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &keepAlive{c: c, br: bufio.NewReader(c)}
+}
+
+// get sends GET path and returns the status, or an error when the connection was closed
+// without an answer.
+func (k *keepAlive) get(path string) (int, error) {
+	_ = k.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := fmt.Fprintf(k.c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
+		return 0, err
+	}
+	resp, err := http.ReadResponse(k.br, nil)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// closedNow says whether the server closed k (reads EOF or a reset at once); it fails the
+// test when the connection is still open after a while.
+func (k *keepAlive) closedNow(t *testing.T) bool {
+	t.Helper()
+	_ = k.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := k.br.ReadByte()
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return false
+	}
+	return err != nil
+}
+
+// waitStats polls the listener until ok holds.
+func waitStats(t *testing.T, cl *connlimit.Listener, what string, ok func(connlimit.Stats) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok(cl.Stats()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: stats %+v", what, cl.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestHTTPEvictsIdle: at a full cap, a new client is served in place of the connection idle the
+// longest: a kept-alive one between requests, or one that has not sent its headers whole (slow
+// headers). Connections serving a request are never closed for it: when every one is busy the
+// new client is refused at once.
+func TestHTTPEvictsIdle(t *testing.T) {
+	entered, release := make(chan struct{}, 8), make(chan struct{})
+	cl, addr := evictServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/block" {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		fmt.Fprint(w, "ok")
+	}), connlimit.Limits{MaxConns: 4, MaxPerAddr: 2})
+
+	// Four kept-alive connections from two addresses fill the total cap, each idle after one
+	// answer; the first answered is idle the longest (the server marks a connection idle just
+	// after its answer is sent: the next one is opened once it did).
+	var idle []*keepAlive
+	for i, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
+		k := dialKeepAlive(t, src, addr)
+		if st, err := k.get("/"); err != nil || st != http.StatusOK {
+			t.Fatalf("client from %s: %d, %v", src, st, err)
+		}
+		idle = append(idle, k)
+		waitStats(t, cl, "idle after an answer", func(s connlimit.Stats) bool { return s.Idle == i+1 })
+	}
+	// A fifth address is served; the connection idle the longest, and only it, is closed.
+	fifth := dialKeepAlive(t, "127.0.0.4", addr)
+	if st, err := fifth.get("/"); err != nil || st != http.StatusOK {
+		t.Fatalf("a new client while four connections were idle at the cap: %d, %v", st, err)
+	}
+	if !idle[0].closedNow(t) {
+		t.Fatal("the connection idle the longest is still open after a new client was admitted")
+	}
+	// The others still serve their next request.
+	for i, k := range idle[1:] {
+		if st, err := k.get("/"); err != nil || st != http.StatusOK {
+			t.Fatalf("idle connection %d after the eviction: %d, %v", i+1, st, err)
+		}
+	}
+	for _, k := range append(idle, fifth) {
+		k.c.Close()
+	}
+	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+
+	// Slow headers: four connections that sent part of their headers are idle for the cap.
+	var slow []*keepAlive
+	for _, src := range []string{"127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6"} {
+		k := dialKeepAlive(t, src, addr)
+		fmt.Fprint(k.c, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+		slow = append(slow, k)
+	}
+	waitStats(t, cl, "four slow headers", func(s connlimit.Stats) bool { return s.Open == 4 })
+	late := dialKeepAlive(t, "127.0.0.7", addr)
+	if st, err := late.get("/"); err != nil || st != http.StatusOK {
+		t.Fatalf("a new client while four connections sent slow headers: %d, %v", st, err)
+	}
+	if !slow[0].closedNow(t) {
+		t.Fatal("the oldest slow-header connection is still open after a new client was admitted")
+	}
+	for _, k := range append(slow, late) {
+		k.c.Close()
+	}
+	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+
+	// Busy: four requests in their handlers hold the cap; a new client is refused at once and
+	// none of the four is closed.
+	var busy []*keepAlive
+	for _, src := range []string{"127.0.0.8", "127.0.0.8", "127.0.0.9", "127.0.0.9"} {
+		k := dialKeepAlive(t, src, addr)
+		fmt.Fprint(k.c, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+		busy = append(busy, k)
+	}
+	for range busy {
+		<-entered
+	}
+	if _, err := dialKeepAlive(t, "127.0.0.10", addr).get("/"); err == nil {
+		t.Fatal("a new client was served while every connection at the cap served a request")
+	}
+	if s := cl.Stats(); s.Open != 4 || s.RefusedMaxConns != 1 {
+		t.Fatalf("stats %+v, want the four busy open and one refusal", s)
+	}
+	close(release)
+	for i, k := range busy {
+		resp, err := http.ReadResponse(k.br, nil)
+		if err != nil {
+			t.Fatalf("busy connection %d lost its answer: %v", i, err)
+		}
+		resp.Body.Close()
+	}
+}
+
+// TestEvictedRequestDoesNotRun: a request whose connection was closed to admit another client
+// (after its headers were read, before it turned active) is dropped: its handler never runs.
+func TestEvictedRequestDoesNotRun(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := connlimit.Wrap(ln, connlimit.Limits{MaxConns: 1, EvictIdle: true}, nil)
+	defer cl.Close()
+	accept := func() *connlimit.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		a, err := cl.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.(*connlimit.Conn)
+	}
+	first := accept()
+	first.Idle()
+	second := accept() // admitted in place of the first
+	defer second.Close()
+	if s := cl.Stats(); s.EvictedMaxConns != 1 {
+		t.Fatalf("stats %+v, want the first connection closed for the second", s)
+	}
+
+	ran := false
+	d := &deadlines{next: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true }), lim: httpDefaults}
+	serve := func(c *connlimit.Conn) (aborted bool) {
+		defer func() {
+			if v := recover(); v != nil {
+				if err, ok := v.(error); !ok || !errors.Is(err, http.ErrAbortHandler) {
+					panic(v)
+				}
+				aborted = true
+			}
+		}()
+		r := httptest.NewRequest(http.MethodPost, "/api/vod/remove", nil)
+		d.ServeHTTP(httptest.NewRecorder(), r.WithContext(withConn(r.Context(), c)))
+		return false
+	}
+	if !serve(first) || ran {
+		t.Fatal("a request on a connection closed for another client ran its handler")
+	}
+	if serve(second) || !ran {
+		t.Fatal("a request on an open connection did not run its handler")
+	}
+}

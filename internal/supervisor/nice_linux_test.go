@@ -1,0 +1,96 @@
+//go:build linux
+
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// niceOf reads the nice value of a task (a process, or a thread under /proc/<pid>/task) from
+// its stat file: the 19th field, the 17th after the parenthesised command name.
+func niceOf(t *testing.T, statPath string) (int, bool) {
+	t.Helper()
+	b, err := os.ReadFile(statPath)
+	if err != nil {
+		return 0, false // the task ended meanwhile
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	n, err := strconv.Atoi(f[16])
+	if err != nil {
+		t.Fatalf("%s: field 19 %q: %v", statPath, f[16], err)
+	}
+	return n, true
+}
+
+// threadNices returns the nice value of each thread of this process.
+func threadNices(t *testing.T) map[string]int {
+	t.Helper()
+	paths, err := filepath.Glob("/proc/self/task/*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range paths {
+		if n, ok := niceOf(t, p); ok {
+			out[p] = n
+		}
+	}
+	return out
+}
+
+// TestChildNice: a child, and the processes it starts, run DefaultNice levels below the
+// server (clamped to 19), or at the server's level after SetNice(0); no thread of the server
+// has a lowered priority at any time (the process group of the child is lowered, not the
+// forking thread).
+func TestChildNice(t *testing.T) {
+	self, ok := niceOf(t, "/proc/self/stat")
+	if !ok {
+		t.Fatal("no /proc/self/stat")
+	}
+	defer SetNice(Nice())
+	for _, c := range []struct {
+		set, want int
+	}{{DefaultNice, min(self+DefaultNice, maxNice)}, {0, self}, {5, min(self+5, maxNice)}, {25, maxNice}} {
+		SetNice(c.set)
+		var out lockedBuffer
+		pids := make(chan int, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := Command{
+			Path: "/bin/sh",
+			// The grandchild stands for the threads and processes ffmpeg starts.
+			Args:    []string{"-c", "sleep 30 & echo $!; wait"},
+			Stdout:  &out,
+			Grace:   time.Second,
+			Logger:  quietLogger(),
+			OnStart: func(pid int) { pids <- pid },
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Run(ctx) }()
+		child := <-pids
+		eventually(t, 5*time.Second, "grandchild pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
+		grandchild := strings.TrimSpace(out.String())
+		for p, n := range threadNices(t) {
+			if n != self {
+				t.Errorf("SetNice(%d): server thread %s runs at nice %d while a child runs, want %d", c.set, p, n, self)
+			}
+		}
+		for what, stat := range map[string]string{
+			"child":      "/proc/" + strconv.Itoa(child) + "/stat",
+			"grandchild": "/proc/" + grandchild + "/stat",
+		} {
+			if n, ok := niceOf(t, stat); !ok || n != c.want {
+				t.Errorf("SetNice(%d): the %s runs at nice %d (read %v), want %d (the server runs at %d)", c.set, what, n, ok, c.want, self)
+			}
+		}
+		cancel()
+		<-done
+	}
+}
