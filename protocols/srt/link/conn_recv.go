@@ -92,6 +92,30 @@ func (c *Conn) due(p *packet) int64 {
 	return c.rcv.base + p.ts + c.rcvLatency + c.rcv.drift.drift
 }
 
+// maxDeliverEarly is the most a packet in order is handed to Read before its time: the ACK
+// interval, so that with a latency of 80 ms or more the reader's wake-ups fall on the ticks of
+// the connection's ACK timer (gridUp).
+const maxDeliverEarly = ackInterval // µs
+
+// deliverEarly is how long before its time (TSBPD) Read may hand over a packet that is next in
+// order: an eighth of the latency, at most maxDeliverEarly. Read hands a packet over from the
+// grid point of that step before its time (deliverAt), all the packets due before the next
+// grid point at once, so a reader wakes at most once a step however the peer spaces its packets (a sender pacing 240 packets a second
+// evenly cost a wake-up each: the Go scheduler's, several times libsrt's thread's). A hole
+// at the head still waits for its packet or its too-late time, which do not move.
+func (c *Conn) deliverEarly() int64 { return min(c.rcvLatency/8, maxDeliverEarly) }
+
+// deliverAt is when Read wakes for a packet due at t: the first grid point of the
+// deliverEarly step at or after t - deliverEarly (never after t).
+func (c *Conn) deliverAt(t int64) int64 {
+	g := c.deliverEarly()
+	from := t - g
+	if g <= 0 || from <= 0 {
+		return from
+	}
+	return (from + g - 1) / g * g
+}
+
 // ackSeq is what an ACK acknowledges: everything before the first loss (or the next packet).
 func (r *recvState) ackSeq() uint32 {
 	if s, ok := r.loss.first(); ok {
@@ -372,7 +396,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 		wait := int64(-1)
 		lag := false
 		if pk := r.buf.at(0); pk != nil {
-			if r.flush || now >= c.due(pk) {
+			if r.flush || now >= c.deliverAt(c.due(pk)) {
 				r.buf.pop()
 				payload := pk.buf[wire.HeaderSize:pk.n]
 				r.bufBytes -= len(payload)
@@ -389,7 +413,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 				}
 				return n, nil
 			}
-			wait = c.due(pk) - now
+			wait = c.deliverAt(c.due(pk)) - now
 		} else if lagUntil > 0 {
 			wait, lag = lagUntil-now, true
 		} else if off := r.buf.firstPresent(r.span()); off > 0 {

@@ -22,7 +22,9 @@
 //   - Live delivery: one message per packet; receive buffer indexed by sequence number
 //     (31 bits, wrapping); loss list with an immediate NAK on a gap and periodic NAKs; full
 //     ACKs every 10 ms, light ACKs every 64 packets; ACKACK giving RTT and RTT variance; TSBPD
-//     delivery at the negotiated latency with drift tracking; too-late packet drop on both
+//     delivery at the negotiated latency with drift tracking (in-order packets are handed over
+//     on a grid of min(latency/8, 10 ms), up to one step early, so a reader wakes once a step
+//     whatever the sender's spacing); too-late packet drop on both
 //     sides; drop requests sent and honoured; duplicates, belated and undecryptable packets
 //     counted.
 //   - Sending: a send buffer holding only what is unacknowledged, bounded by time (the larger

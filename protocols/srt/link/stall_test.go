@@ -35,7 +35,8 @@ type simLink struct {
 	inFlight  []simDatagram // to the receiver, in arrival order
 	stallFrom int64         // the receiver's read loop does not run in [stallFrom, stallTo)
 	stallTo   int64
-	read      []int // message indices Read returned
+	read      []int   // message indices Read returned
+	readAt    []int64 // when Read returned each
 	readBuf   []byte
 }
 
@@ -113,6 +114,7 @@ func (s *simLink) run(until, every int64) {
 				s.t.Fatalf("read at %d µs: %d bytes, %v", s.now-s.start, n, err)
 			}
 			s.read = append(s.read, int(binary.BigEndian.Uint64(s.readBuf)))
+			s.readAt = append(s.readAt, s.now)
 		}
 	}
 }
@@ -259,4 +261,32 @@ func TestDumpConnRaceFree(t *testing.T) {
 		dumpConn(t, "receiver", s)
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// TestDeliveryOnGrid: a sender spacing its packets evenly (here one every millisecond) costs
+// the reader one wake-up a grid step (an eighth of the latency, at most the ACK interval),
+// not one a packet: Read hands over every packet in order due before the next grid point,
+// never after its time and never more than a step before it.
+func TestDeliveryOnGrid(t *testing.T) {
+	s := newSimLink(t, Config{Latency: 200 * time.Millisecond})
+	const every, n = 1000, 1000 // µs, messages
+	s.run(s.start+n*every+500_000, every)
+	s.checkAll(n)
+	step := s.c.deliverEarly()
+	if step != ackInterval {
+		t.Fatalf("grid step %d µs at a 200 ms latency, want the ACK interval %d µs", step, ackInterval)
+	}
+	wakes := map[int64]bool{}
+	for i, at := range s.readAt[:n] {
+		due := s.sentAt[i] + s.c.rcvLatency
+		if at > due+simStep || at < due-step {
+			t.Fatalf("message %d read at %d µs, due at %d µs: want within (%d µs before, on time]", i, at-s.start, due-s.start, step)
+		}
+		wakes[at] = true
+	}
+	// n messages over n ms: one hand-over a 10 ms step (plus the first and the last).
+	if most := n*every/step + 2; len(wakes) > int(most) {
+		t.Errorf("%d messages handed over at %d distinct times, want at most %d (one a grid step)", n, len(wakes), most)
+	}
+	t.Logf("%d messages, one every %d µs, handed over at %d distinct times", n, every, len(wakes))
 }
