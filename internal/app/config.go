@@ -63,6 +63,12 @@ type Config struct {
 	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
 	// Default false.
 	AllowLocalFiles bool
+	// MetricsToken turns on GET /metrics (Prometheus) for scrapes that present it as a bearer
+	// token or a basic-auth password. Default: empty, metrics off (/metrics answers 404).
+	MetricsToken string
+	// MetricsAddr, when set, serves /metrics on this address only, instead of the API port.
+	// Default: empty, the API port. Needs MetricsToken.
+	MetricsAddr string
 }
 
 // boolSettings are the settings given as a bare flag (--allow-local-files) or true/false.
@@ -157,6 +163,8 @@ func settings() []setting {
 		{"input-schemes", "SLUICE_INPUT_SCHEMES", strings.Join(api.DefaultInputSchemes, ","), "ffmpeg protocols an INPUT_TYPE_OTHER address may use (comma-separated; empty: none)", schemes},
 		{"player-max-bytes", "SLUICE_PLAYER_MAX_BYTES", "2GiB", "memory cap of each player's segment window (bytes, or with KiB, MiB, GiB); past it the oldest segments go", size(func(c *Config) *int64 { return &c.PlayerMaxBytes })},
 		{"memory-recording-max-bytes", "SLUICE_MEMORY_RECORDING_MAX_BYTES", "1GiB", "memory cap of each memory recording (bytes, or with KiB, MiB, GiB); past it the oldest GOPs go", size(func(c *Config) *int64 { return &c.MemoryRecordingMaxBytes })},
+		{"metrics-token", "SLUICE_METRICS_TOKEN", "", "secret a Prometheus scrape of /metrics presents (bearer token or basic-auth password; empty: metrics off, /metrics answers 404)", str(func(c *Config) *string { return &c.MetricsToken })},
+		{"metrics-addr", "SLUICE_METRICS_ADDR", "", "serve /metrics on this address (host:port) instead of the API port (empty: the API port; needs --metrics-token)", str(func(c *Config) *string { return &c.MetricsAddr })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }
@@ -228,6 +236,9 @@ func (c *Config) validate() error {
 	}
 	if c.Data == "" {
 		return errors.New("--data: empty data folder")
+	}
+	if c.MetricsAddr != "" && c.MetricsToken == "" {
+		return errors.New("--metrics-addr: metrics need --metrics-token (SLUICE_METRICS_TOKEN): without one they are off")
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)

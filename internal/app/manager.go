@@ -46,8 +46,11 @@ type Manager struct {
 	mu        sync.Mutex
 	procs     map[procKey]*running
 	stoppedAt map[procKey]time.Time
-	closed    bool           // StopAll ran: nothing starts any more
-	stopping  sync.WaitGroup // Stop calls still waiting for their pipeline, for StopAll
+	// names are the unique names of the processes started since boot, until removed: a
+	// scrape reports the stopped ones as stopped.
+	names    map[procKey]string
+	closed   bool           // StopAll ran: nothing starts any more
+	stopping sync.WaitGroup // Stop calls still waiting for their pipeline, for StopAll
 }
 
 var _ api.Processes = (*Manager)(nil)
@@ -56,7 +59,7 @@ var _ api.Processes = (*Manager)(nil)
 func NewManager(st *storage.Store, runners RunnerFactory, recDir string, log *slog.Logger) *Manager {
 	return &Manager{
 		store: st, runners: runners, recDir: recDir, log: log, booted: time.Now(),
-		procs: map[procKey]*running{}, stoppedAt: map[procKey]time.Time{},
+		procs: map[procKey]*running{}, stoppedAt: map[procKey]time.Time{}, names: map[procKey]string{},
 	}
 }
 
@@ -157,11 +160,13 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 	run := newRunning(p, rec.UniqueName(), func(part string) supervisor.Options {
 		return supervisor.Options{Logger: log.With("part", part)}
 	})
+	run.key = key
 	m.mu.Lock()
 	_, dup := m.procs[key]
 	closed := m.closed
 	if !dup && !closed {
 		m.procs[key] = run
+		m.names[key] = run.name
 		delete(m.stoppedAt, key)
 	}
 	m.mu.Unlock()
@@ -223,6 +228,7 @@ func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) err
 	err := m.Stop(ctx, mod, id)
 	m.mu.Lock()
 	delete(m.stoppedAt, procKey{mod, id})
+	delete(m.names, procKey{mod, id})
 	m.mu.Unlock()
 	return err
 }
