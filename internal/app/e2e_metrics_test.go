@@ -176,16 +176,16 @@ func TestMetricsPrometheus(t *testing.T) {
 
 	prom := startPrometheus(t, metricsAddr, metricsToken)
 	prom.eventuallyQuery(t, "both processes have a non-zero input bitrate",
-		`sluice_process_input_bits_per_second{id=~"`+vod+`|`+rs+`"}`, "id", func(v map[string]float64) bool {
+		`sluice_process_input_bytes_per_second{id=~"`+vod+`|`+rs+`"}`, "id", func(v map[string]float64) bool {
 			return v[vod] > 0 && v[rs] > 0
 		})
 	prom.eventuallyQuery(t, "both processes are running", `sluice_process_state{state="running"} == 1`, "id",
 		func(v map[string]float64) bool { _, a := v[vod]; _, b := v[rs]; return a && b })
-	bitrate := prom.query(t, `sluice_process_input_bits_per_second{module="restream"}`, "name")["srt-fed"]
-	if bitrate < 0.5*sourceKbps*1000 || bitrate > 2*sourceKbps*1000 {
-		t.Errorf("restream input bitrate %.0f bit/s, source %.0f kbit/s", bitrate, sourceKbps)
+	kbps := prom.query(t, `sluice_process_input_bytes_per_second{module="MODULE_RESTREAM"}`, "name")["srt-fed"] * 8 / 1000
+	if kbps < 0.5*sourceKbps || kbps > 2*sourceKbps {
+		t.Errorf("restream input bitrate %.0f kbit/s, source %.0f kbit/s", kbps, sourceKbps)
 	}
-	prom.eventuallyQuery(t, "the SRT input link's packets", `sluice_srt_packets_received_total{module="restream",role="input"}`, "id",
+	prom.eventuallyQuery(t, "the SRT input link's packets", `sluice_srt_packets_received_total{module="MODULE_RESTREAM",role="input"}`, "id",
 		func(v map[string]float64) bool { return v[rs] > 0 })
 	prom.eventuallyQuery(t, "the player's segments", `sluice_player_segments_total`, "id",
 		func(v map[string]float64) bool { return v[vod] > 0 })
@@ -193,7 +193,7 @@ func TestMetricsPrometheus(t *testing.T) {
 		func(v map[string]float64) bool { return v["sluice"] >= 1 })
 
 	ts.call("/api/restream/stop", map[string]any{"id": rs}, http.StatusOK, nil)
-	prom.eventuallyQuery(t, "the stopped restream", `sluice_process_state{module="restream",state="stopped"} == 1`, "id",
+	prom.eventuallyQuery(t, "the stopped restream", `sluice_process_state{module="MODULE_RESTREAM",state="stopped"} == 1`, "id",
 		func(v map[string]float64) bool { _, ok := v[rs]; return ok })
 	if v := prom.query(t, `sluice_process_state{state="running"} == 1`, "id"); v[vod] != 1 {
 		t.Errorf("the player is no longer running after the restream stopped: %v", v)

@@ -77,7 +77,7 @@ func (c *collector) process(e *emitter, p Process, now time.Time) {
 	}
 	e.emit(mRestarts, float64(p.Restarts), l...)
 	if in := p.Input; in != nil {
-		e.emit(mBitrate, in.Bitrate*1000, l...)
+		e.emit(mBitrate, in.Bitrate*1000/8, l...)
 		e.emit(mFPS, in.FPS, l...)
 		e.emit(mBytesIn, float64(in.BytesIn), l...)
 		e.emit(mReaders, float64(in.Readers), l...)
@@ -98,7 +98,7 @@ func (c *collector) process(e *emitter, p Process, now time.Time) {
 		e.emit(mSRTRTT, k.RTT.Seconds(), ll...)
 		e.emit(mSRTLatency, k.Latency.Seconds(), ll...)
 		e.emit(mSRTPeerLat, k.PeerLatency.Seconds(), ll...)
-		e.emit(mSRTBandwidth, k.BandwidthKbps*1000, ll...)
+		e.emit(mSRTBandwidth, k.BandwidthKbps*1000/8, ll...)
 		e.emit(mSRTSent, float64(k.PacketsSent), ll...)
 		e.emit(mSRTRecv, float64(k.PacketsReceived), ll...)
 		e.emit(mSRTLost, float64(k.PacketsLost), ll...)
@@ -113,7 +113,7 @@ func (c *collector) process(e *emitter, p Process, now time.Time) {
 		if !s.Since.IsZero() {
 			e.emit(mSessSeconds, max(now.Sub(s.Since).Seconds(), 0), sl...)
 		}
-		e.emit(mSessBitrate, s.Bitrate*1000, sl...)
+		e.emit(mSessBitrate, s.Bitrate*1000/8, sl...)
 		e.emit(mSessReaders, float64(s.Readers), sl...)
 	}
 	if pl := p.Player; pl != nil {
