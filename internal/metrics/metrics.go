@@ -86,8 +86,9 @@ func (m *Metrics) authorized(r *http.Request) bool {
 		got = pass
 	} else if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		got = strings.TrimSpace(h[7:])
-	} else {
-		return false
+	}
+	if got == "" {
+		return false // an empty secret never passes, whatever the token
 	}
 	sum := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(sum[:], m.token[:]) == 1
