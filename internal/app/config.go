@@ -36,6 +36,9 @@ type Config struct {
 	TokenTTL time.Duration
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string
+	// LogFormat is text (logfmt-like key=value lines) or json (one JSON object a line, slog's
+	// JSON handler). Default text.
+	LogFormat string
 	// ShutdownTimeout bounds a graceful stop. Default 10s.
 	ShutdownTimeout time.Duration
 	// SpeedtestURL is the base URL of the speed-test target (another sluice's /api/utils/speedtest).
@@ -155,6 +158,7 @@ func settings() []setting {
 		{"public-url", "SLUICE_PUBLIC_URL", "", "base URL whose host goes into returned playlist URLs (empty: the request's host)", str(func(c *Config) *string { return &c.PublicURL })},
 		{"token-ttl", "SLUICE_TOKEN_TTL", "720h", "lifetime of issued API tokens (duration)", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
 		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},
+		{"log-format", "SLUICE_LOG_FORMAT", "text", "log line format: text (key=value) or json (one object a line)", str(func(c *Config) *string { return &c.LogFormat })},
 		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{"speedtest-cmd", "SLUICE_SPEEDTEST_CMD", "", "Ookla speedtest binary to run instead of the built-in test (empty: built-in)", str(func(c *Config) *string { return &c.SpeedtestCmd })},
 		{"debug-addr", "SLUICE_DEBUG_ADDR", "", "serve pprof profiles at /debug/pprof/ on this address, e.g. 127.0.0.1:6060 (empty: off; no authentication)", str(func(c *Config) *string { return &c.DebugAddr })},
@@ -243,6 +247,14 @@ func (c *Config) validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
+	switch strings.ToLower(c.LogFormat) {
+	case "text", "":
+		c.LogFormat = "text"
+	case "json":
+		c.LogFormat = "json"
+	default:
+		return fmt.Errorf("--log-format: unknown format %q (text, json)", c.LogFormat)
+	}
 	if c.MediaBind != "" {
 		host := strings.TrimSuffix(strings.TrimPrefix(c.MediaBind, "["), "]")
 		ip := net.ParseIP(host)
@@ -273,10 +285,14 @@ func parseLevel(s string) (slog.Level, error) {
 	return 0, fmt.Errorf("unknown level %q (debug, info, warn, error)", s)
 }
 
-// NewLogger returns the server's logger at the configured level.
+// NewLogger returns the server's logger at the configured level and format.
 func (c *Config) NewLogger(w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(c.LogLevel)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // mediaAddr is the address a record's listener binds for port: MediaBind and the port.

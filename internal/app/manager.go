@@ -146,7 +146,7 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 		return fmt.Errorf("start %s %s: %w", mod, id, err)
 	}
 	if !rec.Meta().Active {
-		m.log.Debug("start skipped: the record is not active", "module", string(mod), "id", id)
+		m.log.Debug("start skipped: the record is not active", "module", string(mod), "id", id, "name", rec.UniqueName())
 		return nil
 	}
 	if m.isClosed() {
@@ -361,4 +361,13 @@ func (m *Manager) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error)
 		}
 	}
 	return nil, fmt.Errorf("memory recording %s holds nothing yet (it is stopped, or no key frame has arrived): %w", id, storage.ErrNotFound)
+}
+
+// recordName is the unique name of a stored record, for logs; empty when it cannot be read.
+func recordName(ctx context.Context, st *storage.Store, ref storage.RecordRef) string {
+	rec, err := newRecord(ref.Module)
+	if err != nil || st.Get(ctx, ref.Module, ref.ID, rec) != nil {
+		return ""
+	}
+	return rec.UniqueName()
 }

@@ -29,8 +29,10 @@ func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *pla
 		plog := log.With("module", string(rec.Module()), "id", rec.Meta().ID, "name", rec.UniqueName())
 		switch r := rec.(type) {
 		case *storage.RTMPServer:
+			h.registryLog(r.ID, plog)
 			return rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
 		case *storage.SRTServer:
+			h.registryLog(r.ID, plog)
 			return srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
 		case *storage.Player:
 			return playerPipeline(in, tr, pb, r, plog)

@@ -218,7 +218,7 @@ func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.
 		err = mgr.Start(ctx, ref.Module, ref.ID)
 		unlock()
 		if err != nil {
-			log.Error("start at boot", "module", ref.Module, "id", ref.ID, "err", err)
+			log.Error("start at boot", "module", string(ref.Module), "id", ref.ID, "name", recordName(ctx, st, ref), "err", err)
 		}
 	}
 	log.Info("active records started", "count", len(refs))
