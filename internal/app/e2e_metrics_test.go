@@ -291,3 +291,63 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// seriesValue returns the value of the series of family name whose labels include id="<id>"
+// (and each of more), and whether there is one.
+func seriesValue(body, name, id string, more ...string) (float64, bool) {
+	for l := range strings.SplitSeq(body, "\n") {
+		if !strings.HasPrefix(l, name+"{") || !strings.Contains(l, `id="`+id+`"`) {
+			continue
+		}
+		ok := true
+		for _, m := range more {
+			ok = ok && strings.Contains(l, m)
+		}
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
+// TestMetricsFigures: a recording's files and bytes, a transcoding player's ffmpeg (running,
+// speed, CPU) and its playlist requests and served bytes reach the exposition.
+func TestMetricsFigures(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	ts := startServerEnv(t, t.TempDir(), nil, metricsEnv(metricsToken, ""))
+	defer ts.stop()
+	rec := ts.create("recording", recordingBody("tape", tinyTestVideo()))
+	body := playerBody("scaled", testutil.FreePort(t), tinyTestVideo())
+	body["hls_fragment_size"], body["dash_fragment_size"] = 1, 1
+	body["transcoding"] = map[string]any{"video_transcoding": "libx264", "frame_width": 96, "frame_height": 0,
+		"preset": "ultrafast", "output_video_bitrate": 100, "gop": 10} // a key frame a second at 10 fps
+	vod := ts.create("vod", body)
+
+	playlist := fmt.Sprintf("%s/hls/%s/%s/index.m3u8", ts.base, vod, vod)
+	testutil.Eventually(t, 60*time.Second, "the transcoded player's playlist", func() bool {
+		code, _ := scrape(t, playlist, "")
+		return code == http.StatusOK
+	})
+	var exp string
+	want := func(name, id string, ok func(float64) bool, more ...string) bool {
+		v, found := seriesValue(exp, name, id, more...)
+		return found && ok(v)
+	}
+	pos := func(v float64) bool { return v > 0 }
+	testutil.Eventually(t, 60*time.Second, "the recording's and the player's figures", func() bool {
+		_, exp = scrape(t, ts.base+"/metrics", "Bearer "+metricsToken)
+		return want("sluice_recording_files_total", rec, func(v float64) bool { return v == 1 }) &&
+			want("sluice_recording_bytes_written_total", rec, pos) &&
+			want("sluice_recording_write_errors_total", rec, func(v float64) bool { return v == 0 }) &&
+			want("sluice_transcode_running", vod, func(v float64) bool { return v == 1 }) &&
+			want("sluice_transcode_speed_ratio", vod, pos) &&
+			want("sluice_transcode_cpu_seconds_total", vod, pos) &&
+			want("sluice_player_playlist_requests_total", vod, pos) &&
+			want("sluice_process_output_bytes_total", vod, pos) &&
+			want("sluice_player_window_seconds", vod, pos) &&
+			want("sluice_process_seconds_since_media", rec, func(v float64) bool { return v < 30 }) &&
+			strings.Contains(exp, "\nsluice_child_processes 3\n") // two test streams, one transcoder
+	})
+}
