@@ -246,15 +246,18 @@ func TestMetricsAuth(t *testing.T) {
 	if code, _ := scrape(t, ts.base+"/hls/some-player-id/some-player-id/index.m3u8", ""); code != http.StatusNotFound {
 		t.Fatalf("playback of no player: %d", code)
 	}
+	if code, _ := scrape(t, ts.base+"/no/such/route-0815", ""); code != http.StatusNotFound {
+		t.Fatalf("unknown path: %d", code)
+	}
 	_, body := scrape(t, ts.base+"/metrics", "Bearer "+metricsToken)
-	for _, want := range []string{`sluice_api_requests_total{code="400",route="/api/vod/getById"} 1`,
+	for _, want := range []string{`sluice_api_requests_total{code="404",route="unmatched"} 1`,`sluice_api_requests_total{code="400",route="/api/vod/getById"} 1`,
 		`sluice_api_requests_total{code="404",route="/hls/*"} 1`, `sluice_api_login_failures_total 1`,
 		`sluice_api_request_duration_seconds_count{route="/api/auth/login"}`, "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("exposition lacks %s\n%s", want, grepLines(body, "sluice_api"))
 		}
 	}
-	for _, never := range []string{"no-such-id-4711", "some-player-id", "127.0.0.1"} {
+	for _, never := range []string{"no-such-id-4711", "some-player-id", "route-0815", "127.0.0.1"} {
 		if strings.Contains(body, never) {
 			t.Errorf("exposition carries %q: a path or an address became a label", never)
 		}
