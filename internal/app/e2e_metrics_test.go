@@ -250,7 +250,7 @@ func TestMetricsAuth(t *testing.T) {
 		t.Fatalf("unknown path: %d", code)
 	}
 	_, body := scrape(t, ts.base+"/metrics", "Bearer "+metricsToken)
-	for _, want := range []string{`sluice_api_requests_total{code="404",route="unmatched"} 1`,`sluice_api_requests_total{code="400",route="/api/vod/getById"} 1`,
+	for _, want := range []string{`sluice_api_requests_total{code="404",route="unmatched"} 1`, `sluice_api_requests_total{code="400",route="/api/vod/getById"} 1`,
 		`sluice_api_requests_total{code="404",route="/hls/*"} 1`, `sluice_api_login_failures_total 1`,
 		`sluice_api_request_duration_seconds_count{route="/api/auth/login"}`, "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(body, want) {
