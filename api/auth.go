@@ -131,6 +131,9 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res.failed()
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.LoginFailed()
+	}
 	if log, n := s.failLog.allow(now); log {
 		s.log.Info("failed login", "addr", addr, "user", name, "failed_since_last", n)
 	}

@@ -170,6 +170,11 @@ type Config struct {
 	// ("srt"), beyond what the API checks itself; listen is true for a listen input's address.
 	// A check's error answers 400 VALIDATION on the address with its message.
 	URLChecks map[string]func(rawurl string, listen bool) error
+	// Metrics serves GET /metrics (the Prometheus exposition, with its own token check); nil
+	// answers 404.
+	Metrics http.Handler
+	// Observer, when set, is told of every request and failed login (for metrics).
+	Observer Observer
 	// Ready reports whether /healthz answers 200.
 	Ready func() bool
 	// Now is the clock; default time.Now.

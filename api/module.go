@@ -130,7 +130,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 		if b.Active {
 			// active is the wish and state the fact: a start that fails shows in state/last_error.
 			if err := s.procs.Start(ctx, m.kind, b.ID); err != nil {
-				s.log.Warn("start after create failed", "module", m.kind, "id", b.ID, "err", err)
+				s.log.Warn("start after create failed", "module", string(m.kind), "id", b.ID, "name", rec.UniqueName(), "err", err)
 			}
 		}
 		writeJSON(w, http.StatusCreated, map[string]any{"success": true, "id": b.ID, "created": FormatTime(now)})

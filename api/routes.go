@@ -90,6 +90,9 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodGet, pattern: "/healthz", tag: "meta", auth: authNone,
 		summary: "Readiness: 200 once the server is ready, else 503",
 		resp:    jsObject([]string{"status"}, map[string]any{"status": jsEnum("ok")}), handler: s.healthz})
+	add(route{method: http.MethodGet, pattern: "/metrics", tag: "meta", auth: authNone,
+		summary: "Prometheus metrics (text exposition); needs the --metrics-token as a bearer token or basic-auth password, answers 404 when no token is set or --metrics-addr serves them",
+		errs:    []int{http.StatusUnauthorized, http.StatusNotFound}, handler: s.metrics})
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodOptions} {
 		add(route{method: m, pattern: "/hls/*", tag: "playback", auth: authNone,
 			summary: "HLS and DASH playback: /hls/<id>/<id>/index.m3u8 and index.mpd", handler: s.playback})

@@ -117,7 +117,7 @@ func orDefault(v, def int) int {
 // router registers every route of the table on a new chi mux.
 func (s *server) router() *chi.Mux {
 	r := chi.NewRouter()
-	r.Use(s.recoverer)
+	r.Use(s.observe, s.recoverer)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		s.fail(w, req, errNotFound("no route %s %s", req.Method, req.URL.Path))
 	})

@@ -2,7 +2,8 @@
 # Installs what the playback tests need: Chromium (Debian package), node and npm, and, under
 # testdata/player, hls.js, dashjs and playwright-core from the npm registry (package-lock.json);
 # the players of the compatibility suite (internal/compat): MediaInfo, GStreamer, VLC; and libsrt's
-# srt-tools (srt-live-transmit), the SRT tests' reference peer.
+# srt-tools (srt-live-transmit), the SRT tests' reference peer; Prometheus (prometheus, promtool)
+# for the metrics tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sudo=""
@@ -64,6 +65,12 @@ fi
 # benchmark run them as the reference peer.
 if ! command -v srt-live-transmit >/dev/null 2>&1; then
   apt_install --no-install-recommends srt-tools
+fi
+
+# Prometheus and promtool: the metrics tests run a real Prometheus that scrapes sluice, and
+# check the exposition with promtool.
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
+  apt_install --no-install-recommends prometheus
 fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -36,6 +36,9 @@ type Config struct {
 	TokenTTL time.Duration
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string
+	// LogFormat is text (logfmt-like key=value lines) or json (one JSON object a line, slog's
+	// JSON handler). Default text.
+	LogFormat string
 	// ShutdownTimeout bounds a graceful stop. Default 10s.
 	ShutdownTimeout time.Duration
 	// SpeedtestURL is the base URL of the speed-test target (another sluice's /api/utils/speedtest).
@@ -63,6 +66,12 @@ type Config struct {
 	// AllowLocalFiles lets an INPUT_TYPE_OTHER address be a path on the server or a file: URL.
 	// Default false.
 	AllowLocalFiles bool
+	// MetricsToken turns on GET /metrics (Prometheus) for scrapes that present it as a bearer
+	// token or a basic-auth password. Default: empty, metrics off (/metrics answers 404).
+	MetricsToken string
+	// MetricsAddr, when set, serves /metrics on this address only, instead of the API port.
+	// Default: empty, the API port. Needs MetricsToken.
+	MetricsAddr string
 }
 
 // boolSettings are the settings given as a bare flag (--allow-local-files) or true/false.
@@ -149,6 +158,7 @@ func settings() []setting {
 		{"public-url", "SLUICE_PUBLIC_URL", "", "base URL whose host goes into returned playlist URLs (empty: the request's host)", str(func(c *Config) *string { return &c.PublicURL })},
 		{"token-ttl", "SLUICE_TOKEN_TTL", "720h", "lifetime of issued API tokens (duration)", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
 		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},
+		{"log-format", "SLUICE_LOG_FORMAT", "text", "log line format: text (key=value) or json (one object a line)", str(func(c *Config) *string { return &c.LogFormat })},
 		{"shutdown-timeout", "SLUICE_SHUTDOWN_TIMEOUT", "10s", "time allowed for a graceful stop (duration)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{"speedtest-cmd", "SLUICE_SPEEDTEST_CMD", "", "Ookla speedtest binary to run instead of the built-in test (empty: built-in)", str(func(c *Config) *string { return &c.SpeedtestCmd })},
 		{"debug-addr", "SLUICE_DEBUG_ADDR", "", "serve pprof profiles at /debug/pprof/ on this address, e.g. 127.0.0.1:6060 (empty: off; no authentication)", str(func(c *Config) *string { return &c.DebugAddr })},
@@ -157,6 +167,8 @@ func settings() []setting {
 		{"input-schemes", "SLUICE_INPUT_SCHEMES", strings.Join(api.DefaultInputSchemes, ","), "ffmpeg protocols an INPUT_TYPE_OTHER address may use (comma-separated; empty: none)", schemes},
 		{"player-max-bytes", "SLUICE_PLAYER_MAX_BYTES", "2GiB", "memory cap of each player's segment window (bytes, or with KiB, MiB, GiB); past it the oldest segments go", size(func(c *Config) *int64 { return &c.PlayerMaxBytes })},
 		{"memory-recording-max-bytes", "SLUICE_MEMORY_RECORDING_MAX_BYTES", "1GiB", "memory cap of each memory recording (bytes, or with KiB, MiB, GiB); past it the oldest GOPs go", size(func(c *Config) *int64 { return &c.MemoryRecordingMaxBytes })},
+		{"metrics-token", "SLUICE_METRICS_TOKEN", "", "secret a Prometheus scrape of /metrics presents (bearer token or basic-auth password; empty: metrics off, /metrics answers 404)", str(func(c *Config) *string { return &c.MetricsToken })},
+		{"metrics-addr", "SLUICE_METRICS_ADDR", "", "serve /metrics on this address (host:port) instead of the API port (empty: the API port; needs --metrics-token)", str(func(c *Config) *string { return &c.MetricsAddr })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }
@@ -229,8 +241,19 @@ func (c *Config) validate() error {
 	if c.Data == "" {
 		return errors.New("--data: empty data folder")
 	}
+	if c.MetricsAddr != "" && c.MetricsToken == "" {
+		return errors.New("--metrics-addr: metrics need --metrics-token (SLUICE_METRICS_TOKEN): without one they are off")
+	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	switch strings.ToLower(c.LogFormat) {
+	case "text", "":
+		c.LogFormat = "text"
+	case "json":
+		c.LogFormat = "json"
+	default:
+		return fmt.Errorf("--log-format: unknown format %q (text, json)", c.LogFormat)
 	}
 	if c.MediaBind != "" {
 		host := strings.TrimSuffix(strings.TrimPrefix(c.MediaBind, "["), "]")
@@ -262,10 +285,14 @@ func parseLevel(s string) (slog.Level, error) {
 	return 0, fmt.Errorf("unknown level %q (debug, info, warn, error)", s)
 }
 
-// NewLogger returns the server's logger at the configured level.
+// NewLogger returns the server's logger at the configured level and format.
 func (c *Config) NewLogger(w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(c.LogLevel)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // mediaAddr is the address a record's listener binds for port: MediaBind and the port.

@@ -48,6 +48,7 @@ func TestConfigErrors(t *testing.T) {
 		{"--token-ttl", "soon"},
 		{"--token-ttl", "-1h"},
 		{"--log-level", "loud"},
+		{"--log-format", "xml"},
 		{"--ffmpeg-nice", "20"},
 		{"--ffmpeg-nice", "-1"},
 		{"--ffmpeg-nice", "low"},

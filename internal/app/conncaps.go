@@ -30,6 +30,13 @@ const (
 	playerMaxPerAddr = 128
 	// playerFileShare: one player's port may hold at most 1/4 of the open-file limit.
 	playerFileShare = 4
+	// metricsMaxConns caps the connections open at once on the --metrics-addr port (64
+	// connections): a few Prometheus servers scrape it, each over one kept-alive connection.
+	metricsMaxConns = 64
+	// metricsMaxPerAddr caps one client address's connections to the metrics port (8).
+	metricsMaxPerAddr = 8
+	// metricsFileShare: the metrics port may hold at most 1/16 of the open-file limit.
+	metricsFileShare = 16
 )
 
 // capConns lowers a total cap to 1/share of the open-file limit (at least 1).
@@ -46,6 +53,11 @@ func capConnsTo(n int, files uint64, share int) int {
 // guardAPI caps the API port's connections.
 func guardAPI(ln net.Listener, log *slog.Logger) *connlimit.Listener {
 	return connlimit.Wrap(ln, connlimit.Limits{MaxConns: capConns(apiMaxConns, apiFileShare), MaxPerAddr: apiMaxPerAddr, EvictIdle: true}, log.With("listener", "api"))
+}
+
+// guardMetrics caps the --metrics-addr port's connections.
+func guardMetrics(ln net.Listener, log *slog.Logger) *connlimit.Listener {
+	return connlimit.Wrap(ln, connlimit.Limits{MaxConns: capConns(metricsMaxConns, metricsFileShare), MaxPerAddr: metricsMaxPerAddr, EvictIdle: true}, log.With("listener", "metrics"))
 }
 
 // guardPlayer caps a player port's connections.

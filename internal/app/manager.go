@@ -46,8 +46,11 @@ type Manager struct {
 	mu        sync.Mutex
 	procs     map[procKey]*running
 	stoppedAt map[procKey]time.Time
-	closed    bool           // StopAll ran: nothing starts any more
-	stopping  sync.WaitGroup // Stop calls still waiting for their pipeline, for StopAll
+	// names are the unique names of the processes started since boot, until removed: a
+	// scrape reports the stopped ones as stopped.
+	names    map[procKey]string
+	closed   bool           // StopAll ran: nothing starts any more
+	stopping sync.WaitGroup // Stop calls still waiting for their pipeline, for StopAll
 }
 
 var _ api.Processes = (*Manager)(nil)
@@ -56,7 +59,7 @@ var _ api.Processes = (*Manager)(nil)
 func NewManager(st *storage.Store, runners RunnerFactory, recDir string, log *slog.Logger) *Manager {
 	return &Manager{
 		store: st, runners: runners, recDir: recDir, log: log, booted: time.Now(),
-		procs: map[procKey]*running{}, stoppedAt: map[procKey]time.Time{},
+		procs: map[procKey]*running{}, stoppedAt: map[procKey]time.Time{}, names: map[procKey]string{},
 	}
 }
 
@@ -143,7 +146,7 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 		return fmt.Errorf("start %s %s: %w", mod, id, err)
 	}
 	if !rec.Meta().Active {
-		m.log.Debug("start skipped: the record is not active", "module", string(mod), "id", id)
+		m.log.Debug("start skipped: the record is not active", "module", string(mod), "id", id, "name", rec.UniqueName())
 		return nil
 	}
 	if m.isClosed() {
@@ -157,11 +160,13 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 	run := newRunning(p, rec.UniqueName(), func(part string) supervisor.Options {
 		return supervisor.Options{Logger: log.With("part", part)}
 	})
+	run.key = key
 	m.mu.Lock()
 	_, dup := m.procs[key]
 	closed := m.closed
 	if !dup && !closed {
 		m.procs[key] = run
+		m.names[key] = run.name
 		delete(m.stoppedAt, key)
 	}
 	m.mu.Unlock()
@@ -223,6 +228,7 @@ func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) err
 	err := m.Stop(ctx, mod, id)
 	m.mu.Lock()
 	delete(m.stoppedAt, procKey{mod, id})
+	delete(m.names, procKey{mod, id})
 	m.mu.Unlock()
 	return err
 }
@@ -355,4 +361,13 @@ func (m *Manager) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error)
 		}
 	}
 	return nil, fmt.Errorf("memory recording %s holds nothing yet (it is stopped, or no key frame has arrived): %w", id, storage.ErrNotFound)
+}
+
+// recordName is the unique name of a stored record, for logs; empty when it cannot be read.
+func recordName(ctx context.Context, st *storage.Store, ref storage.RecordRef) string {
+	rec, err := newRecord(ref.Module)
+	if err != nil || st.Get(ctx, ref.Module, ref.ID, rec) != nil {
+		return ""
+	}
+	return rec.UniqueName()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/metrics"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
@@ -26,6 +27,9 @@ type Pipeline struct {
 	Memory func() []byte
 	// Close releases what the pipeline owns once every part stopped.
 	Close func()
+	// Figures add what the pipeline's parts report to a metrics scrape (player, recording,
+	// transcoding, server module streams); each reads state the parts keep anyway.
+	Figures []func(*metrics.Process)
 }
 
 // Part is one supervised piece of a pipeline.
@@ -43,6 +47,8 @@ type RunnerFactory func(rec storage.Record) (*Pipeline, error)
 // running is published to the Manager's map and never change, so status and stat may read
 // them at any time; start and stop are serialised, and a stop that comes first wins.
 type running struct {
+	key     procKey
+	name    string // the record's unique name when it started
 	p       *Pipeline
 	sups    []*supervisor.Supervisor // input (if any) first; read-only after newRunning
 	started time.Time                // when the running was built; read-only
@@ -57,7 +63,7 @@ func newRunning(p *Pipeline, name string, opts func(part string) supervisor.Opti
 	if p.Input != nil {
 		parts = append([]Part{*p.Input}, parts...)
 	}
-	r := &running{p: p, started: time.Now()}
+	r := &running{p: p, name: name, started: time.Now()}
 	for _, part := range parts {
 		r.sups = append(r.sups, supervisor.New(name+"/"+part.Name, part.Run, opts(part.Name)))
 	}

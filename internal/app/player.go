@@ -55,12 +55,14 @@ type playerFiles struct {
 	prefix string
 	hls    *hls.Handler
 	dash   *dash.Handler
+	count  playerCounters
 }
 
 func (pf *playerFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if segment.Preflight(w, r) {
 		return
 	}
+	w = pf.count.count(w, r)
 	if !strings.HasPrefix(r.URL.Path, pf.prefix) {
 		segment.NotFound(w, "not a file of this player: "+r.URL.Path)
 		return
@@ -132,6 +134,7 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		return serveHTTP(ctx, in.cfg.mediaAddr(r.VodPort), files, rep, log)
 	}}
 	p.Sinks = append(p.Sinks, packager, vodPort)
+	p.Figures = append(p.Figures, playerFigures(stores, &files.count))
 	pb.set(r.ID, files)
 	prev := p.Close
 	p.Close = func() {

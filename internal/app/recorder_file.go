@@ -30,6 +30,8 @@ type fileRecorder struct {
 	recordID string
 	format   string
 	log      *slog.Logger
+	// count is what a scrape reads; only this recorder's goroutine writes it.
+	count *recCounters
 
 	cur *openFile // owned by run's goroutine
 }
@@ -103,6 +105,7 @@ func (fr *fileRecorder) write(ctx context.Context, au *media.AccessUnit) error {
 	}
 	cur := fr.cur
 	if err := cur.w.WriteUnit(au); err != nil {
+		fr.count.writeErrors.Add(1)
 		err = fmt.Errorf("recording %s: write %s: %w", fr.recordID, cur.entry.Path, err)
 		fr.closeFile(err)
 		return err
@@ -110,6 +113,7 @@ func (fr *fileRecorder) write(ctx context.Context, au *media.AccessUnit) error {
 	if time.Since(cur.saved) >= fileSaveEvery {
 		cur.saved = time.Now()
 		cur.entry.Size, cur.entry.Duration = cur.w.Size(), cur.w.Duration().Seconds()
+		fr.count.openBytes.Store(cur.entry.Size)
 		if err := fr.store.UpdateFile(ctx, cur.entry); errors.Is(err, storage.ErrNotFound) {
 			// Removed through the API while being written: stop writing it; the next key frame
 			// starts a new file.
@@ -127,6 +131,7 @@ func (fr *fileRecorder) openFile(ctx context.Context, tracks []media.Track) erro
 	start := time.Now().UTC()
 	rel, f, err := fr.files.create(start, fr.format)
 	if err != nil {
+		fr.count.writeErrors.Add(1)
 		return fmt.Errorf("recording %s: %w", fr.recordID, err)
 	}
 	w, err := record.NewWriter(fr.format, f, tracks)
@@ -146,6 +151,8 @@ func (fr *fileRecorder) openFile(ctx context.Context, tracks []media.Track) erro
 	cur := &openFile{f: f, w: w, entry: entry, saved: time.Now(), ctx: sctx, stop: stop, done: make(chan struct{})}
 	go fr.watchSession(cur)
 	fr.cur = cur
+	fr.count.files.Add(1)
+	fr.count.openBytes.Store(entry.Size)
 	fr.log.Info("recording to a new file", "file", rel)
 	return nil
 }
@@ -194,8 +201,11 @@ func (fr *fileRecorder) closeFile(cause error) {
 		if st, err := cur.f.Stat(); err == nil {
 			e.Size = st.Size()
 		}
+		fr.count.repairs.Add(1)
 		fr.log.Warn("recorded file cut back after a write error", "file", e.Path, "error", cause)
 	}
+	fr.count.closedBytes.Add(e.Size)
+	fr.count.openBytes.Store(0)
 	cur.f.Close()
 	now := time.Now().UTC()
 	e.Ended = &now
@@ -213,6 +223,7 @@ func (fr *fileRecorder) dropFile() {
 	fr.cur = nil
 	cur.stop()
 	<-cur.done
+	fr.count.closedBytes.Add(fr.count.openBytes.Swap(0))
 	cur.f.Close()
 }
 

@@ -14,13 +14,15 @@ import (
 
 // repairRecordings repairs the files a crash left "recording": each is cut back to its last whole
 // fragment, gets its index, and is marked "repaired". It runs at start, before any recorder.
-func repairRecordings(ctx context.Context, st *storage.Store, dir string, log *slog.Logger) {
+// Each repair is counted in repaired for the recording's metrics.
+func repairRecordings(ctx context.Context, st *storage.Store, dir string, repaired *bootRepairs, log *slog.Logger) {
 	files, err := st.FilesInState(ctx, storage.FileRecording)
 	if err != nil {
 		log.Error("listing recordings left open by a crash", "error", err)
 		return
 	}
 	for _, e := range files {
+		repaired.add(e.RecordID)
 		repairFile(ctx, st, dir, e, log)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/metrics"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/protocols/rtmp"
 	"github.com/sluicemedia/sluice/protocols/srt"
@@ -21,22 +22,24 @@ type errNotBuilt struct{ what string }
 func (e errNotBuilt) Error() string { return e.what + " is not built in this version" }
 
 // mediaRunners builds the pipeline of every record kind.
-func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, log *slog.Logger) RunnerFactory {
+func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, repaired *bootRepairs, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
 	outs := &outputs{store: st, hub: h}
 	return func(rec storage.Record) (*Pipeline, error) {
 		plog := log.With("module", string(rec.Module()), "id", rec.Meta().ID, "name", rec.UniqueName())
 		switch r := rec.(type) {
 		case *storage.RTMPServer:
+			h.registryLog(r.ID, plog)
 			return rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
 		case *storage.SRTServer:
+			h.registryLog(r.ID, plog)
 			return srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
 		case *storage.Player:
 			return playerPipeline(in, tr, pb, r, plog)
 		case *storage.Restream:
 			return restreamPipeline(in, tr, outs, r, plog)
 		case *storage.Recording:
-			return recordingPipeline(in, tr, st, cfg.RecordingsDir(), r, plog)
+			return recordingPipeline(in, tr, st, cfg.RecordingsDir(), r, repaired, plog)
 		}
 		return &Pipeline{Input: &Part{Name: "server", Run: func(context.Context, supervisor.Reporter) error {
 			return supervisor.Permanent(errNotBuilt{fmt.Sprintf("the %s module", rec.Module())})
@@ -99,7 +102,8 @@ func rtmpServerPipeline(r *storage.RTMPServer, addr string, h *hub, log *slog.Lo
 		return err
 	}
 	return &Pipeline{
-		Input: &Part{Name: "rtmp-server", Run: run},
+		Input:   &Part{Name: "rtmp-server", Run: run},
+		Figures: []func(*metrics.Process){registrySessions(h, r.ID)},
 		Streams: func() []api.ActiveStream {
 			out := []api.ActiveStream{}
 			seen := map[string]bool{}
@@ -141,8 +145,16 @@ func srtServerPipeline(r *storage.SRTServer, addr string, h *hub, log *slog.Logg
 		rep.SetState(supervisor.Running)
 		return srv.Run(ctx)
 	}
+	publishers := func(p *metrics.Process) {
+		if srv := cur.Load(); srv != nil {
+			for _, si := range srv.ActiveStreams() {
+				p.Links = append(p.Links, metricsLink(srtLink("publisher", si.PublisherAddr, si.Link), si.Name))
+			}
+		}
+	}
 	return &Pipeline{
-		Input: &Part{Name: "srt-server", Run: run},
+		Input:   &Part{Name: "srt-server", Run: run},
+		Figures: []func(*metrics.Process){registrySessions(h, r.ID), publishers},
 		Streams: func() []api.ActiveStream {
 			out := []api.ActiveStream{}
 			srv := cur.Load()

@@ -91,9 +91,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	log.Info("hardware encoders", "available", hw.Available())
 	tr := &transcoder{ffmpeg: cfg.FFmpeg, hw: hw, opts: h.opts}
 	pb := newPlayback()
+	repaired := &bootRepairs{}
 	runners := opts.Runners
 	if runners == nil {
-		runners = mediaRunners(cfg, st, h, tr, pb, log)
+		runners = mediaRunners(cfg, st, h, tr, pb, repaired, log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
 	mgr.bind = cfg.MediaBind
@@ -110,6 +111,19 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
 		Speed: &SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
+
+	met, stopMetrics, err := startMetrics(cfg, mgr, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopMetrics()
+	if met.port != 0 {
+		keys := []storage.PortKey{{Port: apiPort, Transport: storage.TCP}, {Port: met.port, Transport: storage.TCP}}
+		if err := st.ReplaceClaims(ctx, storage.ModuleAPI, "api", "api", keys); err != nil {
+			log.Warn("cannot record the metrics port claim", "port", met.port, "err", err)
+		}
+	}
 
 	var ready atomic.Bool
 	publicHost := ""
@@ -131,6 +145,8 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		AllowLocalFiles: cfg.AllowLocalFiles,
 		URLChecks:       urlChecks,
 		Logger:          log,
+		Metrics:         met.onAPIPort(),
+		Observer:        met.observer(),
 	})
 	if err != nil {
 		ln.Close()
@@ -140,7 +156,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	repairRecordings(ctx, st, cfg.RecordingsDir(), log)
+	repairRecordings(ctx, st, cfg.RecordingsDir(), repaired, log)
 	if err := bootActive(ctx, st, mgr, log); err != nil {
 		log.Error("starting active records", "err", err)
 	}
@@ -202,7 +218,7 @@ func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.
 		err = mgr.Start(ctx, ref.Module, ref.ID)
 		unlock()
 		if err != nil {
-			log.Error("start at boot", "module", ref.Module, "id", ref.ID, "err", err)
+			log.Error("start at boot", "module", string(ref.Module), "id", ref.ID, "name", recordName(ctx, st, ref), "err", err)
 		}
 	}
 	log.Info("active records started", "count", len(refs))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -59,6 +60,12 @@ func startServer(t *testing.T, data string, runners RunnerFactory) *testServer {
 // startServerEnv starts a server with the given environment (flags fix the address and data).
 func startServerEnv(t *testing.T, data string, runners RunnerFactory, getenv func(string) string) *testServer {
 	t.Helper()
+	return startServerLog(t, data, runners, getenv, nil)
+}
+
+// startServerLog is startServerEnv with the server's logger (nil: none).
+func startServerLog(t *testing.T, data string, runners RunnerFactory, getenv func(string) string, log *slog.Logger) *testServer {
+	t.Helper()
 	cfg, err := ParseConfig("sluice", []string{"--addr", "127.0.0.1:0", "--data", data}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +75,7 @@ func startServerEnv(t *testing.T, data string, runners RunnerFactory, getenv fun
 	ready := make(chan net.Addr, 1)
 	ts := &testServer{t: t, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		ts.done <- Run(ctx, cfg, Options{Runners: runners, OnReady: func(a net.Addr) { ready <- a }})
+		ts.done <- Run(ctx, cfg, Options{Runners: runners, Logger: log, OnReady: func(a net.Addr) { ready <- a }})
 	}()
 	select {
 	case a := <-ready:

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/metrics"
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
@@ -32,7 +35,9 @@ func (tr *transcoder) attach(p *Pipeline, id string, tc *storage.Transcoding, lo
 	o := tr.opts
 	o.Log = log
 	out := stream.New(id+"/transcoded", o)
-	p.Sinks = append(p.Sinks, Part{Name: "transcode", Run: tr.run(in, out, tc, log.With("part", "transcode"))})
+	cur := &transcodeJob{}
+	p.Sinks = append(p.Sinks, Part{Name: "transcode", Run: tr.run(in, out, tc, cur, log.With("part", "transcode"))})
+	p.Figures = append(p.Figures, cur.figures)
 	prev := p.Close
 	p.Close = func() {
 		out.Close()
@@ -43,7 +48,7 @@ func (tr *transcoder) attach(p *Pipeline, id string, tc *storage.Transcoding, lo
 	return out
 }
 
-func (tr *transcoder) run(in, out *stream.Stream, tc *storage.Transcoding, log *slog.Logger) supervisor.RunFunc {
+func (tr *transcoder) run(in, out *stream.Stream, tc *storage.Transcoding, cur *transcodeJob, log *slog.Logger) supervisor.RunFunc {
 	return func(ctx context.Context, rep supervisor.Reporter) error {
 		tracks, err := waitTracks(ctx, in)
 		if err != nil || ctx.Err() != nil {
@@ -56,9 +61,12 @@ func (tr *transcoder) run(in, out *stream.Stream, tc *storage.Transcoding, log *
 		for _, n := range transcode.Notes(tc, tracks, tr.hw) {
 			log.Info("transcoding note", "note", n)
 		}
-		job := transcode.NewJob(transcode.JobConfig{FFmpeg: tr.ffmpeg, Args: args, Input: in, Tracks: tracks, Output: out, Log: log})
+		job := transcode.NewJob(transcode.JobConfig{FFmpeg: tr.ffmpeg, Args: args, Input: in, Tracks: tracks, Output: out, Log: log,
+			OnStart: func(pid int) { cur.pid.Store(int64(pid)) }})
+		cur.job.Store(job)
 		rep.SetState(supervisor.Running)
 		err = job.Run(ctx)
+		cur.pid.Store(0)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -68,6 +76,27 @@ func (tr *transcoder) run(in, out *stream.Stream, tc *storage.Transcoding, log *
 		}
 		return err
 	}
+}
+
+// transcodeJob is a process's current ffmpeg job, for metrics.
+type transcodeJob struct {
+	job atomic.Pointer[transcode.Job]
+	pid atomic.Int64 // ffmpeg's process id while it runs; 0 otherwise
+}
+
+// figures reports the job's last progress and its ffmpeg's CPU time.
+func (tj *transcodeJob) figures(p *metrics.Process) {
+	t := &metrics.Transcode{}
+	if pid := tj.pid.Load(); pid > 0 {
+		if st, err := procfs.ReadStat(int(pid)); err == nil && !st.Zombie() {
+			t.Running, t.CPU = true, st.CPU
+		}
+	}
+	if j := tj.job.Load(); j != nil && t.Running {
+		pr := j.Progress()
+		t.Speed, t.FPS = pr.Speed, pr.FPS
+	}
+	p.Transcode = t
 }
 
 // check refuses, at create, what the transcoder cannot do on this server: a hardware encoder

@@ -16,6 +16,9 @@ type Stats struct {
 	Bitrate float64
 	// FPS is video units per second over the last 2 s.
 	FPS float64
+	// LastUnit is when the latest unit arrived, to 100 ms (the start of its meter bucket);
+	// zero before the first.
+	LastUnit time.Time
 	// Discontinuities counts publisher sessions that followed an earlier one.
 	Discontinuities int64
 
@@ -69,6 +72,19 @@ func (m *meter) add(t time.Time, bytes int, video bool) {
 	if m.first.IsZero() || t.Before(m.first) {
 		m.first = t
 	}
+}
+
+// last returns the start of the newest bucket that counted a unit: when the latest unit
+// arrived, to meterBucket. Zero before the first unit.
+func (m *meter) last() time.Time {
+	if m.first.IsZero() {
+		return time.Time{}
+	}
+	var hi int64
+	for _, b := range m.buckets {
+		hi = max(hi, b.idx)
+	}
+	return time.Unix(0, hi*int64(meterBucket))
 }
 
 // rates returns the bitrate in kbit/s and the video units per second over the last 2 s.

@@ -12,7 +12,7 @@ func TestStatsBitrate(t *testing.T) {
 	clk := newFakeClock()
 	s := New("cam", testOptions(clk))
 	defer s.Close()
-	if st := s.Stats(); st.Bitrate != 0 || st.FPS != 0 || st.Publishing {
+	if st := s.Stats(); st.Bitrate != 0 || st.FPS != 0 || st.Publishing || !st.LastUnit.IsZero() {
 		t.Fatalf("empty stream stats %+v", st)
 	}
 	start := clk.Now()
@@ -23,6 +23,7 @@ func TestStatsBitrate(t *testing.T) {
 	video := make([]byte, 19800)
 	audio := make([]byte, 100)
 	var units, bytes int64
+	var last time.Time
 	for ms := 0; ms < 5000; ms += 10 {
 		clk.Advance(10 * time.Millisecond)
 		var au *media.AccessUnit
@@ -35,6 +36,7 @@ func TestStatsBitrate(t *testing.T) {
 			continue
 		}
 		au.Arrival = clk.Now()
+		last = au.Arrival
 		writeAll(t, p, au)
 		units++
 		bytes += int64(au.Size())
@@ -54,11 +56,19 @@ func TestStatsBitrate(t *testing.T) {
 		t.Errorf("FPS = %.2f, want 25 ± 3%%", st.FPS)
 	}
 
-	// The input stops: the rates fall to zero within the window.
+	if d := last.Sub(st.LastUnit); d < 0 || d >= meterBucket {
+		t.Errorf("LastUnit %v, want within %v before the last arrival %v", st.LastUnit, meterBucket, last)
+	}
+
+	// The input stops: the rates fall to zero within the window; LastUnit stays.
 	p.Close()
 	clk.Advance(2100 * time.Millisecond)
 	if st := s.Stats(); st.Bitrate != 0 || st.FPS != 0 || st.Publishing || st.BytesIn != bytes {
 		t.Errorf("stats 2 s after the input stopped: %+v", st)
+	}
+	clk.Advance(time.Hour) // past every bucket of the ring
+	if st2 := s.Stats(); !st2.LastUnit.Equal(st.LastUnit) {
+		t.Errorf("LastUnit an hour after the input stopped %v, want %v", st2.LastUnit, st.LastUnit)
 	}
 }
 

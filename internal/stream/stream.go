@@ -122,6 +122,7 @@ func (s *Stream) Stats() Stats {
 		UnitsIn:         s.unitsIn,
 		Bitrate:         kbps,
 		FPS:             fps,
+		LastUnit:        s.meter.last(),
 		Discontinuities: s.discs,
 		Refused:         s.refused,
 		Dropped:         s.dropped,

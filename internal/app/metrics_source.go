@@ -1,0 +1,194 @@
+package app
+
+import (
+	"net/http"
+	"path"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/metrics"
+	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/packager/segment"
+)
+
+var _ metrics.Source = (*Manager)(nil)
+
+// Processes implements metrics.Source: every process started since the server did, running or
+// stopped (until removed), read from the state its parts keep anyway.
+func (m *Manager) Processes() []metrics.Process {
+	type stoppedProc struct {
+		key  procKey
+		name string
+	}
+	m.mu.Lock()
+	runs := make([]*running, 0, len(m.procs))
+	for _, r := range m.procs {
+		runs = append(runs, r)
+	}
+	var stopped []stoppedProc
+	for k, name := range m.names {
+		if m.procs[k] == nil {
+			stopped = append(stopped, stoppedProc{k, name})
+		}
+	}
+	m.mu.Unlock()
+	out := make([]metrics.Process, 0, len(runs)+len(stopped))
+	for _, r := range runs {
+		out = append(out, r.figures())
+	}
+	for _, s := range stopped {
+		out = append(out, metrics.Process{Module: string(s.key.m), ID: s.key.id, Name: s.name,
+			State: string(supervisor.Stopped), BytesOut: -1})
+	}
+	return out
+}
+
+// figures is what the running process reports to a scrape.
+func (r *running) figures() metrics.Process {
+	st := r.status()
+	p := metrics.Process{Module: string(r.key.m), ID: r.key.id, Name: r.name, State: st.State, Restarts: st.Restarts, BytesOut: -1}
+	if r.p.Stream != nil {
+		s := r.p.Stream.Stats()
+		p.Input = &metrics.Input{Bitrate: s.Bitrate, FPS: s.FPS, BytesIn: s.BytesIn, Readers: s.Readers,
+			Dropped: s.Dropped, Discontinuities: s.Discontinuities, LastMedia: s.LastUnit}
+		if s.Publishing {
+			p.Input.Since = s.Since
+		}
+	}
+	for _, part := range r.parts() {
+		if part.Links == nil {
+			continue
+		}
+		for _, l := range part.Links() {
+			p.Links = append(p.Links, metricsLink(l, ""))
+			if l.Role == "output" {
+				p.BytesOut = max(p.BytesOut, 0) + int64(l.BytesSent)
+			}
+		}
+	}
+	for _, f := range r.p.Figures {
+		f(&p)
+	}
+	return p
+}
+
+// parts lists the pipeline's parts, the input first.
+func (r *running) parts() []Part {
+	if r.p.Input == nil {
+		return r.p.Sinks
+	}
+	return append([]Part{*r.p.Input}, r.p.Sinks...)
+}
+
+// metricsLink converts an SRT link's API figures.
+func metricsLink(l api.SRTLink, stream string) metrics.Link {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return metrics.Link{Role: l.Role, Stream: stream, RTT: ms(l.RTTMs), Latency: time.Duration(l.LatencyMs) * time.Millisecond,
+		PeerLatency: time.Duration(l.PeerLatencyMs) * time.Millisecond, BandwidthKbps: l.BandwidthKbps,
+		PacketsSent: l.PacketsSent, PacketsReceived: l.PacketsReceived, PacketsLost: l.PacketsLost,
+		PacketsRetransmitted: l.PacketsRetransmitted, PacketsDropped: l.PacketsDropped,
+		BytesSent: l.BytesSent, BytesReceived: l.BytesReceived}
+}
+
+// addBytesOut adds n to a process's output bytes.
+func addBytesOut(p *metrics.Process, n int64) { p.BytesOut = max(p.BytesOut, 0) + n }
+
+// registrySessions reports the streams published into a server module's registry.
+func registrySessions(h *hub, serverID string) func(*metrics.Process) {
+	return func(p *metrics.Process) {
+		for _, s := range h.registry(serverID).List() {
+			if st := s.Stats(); st.Publishing {
+				p.Streams = append(p.Streams, metrics.Session{Stream: s.Name(), Since: st.Since, BytesIn: st.BytesIn,
+					Bitrate: st.Bitrate, Readers: st.Readers})
+			}
+		}
+	}
+}
+
+// playerCounters count what a player's files serve: playlist requests and response bytes. One
+// atomic add per request and per response write, none per media unit.
+type playerCounters struct {
+	playlists, served atomic.Int64
+}
+
+// count wraps w to count the bytes written, and counts r when it asks for a playlist.
+func (pc *playerCounters) count(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	switch path.Ext(r.URL.Path) {
+	case ".m3u8", ".mpd":
+		pc.playlists.Add(1)
+	}
+	return &countingWriter{ResponseWriter: w, n: &pc.served}
+}
+
+// countingWriter counts the bytes of a response.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// playerFigures reports a player's segment stores and counters.
+func playerFigures(stores []*segment.Store, pc *playerCounters) func(*metrics.Process) {
+	return func(p *metrics.Process) {
+		pl := &metrics.Player{PlaylistRequests: pc.playlists.Load()}
+		for _, st := range stores {
+			s := st.Stats()
+			pl.Segments += s.Added
+			pl.WindowBytes += s.Bytes
+			var d time.Duration
+			for _, seg := range st.Snapshot().Segments {
+				d += seg.Duration
+			}
+			pl.Window = max(pl.Window, d)
+		}
+		p.Player = pl
+		addBytesOut(p, pc.served.Load())
+	}
+}
+
+// recCounters are a file recording's counters, written by its recorder goroutine.
+type recCounters struct {
+	files, closedBytes, openBytes, writeErrors, repairs atomic.Int64
+}
+
+// recordingFigures reports a file recording's counters, and the repairs done at start for it.
+func recordingFigures(rc *recCounters, bootRepairs func() int64) func(*metrics.Process) {
+	return func(p *metrics.Process) {
+		p.Recording = &metrics.Recording{Files: rc.files.Load(), BytesWritten: rc.closedBytes.Load() + rc.openBytes.Load(),
+			WriteErrors: rc.writeErrors.Load(), Repairs: rc.repairs.Load() + bootRepairs()}
+	}
+}
+
+// bootRepairs counts, per recording id, the files repaired at start after a crash.
+type bootRepairs struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (b *bootRepairs) add(recordID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n == nil {
+		b.n = map[string]int64{}
+	}
+	b.n[recordID]++
+}
+
+func (b *bootRepairs) get(recordID string) int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n[recordID]
+}
