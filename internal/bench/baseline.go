@@ -27,13 +27,13 @@ func (b recordedBaseline) Label() string {
 // to protocols/srt/link), medians of 3 runs of `sluice-bench -baseline-bin` (which prints this
 // literal: replace it after a run on a quiet machine).
 var gosrtReaders = recordedBaseline{Date: "2026-11-25", Commit: "b7074665e33d61e8929456a3b8f518f5a0a3ce5a",
-	Machine: "AMD EPYC, 2 cores shared with other builds, load average 2.2 to 5.4", Figures: map[string]float64{
-		"CPU":                            51.02,
-		"RSS per reader":                 2.637,
+	Machine: "AMD EPYC, 2 cores, load average 1.07 1.53 2.80", Figures: map[string]float64{
+		"CPU":                            57.17,
+		"RSS per reader":                 2.41,
 		"continuity errors, worst run":   0,
-		"frames not received, worst run": 488,
-		"peak RSS":                       153.1,
-		"peak RSS, publisher alone":      27.37,
+		"frames not received, worst run": 200,
+		"peak RSS":                       142.2,
+		"peak RSS, publisher alone":      27.54,
 	}}
 
 // BaselineLiteral is the Go literal to put in gosrtReaders after a run that measured the
