@@ -1,34 +1,14 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
-
-// syncBuffer is a buffer the server's logger writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogFormatJSON: --log-format json writes one JSON object a line, and every line about a
 // process (one that names its id) carries its module, id and name.
@@ -38,7 +18,7 @@ func TestLogFormatJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	ts := startServerLog(t, t.TempDir(), nil, func(string) string { return "" }, cfg.NewLogger(&out))
 	rs := ts.create("restream", restreamBody("json-logs", tinyTestVideo()))
 	testutil.Eventually(t, 30*time.Second, "restream running", func() bool {

@@ -1,7 +1,6 @@
 package connlimit
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // admitted waits until the listener either hands over the connection just pushed (returned) or
@@ -185,26 +186,8 @@ func TestUnkeyedCountsOnlyTotal(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink that tests read while the listener writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRefusalLogRateLimited(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	fl := newChanListener()
 	l := Wrap(fl, Limits{MaxPerAddr: 1}, slog.New(slog.NewTextHandler(&buf, nil)))
 	const n = 200

@@ -1,16 +1,15 @@
 package record
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 const mib = 1 << 20
@@ -69,7 +68,7 @@ func TestMemoryByteBudget(t *testing.T) {
 		{"no key frame after the first", MemoryOptions{MaxBytes: 40 * mib}, flood{mib, 1, 0}, 200, true, true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			tc.opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 			m := NewMemoryWith(tc.opts)
 			if err := m.SetTracks([]media.Track{videoTrack()}); err != nil {
@@ -218,22 +217,4 @@ func TestAVIPendingBytes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,19 +1,18 @@
 package segment_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"weak"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
@@ -182,7 +181,7 @@ func TestSegmentByteRate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := segtest.NewSource(tc.gop, wall)
 			src.FrameSize = tc.frame
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
 			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, ByteRate: tc.rate,
 				MaxBytes: tc.maxBytes, Log: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -249,7 +248,7 @@ func TestStoreByteBudget(t *testing.T) {
 		{"by cap", segment.StoreOptions{Window: 20 * time.Second, Target: 2 * time.Second, MaxBytes: 10_000_000}, 10_000_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			tc.opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 			st := segment.NewStore(tc.opts)
 			if st.Budget() != tc.budget || tc.opts.Budget() != tc.budget {
@@ -292,22 +291,4 @@ func TestStoreByteBudget(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
