@@ -66,6 +66,8 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if generated != "" {
 		fmt.Fprintf(out, "admin password (shown once, change it with `sluice passwd`): %s\n", generated)
 	}
+	stopPruning := startPruning(st, pruneEvery, log)
+	defer stopPruning()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
