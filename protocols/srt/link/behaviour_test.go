@@ -14,7 +14,7 @@ import (
 
 // memPair is a listener on the in-memory transport with n accepted connections, driven by
 // the test (no goroutines): for checks of what one clock round sends.
-func memPair(t *testing.T, n int, cfg Config) (*Listener, []*Conn, *memTransport) {
+func memPair(t testing.TB, n int, cfg Config) (*Listener, []*Conn, *memTransport) {
 	t.Helper()
 	cfg.Log = discardLog()
 	rc, err := cfg.resolve()
@@ -226,16 +226,7 @@ func TestKeepAliveHoldsIdleConnection(t *testing.T) {
 	ln := listen(t, Config{PeerIdleTimeout: 2500 * time.Millisecond}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, ln.Addr().String(), Config{PeerIdleTimeout: 2500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	c, s := dialAccepted(ctx, t, ln, Config{PeerIdleTimeout: 2500 * time.Millisecond})
 	time.Sleep(4 * time.Second)
 	if _, err := c.Write([]byte("still here")); err != nil {
 		t.Fatal(err)

@@ -127,24 +127,8 @@ func BenchmarkSendPath(b *testing.B) {
 // the references. 0 allocs/op: the payload and every send-buffer entry are reused.
 func BenchmarkSendShared(b *testing.B) {
 	const fan = 50
-	rc, err := Config{Latency: time.Millisecond, MaxBW: -1, Log: discardLog()}.resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
-	l := newListener(&memTransport{}, rc, nil)
+	l, conns, _ := memPair(b, fan, Config{Latency: time.Millisecond, MaxBW: -1})
 	m := l.m
-	now := m.now()
-	conns := make([]*Conn, fan)
-	for i := range conns {
-		peer := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(5000+i))
-		r := &rawPeer{id: uint32(100 + i)}
-		hs := r.conclusion(l.cookie(peer, now/cookieBucket))
-		p := new(packet)
-		p.n = copy(p.buf[:], r.handshake(0, &hs))
-		p.from = peer
-		m.handle(p, now, newOutbox(readOutboxSize))
-		conns[i] = <-l.accepts
-	}
 	out := newOutbox(readOutboxSize)
 	msg := make([]byte, DefaultPayloadSize)
 	ackp := new(packet)

@@ -284,3 +284,20 @@ func dumpConn(t testing.TB, name string, c *Conn) {
 		r.lastAck, r.lastAckAcked, r.nextACK, r.nextNAK, s.buf.start, s.sentEnd, s.buf.end(), s.loss.len(), s.lastAckAt, s.rexmitN,
 		s.flowWindow, s.nextSendAt, c.rtt, c.rttVar, hidx, due, ready, c.st)
 }
+
+// dialAccepted dials ln with cfg and returns the caller's connection and the one ln accepted;
+// both are closed when the test ends.
+func dialAccepted(ctx context.Context, t testing.TB, ln *Listener, cfg Config) (caller, accepted *Conn) {
+	t.Helper()
+	caller, err := Dial(ctx, ln.Addr().String(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = caller.Close() })
+	accepted, _, err = ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = accepted.Close() })
+	return caller, accepted
+}

@@ -175,16 +175,7 @@ func TestWriteSharedEncrypted(t *testing.T) {
 	ln := listen(t, Config{Passphrase: testPassphrase}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, ln.Addr().String(), Config{Passphrase: testPassphrase, Log: discardLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	c, s := dialAccepted(ctx, t, ln, Config{Passphrase: testPassphrase, Log: discardLog()})
 	const msg = "plain for everyone, encrypted on the wire"
 	pl, err := NewPayload([]byte(msg))
 	if err != nil {

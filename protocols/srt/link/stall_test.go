@@ -242,16 +242,7 @@ func TestDumpConnRaceFree(t *testing.T) {
 	ln := listen(t, Config{}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, ln.Addr().String(), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	c, s := dialAccepted(ctx, t, ln, Config{})
 	msg := make([]byte, DefaultPayloadSize)
 	for range 50 {
 		if _, err := c.Write(msg); err != nil {
