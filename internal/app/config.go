@@ -154,7 +154,7 @@ func settings() []setting {
 		{"addr", "SLUICE_ADDR", ":8080", "API and playback listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 		{"data", "SLUICE_DATA", "./data", "data folder: database and recordings", str(func(c *Config) *string { return &c.Data })},
 		{"ffmpeg", "SLUICE_FFMPEG", "ffmpeg", "ffmpeg binary (path, or a name looked up in PATH)", str(func(c *Config) *string { return &c.FFmpeg })},
-		{"ffmpeg-nice", "SLUICE_FFMPEG_NICE", strconv.Itoa(supervisor.DefaultNice), "nice levels below the server's CPU priority that ffmpeg children run at, 0 to 19 (0: the same), so that encoding never starves the API", niceLevels},
+		{"ffmpeg-nice", "SLUICE_FFMPEG_NICE", strconv.Itoa(supervisor.DefaultNice), "nice levels below the server's CPU priority that ffmpeg children run at, 0 to 19 (0: the same; 19: also SCHED_IDLE on Linux), so that encoding never starves the API", niceLevels},
 		{"public-url", "SLUICE_PUBLIC_URL", "", "base URL whose host goes into returned playlist URLs (empty: the request's host)", str(func(c *Config) *string { return &c.PublicURL })},
 		{"token-ttl", "SLUICE_TOKEN_TTL", "720h", "lifetime of issued API tokens (duration)", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
 		{"log-level", "SLUICE_LOG_LEVEL", "info", "log level: debug, info, warn, error", str(func(c *Config) *string { return &c.LogLevel })},

@@ -12,7 +12,8 @@ import (
 // control plane (the API, the protocol stacks) of CPU, while still getting every cycle the
 // server leaves idle. Weights add up over the children's threads: at nice 10 (weight 110), 40
 // starting children outweighed the server's threads several times over and the API answered
-// in up to 300 ms (issue 13); at 19 they weigh about as much as one server thread.
+// in up to 300 ms (issue 13); at 19 they weigh about as much as one server thread, and on
+// Linux they are also put in the SCHED_IDLE policy (startChild), which weighs less again.
 const DefaultNice = 19
 
 // maxNice is the lowest CPU priority a process can have (Linux and BSD nice values run from

@@ -17,17 +17,33 @@ import (
 // its stat file: the 19th field, the 17th after the parenthesised command name.
 func niceOf(t *testing.T, statPath string) (int, bool) {
 	t.Helper()
+	return statField(t, statPath, 19)
+}
+
+// policyOf reads the scheduling policy of a task from its stat file: the 41st field (0
+// SCHED_OTHER, 5 SCHED_IDLE).
+func policyOf(t *testing.T, statPath string) (int, bool) {
+	t.Helper()
+	return statField(t, statPath, 41)
+}
+
+// statField reads the numeric field n (counted from 1, as in proc(5)) of a stat file.
+func statField(t *testing.T, statPath string, n int) (int, bool) {
+	t.Helper()
 	b, err := os.ReadFile(statPath)
 	if err != nil {
 		return 0, false // the task ended meanwhile
 	}
 	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	n, err := strconv.Atoi(f[16])
-	if err != nil {
-		t.Fatalf("%s: field 19 %q: %v", statPath, f[16], err)
+	f := strings.Fields(string(b[i+1:])) // from field 3 on
+	if len(f) < n-2 {
+		t.Fatalf("%s: %d fields after the command name, want field %d", statPath, len(f), n)
 	}
-	return n, true
+	v, err := strconv.Atoi(f[n-3])
+	if err != nil {
+		t.Fatalf("%s: field %d %q: %v", statPath, n, f[n-3], err)
+	}
+	return v, true
 }
 
 // threadNices returns the nice value of each thread of this process.
@@ -47,7 +63,8 @@ func threadNices(t *testing.T) map[string]int {
 }
 
 // TestChildNice: a child, and the processes it starts, run DefaultNice levels below the
-// server (clamped to 19), or at the server's level after SetNice(0); no thread of the server
+// server (clamped to 19), or at the server's level after SetNice(0); at 19 they are also in
+// the SCHED_IDLE policy; no thread of the server
 // has a lowered priority at any time (the process group of the child is lowered, not the
 // forking thread).
 func TestChildNice(t *testing.T) {
@@ -81,6 +98,14 @@ func TestChildNice(t *testing.T) {
 			if n != self {
 				t.Errorf("SetNice(%d): server thread %s runs at nice %d while a child runs, want %d", c.set, p, n, self)
 			}
+			if pol, ok := policyOf(t, p); ok && pol != 0 {
+				t.Errorf("SetNice(%d): server thread %s has scheduling policy %d while a child runs, want 0 (SCHED_OTHER)", c.set, p, pol)
+			}
+		}
+		// At the lowest priority the children are also SCHED_IDLE (5), inherited by what they start.
+		wantPolicy := 0
+		if c.want == maxNice && c.set >= maxNice {
+			wantPolicy = 5
 		}
 		for what, stat := range map[string]string{
 			"child":      "/proc/" + strconv.Itoa(child) + "/stat",
@@ -88,6 +113,9 @@ func TestChildNice(t *testing.T) {
 		} {
 			if n, ok := niceOf(t, stat); !ok || n != c.want {
 				t.Errorf("SetNice(%d): the %s runs at nice %d (read %v), want %d (the server runs at %d)", c.set, what, n, ok, c.want, self)
+			}
+			if pol, ok := policyOf(t, stat); !ok || pol != wantPolicy {
+				t.Errorf("SetNice(%d): the %s has scheduling policy %d (read %v), want %d", c.set, what, pol, ok, wantPolicy)
 			}
 		}
 		cancel()

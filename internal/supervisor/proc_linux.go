@@ -3,9 +3,11 @@
 package supervisor
 
 import (
+	"fmt"
 	"os/exec"
 	"runtime"
 	"syscall"
+	"unsafe"
 )
 
 // sysProcAttr puts the child in its own process group and has the kernel SIGKILL it when
@@ -27,7 +29,8 @@ func sysProcAttr() *syscall.SysProcAttr {
 // lowered: Go code it ran at a low priority would hold one of the runtime's processors while the
 // kernel, busy with the children, left it waiting (issue 13: an earlier version did, and the
 // API stalled behind it). niceErr says why the priority could not be lowered (the child then
-// runs at the server's).
+// runs at the server's). At the lowest priority (nice 19) the child's main thread is also put
+// in the SCHED_IDLE policy (schedIdle), which the threads it starts later inherit.
 func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
 	type result struct{ niceErr, err error }
 	started := make(chan result, 1)
@@ -43,6 +46,9 @@ func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
 			if err == nil {
 				err = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, min(target+nice, maxNice))
 			}
+			if err == nil && nice >= maxNice {
+				err = schedIdle(cmd.Process.Pid)
+			}
 			r.niceErr = err
 		}
 		started <- r
@@ -57,4 +63,22 @@ func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
 func threadNice() (int, error) {
 	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
 	return 20 - raw, err
+}
+
+// schedIdle puts the thread tid in the SCHED_IDLE policy. Nice values weigh threads against
+// each other, and weights add up: 40 starting ffmpeg children of 15 threads each at nice 19
+// (weight 15 a thread) still outweighed the server's few threads, and the API answered in up
+// to 250 ms while they started (issue 13's start/remove race, on a 2-core machine). A
+// SCHED_IDLE thread weighs 3, any waking normal thread preempts it at once, and the kernel
+// places a waking thread on a CPU that runs only SCHED_IDLE work as on an idle one: the
+// children get the cycles the server leaves, and the server's threads no longer queue behind
+// them. Any process may move its own children there without privileges.
+func schedIdle(tid int) error {
+	const policyIdle = 5 // SCHED_IDLE, linux/sched.h
+	var param struct{ priority int32 }
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), policyIdle, uintptr(unsafe.Pointer(&param)))
+	if errno != 0 {
+		return fmt.Errorf("sched_setscheduler SCHED_IDLE: %w", errno)
+	}
+	return nil
 }
