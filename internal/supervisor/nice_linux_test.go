@@ -82,8 +82,9 @@ func TestChildNice(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := Command{
 			Path: "/bin/sh",
-			// The grandchild stands for the threads and processes ffmpeg starts.
-			Args:    []string{"-c", "sleep 30 & echo $!; wait"},
+			// The grandchild stands for the threads and processes ffmpeg starts, after its
+			// start-up (about 100 ms of dynamic linking and set-up).
+			Args:    []string{"-c", "sleep 0.2; sleep 30 & echo $!; wait"},
 			Stdout:  &out,
 			Grace:   time.Second,
 			Logger:  quietLogger(),

@@ -4,8 +4,10 @@ package supervisor
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 	"unsafe"
 )
@@ -47,7 +49,7 @@ func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
 				err = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, min(target+nice, maxNice))
 			}
 			if err == nil && nice >= maxNice {
-				err = schedIdle(cmd.Process.Pid)
+				err = schedIdleProcess(cmd.Process.Pid)
 			}
 			r.niceErr = err
 		}
@@ -65,7 +67,7 @@ func threadNice() (int, error) {
 	return 20 - raw, err
 }
 
-// schedIdle puts the thread tid in the SCHED_IDLE policy. Nice values weigh threads against
+// schedIdleProcess puts a child in the SCHED_IDLE policy. Nice values weigh threads against
 // each other, and weights add up: 40 starting ffmpeg children of 15 threads each at nice 19
 // (weight 15 a thread) still outweighed the server's few threads, and the API answered in up
 // to 250 ms while they started (issue 13's start/remove race, on a 2-core machine). A
@@ -73,6 +75,28 @@ func threadNice() (int, error) {
 // places a waking thread on a CPU that runs only SCHED_IDLE work as on an idle one: the
 // children get the cycles the server leaves, and the server's threads no longer queue behind
 // them. Any process may move its own children there without privileges.
+//
+// schedIdleProcess moves the process pid: its main thread first (threads it starts from then
+// on inherit the policy), then every thread it already has. A process it forked before the
+// call keeps the normal policy (at nice 19); ffmpeg forks none, and starts its threads after
+// about 100 ms of start-up, long after this call.
+func schedIdleProcess(pid int) error {
+	if err := schedIdle(pid); err != nil {
+		return err
+	}
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil // the child ended meanwhile
+	}
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil && tid != pid {
+			_ = schedIdle(tid) // a thread that ended meanwhile
+		}
+	}
+	return nil
+}
+
+// schedIdle puts the thread tid in the SCHED_IDLE policy.
 func schedIdle(tid int) error {
 	const policyIdle = 5 // SCHED_IDLE, linux/sched.h
 	var param struct{ priority int32 }
