@@ -34,7 +34,7 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 		}
 		out.Scenarios = append(out.Scenarios, sc)
 		out.Runs[sc.Name] = map[Arm][]RunResult{}
-		for i := range opts.Runs {
+		for i := range max(opts.Runs, sc.Runs) {
 			for _, arm := range arms(sc, i, opts.TeeRuns, env.Baseline != "") {
 				if ctx.Err() != nil {
 					return out

@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// maxScrapedRatio is issue 14's target: scraping /metrics every scrapeEvery costs the player at
+// most this times its CPU unscraped.
+const maxScrapedRatio = 1.02
+
 // Checks states the issues' acceptance points against the table: the RTMP player uses no more
 // CPU than the ffmpeg remux, the SRT player no more than ffmpeg's, fan-out to 100 readers loses
 // nothing, the SRT readers' and relay's targets (srtChecks), and the CPU and RSS ratios of the
@@ -26,6 +30,10 @@ func Checks(rows []Row) []string {
 	if r, ok := find("player-srt", "CPU"); ok {
 		out = append(out, fmt.Sprintf("SRT input → player uses at most %s× the CPU of ffmpeg (libsrt) reading the same SRT stream and writing the same HLS: %s (ratio %s: sluice %s%%, ffmpeg %s%% of a core); its profile is below.",
 			num(maxPlayerSRTRatio), verdict(r.Ratio() <= maxPlayerSRTRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref)))
+	}
+	if r, ok := find("player-srt-scraped", "CPU"); ok {
+		out = append(out, fmt.Sprintf("Scraping /metrics every %v costs the player no measurable CPU (ratio ≤ %s against the same player not scraped): %s (ratio %s: %s%% against %s%% of a core).",
+			scrapeEvery, num(maxScrapedRatio), verdict(r.Ratio() <= maxScrapedRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref)))
 	}
 	r, ok1 := find("fanout-100", "frames not received, worst run")
 	cc, ok2 := find("fanout-100", "continuity errors, worst run")

@@ -88,14 +88,17 @@ type RunResult struct {
 	Note            string
 }
 
-// armBinary is the sluice binary an arm runs: this build for sluice's arm, the gosrt-based
-// build for the reference of a Baseline scenario, none for a reference process.
+// armBinary is the sluice binary an arm runs: this build for sluice's arm and for the
+// reference of a SelfRef scenario, the gosrt-based build for the reference of a Baseline
+// scenario, none for a reference process.
 func armBinary(env *Env, sc Scenario, arm Arm) string {
 	switch {
 	case arm == ArmSluice:
 		return env.Sluice
 	case arm == ArmRef && sc.Baseline:
 		return env.Baseline
+	case arm == ArmRef && sc.SelfRef:
+		return env.Sluice
 	}
 	return ""
 }

@@ -18,7 +18,13 @@ type Scenario struct {
 	// Baseline makes the reference arm the same job on the gosrt-based sluice build
 	// (Env.Baseline) instead of a reference process; without that build the arm does not run.
 	Baseline bool
-	build    func(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, error)
+	// SelfRef makes the reference arm the same job on the same sluice build: the scenario
+	// measures what one addition (a scraper) costs.
+	SelfRef bool
+	// Runs, when above Options.Runs, is how many runs this scenario gets: a small difference
+	// needs more runs for its median to stand out of the machine's noise.
+	Runs  int
+	build func(ctx context.Context, env *Env, arm Arm, sl *Sluice) (*setup, error)
 }
 
 // Scenarios lists the comparisons in the order they run.
@@ -26,6 +32,8 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "player-srt", Job: "SRT listen input → HLS+DASH player", Ref: "ffmpeg -i srt://…?mode=listener -c copy -f hls (fMP4)",
 			build: playerScenario(1, "srt")},
+		{Name: "player-srt-scraped", Job: fmt.Sprintf("player-srt's job, its /metrics scraped every %v as Prometheus does", scrapeEvery),
+			Ref: "the same player on the same build, not scraped", SelfRef: true, Runs: 5, build: scrapedScenario},
 		{Name: "player-rtmp", Job: "RTMP listen input → HLS+DASH player", Ref: "ffmpeg -listen 1 -i rtmp://… -c copy -f hls (fMP4)",
 			build: playerScenario(1, "rtmp")},
 		{Name: "fanout-20", Job: "1 SRT publish to the SRT server module → 20 passthrough restreams, 10 to SRT and 10 to RTMP receivers",

@@ -17,6 +17,10 @@ import (
 // benchPassword is the admin password of the bench's throw-away sluice instances.
 const benchPassword = "bench-password-0123"
 
+// benchMetricsToken turns the bench's sluice instances' /metrics on (--metrics-token): an
+// endpoint nobody scrapes costs nothing, and player-srt-scraped scrapes it.
+const benchMetricsToken = "bench-metrics-token-0123"
+
 // Sluice is a running sluice server with a logged-in API client.
 type Sluice struct {
 	*Proc
@@ -38,7 +42,8 @@ func StartSluice(ctx context.Context, bin string, debug bool) (*Sluice, error) {
 		return nil, err
 	}
 	s := &Sluice{Addr: fmt.Sprintf("127.0.0.1:%d", port), dataDir: dir, client: &http.Client{Timeout: 10 * time.Second}}
-	env := []string{"SLUICE_ADDR=" + s.Addr, "SLUICE_DATA=" + dir, "SLUICE_ADMIN_PASSWORD=" + benchPassword}
+	env := []string{"SLUICE_ADDR=" + s.Addr, "SLUICE_DATA=" + dir, "SLUICE_ADMIN_PASSWORD=" + benchPassword,
+		"SLUICE_METRICS_TOKEN=" + benchMetricsToken}
 	if debug {
 		dp, err := freePort()
 		if err != nil {
