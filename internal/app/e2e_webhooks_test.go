@@ -207,7 +207,7 @@ func TestWebhooksSurviveKill9(t *testing.T) {
 	c := startChild(t, addr, data, env...)
 	rport := testutil.FreePort(t)
 	hook := c.ts.create("webhooks", map[string]any{"name": "down", "url": fmt.Sprintf("http://127.0.0.1:%d/hook", rport),
-		"secret": hookSecret, "event_types": []string{"created"}})
+		"secret": hookSecret, "event_types": []string{"created"}, "filter_module": "MODULE_RESTREAM"})
 	var ids []string
 	for i := range 4 {
 		ids = append(ids, c.ts.create("restream", cheapRestream("crash-"+strconv.Itoa(i))))

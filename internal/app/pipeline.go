@@ -60,11 +60,11 @@ type running struct {
 
 	// Events: emit (nil: none) gets the process's state changes and input up/down; quiet
 	// mutes them once a stop begins (Manager.Stop sends the one "stopped").
-	emit  emitter
-	about about
-	quiet atomic.Bool
-	evMu  sync.Mutex // orders the state events; guards lastState, lastErr
-	lastState, lastErr string
+	emit                 emitter
+	about                about
+	quiet                atomic.Bool
+	evMu                 sync.Mutex // orders the state events; guards lastState, lastErr
+	lastState, lastErr   string
 	watchDone, watchStop chan struct{} // the input watcher's end, and its stop signal
 }
 
