@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,40 +54,45 @@ func (ts *testServer) follow(query, lastID string) *sseClient {
 		ts.t.Fatalf("GET /api/events: %v", err)
 	}
 	c := &sseClient{t: ts.t, cancel: cancel, events: make(chan sseEvent, 1024), status: resp.StatusCode}
+	body := resp.Body
 	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
+		body.Close()
 		close(c.events)
 		return c
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		body.Close()
 		ts.t.Fatalf("event stream content type %q", ct)
 	}
-	go func() {
-		defer resp.Body.Close()
-		defer close(c.events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		var cur sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if cur.Type != "" {
-					c.events <- cur
-				}
-				cur = sseEvent{}
-			case strings.HasPrefix(line, "id: "):
-				cur.ID, _ = strconv.ParseInt(line[4:], 10, 64)
-			case strings.HasPrefix(line, "event: "):
-				cur.Type = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				if err := json.Unmarshal([]byte(line[6:]), &cur.Data); err != nil {
-					ts.t.Errorf("event data %q: %v", line, err)
-				}
+	go c.read(body)
+	return c
+}
+
+// read parses the stream's frames into c.events until the body ends.
+func (c *sseClient) read(body io.ReadCloser) {
+	defer body.Close()
+	defer close(c.events)
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var cur sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Type != "" {
+				c.events <- cur
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID, _ = strconv.ParseInt(line[4:], 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			cur.Type = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			if err := json.Unmarshal([]byte(line[6:]), &cur.Data); err != nil {
+				c.t.Errorf("event data %q: %v", line, err)
 			}
 		}
-	}()
-	return c
+	}
 }
 
 // until reads events until one satisfies stop, and returns all read (that one included).

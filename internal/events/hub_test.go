@@ -107,7 +107,7 @@ func TestSubscriberCap(t *testing.T) {
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/events?module=nope", nil))
 	var e struct{ Error struct{ Code, Field string } }
-	if json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != http.StatusBadRequest || e.Error.Field != "module" {
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusBadRequest || e.Error.Field != "module" {
 		t.Fatalf("bad module: %d %s", rec.Code, rec.Body)
 	}
 }
