@@ -173,6 +173,14 @@ type Config struct {
 	// Metrics serves GET /metrics (the Prometheus exposition, with its own token check); nil
 	// answers 404.
 	Metrics http.Handler
+	// Events serves GET /api/events (the Server-Sent Events stream) once the token is
+	// checked; nil answers 404.
+	Events http.Handler
+	// Webhooks serves the webhooks module's delivery status and test; nil: no status, and
+	// test answers 503.
+	Webhooks Webhooks
+	// Changes, when set, is told of every create, update, start, stop and remove.
+	Changes Changes
 	// Observer, when set, is told of every request and failed login (for metrics).
 	Observer Observer
 	// Ready reports whether /healthz answers 200.

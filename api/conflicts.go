@@ -57,6 +57,7 @@ var moduleNouns = map[storage.Module]string{
 	storage.ModuleRecording:   "recording",
 	storage.ModuleSRTServers:  "SRT server",
 	storage.ModuleRTMPServers: "RTMP server",
+	storage.ModuleWebhooks:    "webhook",
 }
 
 func describeClaim(c storage.PortClaim) string {

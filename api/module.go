@@ -31,6 +31,8 @@ type module struct {
 	schema map[string]any
 	// process modules have getStat; server modules have getActiveStreams.
 	process bool
+	// procless modules (webhooks) run nothing: no start, stop, state or statistics.
+	procless bool
 }
 
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
@@ -113,7 +115,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.procs.Check(ctx, rec); err != nil {
+		if err := s.check(ctx, m, rec); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -127,7 +129,8 @@ func (s *server) create(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		if b.Active {
+		s.changed(m, b.ID, rec.UniqueName(), "created")
+		if b.Active && !m.procless {
 			// active is the wish and state the fact: a start that fails shows in state/last_error.
 			if err := s.procs.Start(ctx, m.kind, b.ID); err != nil {
 				s.log.Warn("start after create failed", "module", string(m.kind), "id", b.ID, "name", rec.UniqueName(), "err", err)
@@ -192,7 +195,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.procs.Check(ctx, rec); err != nil {
+		if err := s.check(ctx, m, rec); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -200,6 +203,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 			s.fail(w, r, m.notFound(id, err))
 			return
 		}
+		s.changed(m, id, rec.UniqueName(), "updated")
 		if err := s.applyActive(r, m, id, ob.Active, b.Active); err != nil {
 			s.fail(w, r, err)
 			return
@@ -213,6 +217,8 @@ func (s *server) update(m *module) http.HandlerFunc {
 func (s *server) applyActive(r *http.Request, m *module, id string, was, is bool) error {
 	ctx := r.Context()
 	switch {
+	case m.procless:
+		return nil
 	case was && is:
 		return s.procs.Restart(ctx, m.kind, id)
 	case is:
@@ -240,6 +246,11 @@ func (s *server) setActive(m *module, active bool) http.HandlerFunc {
 			s.fail(w, r, m.notFound(id, err))
 			return
 		}
+		change := "stopped"
+		if active {
+			change = "started"
+		}
+		s.changed(m, id, s.recordName(r, m, id), change)
 		if active {
 			err = s.procs.Start(r.Context(), m.kind, id)
 		} else {
@@ -269,18 +280,22 @@ func (s *server) remove(m *module) http.HandlerFunc {
 			return
 		}
 		defer unlock()
-		if _, err := s.load(r, m, id); err != nil {
+		rec, err := s.load(r, m, id)
+		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
-			s.fail(w, r, err)
-			return
+		if !m.procless {
+			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
+				s.fail(w, r, err)
+				return
+			}
 		}
 		if err := s.store.Delete(r.Context(), m.kind, id); err != nil {
 			s.fail(w, r, m.notFound(id, err))
 			return
 		}
+		s.changed(m, id, rec.UniqueName(), "removed")
 		writeSuccess(w)
 	}
 }
@@ -367,6 +382,30 @@ func (s *server) getStat(m *module) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
+}
+
+// check asks Processes whether it can run rec; a procless module's records need nothing.
+func (s *server) check(ctx context.Context, m *module, rec storage.Record) error {
+	if m.procless {
+		return nil
+	}
+	return s.procs.Check(ctx, rec)
+}
+
+// changed tells Config.Changes of a change the API made.
+func (s *server) changed(m *module, id, name, change string) {
+	if s.cfg.Changes != nil {
+		s.cfg.Changes.Changed(m.kind, id, name, change)
+	}
+}
+
+// recordName is the unique name of a record, for an event; empty when it cannot be read.
+func (s *server) recordName(r *http.Request, m *module, id string) string {
+	rec, err := s.load(r, m, id)
+	if err != nil {
+		return ""
+	}
+	return rec.UniqueName()
 }
 
 func cloneDoc(m map[string]any) map[string]any {

@@ -22,7 +22,7 @@ func openAPIPath(pattern string) string {
 func (s *server) openAPIDoc() map[string]any {
 	paths := map[string]any{}
 	schemas := sharedSchemas()
-	for _, m := range []*module{vodModule(), restreamModule(), recordingModule(), srtServersModule(), rtmpServersModule()} {
+	for _, m := range modules() {
 		schemas[componentName(m)] = m.schema
 	}
 	for _, rt := range s.routes {
@@ -60,6 +60,7 @@ func operation(rt route, path string) map[string]any {
 	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
 		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
 	}
+	params = append(params, rt.query...)
 	if len(params) > 0 {
 		op["parameters"] = params
 	}

@@ -30,6 +30,14 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 	b := rec.Meta()
 	doc["id"], doc["_id"] = b.ID, b.ID
 	doc["created"], doc["modified"] = FormatTime(b.Created), FormatTime(b.Modified)
+	if m.procless {
+		if m.decorate != nil {
+			if err := m.decorate(s, r, rec, doc); err != nil {
+				return nil, err
+			}
+		}
+		return doc, nil
+	}
 	st := s.procs.Status(m.kind, b.ID)
 	doc["state"] = stateOf(st)
 	since := st.Since

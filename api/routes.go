@@ -21,8 +21,10 @@ type route struct {
 	summary string
 	auth    authMode
 	body    map[string]any // JSON schema of the request body; nil when it takes none
-	status  int            // success status; 0 means 200
-	resp    map[string]any // JSON schema of the success body; nil for a non-JSON body
+	// query are the route's query parameters (OpenAPI parameter objects).
+	query  []any
+	status int            // success status; 0 means 200
+	resp   map[string]any // JSON schema of the success body; nil for a non-JSON body
 	// errs are the error statuses the OpenAPI document names for this route besides "default".
 	errs    []int
 	handler http.HandlerFunc
@@ -35,9 +37,17 @@ var writeErrs = []int{http.StatusInsufficientStorage}
 func (s *server) routeTable() []route {
 	var rs []route
 	add := func(rt route) { rs = append(rs, rt) }
-	for _, m := range []*module{vodModule(), restreamModule(), recordingModule(), srtServersModule(), rtmpServersModule()} {
+	for _, m := range modules() {
 		rs = append(rs, s.moduleRoutes(m)...)
 	}
+	hooks := webhooksModule()
+	add(route{method: http.MethodPost, pattern: "/api/webhooks/test", tag: "webhooks", auth: authToken,
+		summary: "Queue a ping event for a webhook (delivered like any event, signed, retried)",
+		body:    jsRef("IdBody"), resp: jsObject([]string{"success", "delivery_id"}, map[string]any{"success": jsBool(true), "delivery_id": jsID()}),
+		errs: writeErrs, handler: s.testWebhook(hooks)})
+	add(route{method: http.MethodGet, pattern: "/api/events", tag: "events", auth: authTokenOrQuery,
+		summary: "Server-Sent Events: state changes, inputs, publishers, recorded files, player readiness, server statistics (README \"Events and webhooks\")",
+		query:   eventsQuery(), errs: []int{http.StatusServiceUnavailable}, handler: s.events})
 	rec := recordingModule()
 	add(route{method: http.MethodPost, pattern: "/api/recording/removeFile", tag: "recording", auth: authToken,
 		summary: "Delete a recorded file from disk and from its recording's list",
@@ -100,6 +110,33 @@ func (s *server) routeTable() []route {
 	return rs
 }
 
+// modules are the managed modules, in the order of the route table.
+func modules() []*module {
+	return []*module{vodModule(), restreamModule(), recordingModule(), srtServersModule(), rtmpServersModule(), webhooksModule()}
+}
+
+// events serves the event stream (Config.Events); without one the route answers 404.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Events == nil {
+		s.fail(w, r, errNotFound("the event stream is off on this server"))
+		return
+	}
+	s.cfg.Events.ServeHTTP(w, r)
+}
+
+func eventsQuery() []any {
+	p := func(name, desc string) any {
+		return map[string]any{"name": name, "in": "query", "required": false, "description": desc, "schema": map[string]any{"type": "string"}}
+	}
+	return []any{
+		p("module", "only events of this module (MODULE_VOD or vod, restream, recording, srt-servers, rtmp-servers, webhooks; MODULE_API for server_stats)"),
+		p("id", "only events of this record id"),
+		p("type", "only these event types, comma-separated"),
+		p("last_event_id", "replay the stored events after this id first (as the Last-Event-ID header)"),
+		p("token", "the API token, for clients that cannot send headers (EventSource)"),
+	}
+}
+
 // moduleRoutes are the routes every managed module has.
 func (s *server) moduleRoutes(m *module) []route {
 	base := "/api/" + m.path
@@ -108,6 +145,19 @@ func (s *server) moduleRoutes(m *module) []route {
 	post := func(verb, summary string, body, resp map[string]any, h http.HandlerFunc) route {
 		return route{method: http.MethodPost, pattern: base + "/" + verb, tag: m.path, auth: authToken,
 			summary: summary, body: body, resp: resp, handler: h}
+	}
+	if m.procless {
+		rs := []route{
+			post("create", "Create a "+m.noun, rec, jsRef("Created"), s.create(m)),
+			post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
+			post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(jsObject(nil, map[string]any{})), s.getAll(m)),
+			post("getById", "Read one "+m.noun, idBody, jsObject(nil, map[string]any{}), s.getByID(m)),
+			post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
+		}
+		rs[0].status = http.StatusCreated
+		rs[0].errs, rs[1].errs = writeErrs, writeErrs
+		return append(rs, route{method: http.MethodDelete, pattern: base + "/remove", tag: m.path, auth: authToken,
+			summary: "Delete a " + m.noun + " and its pending deliveries", body: idBody, resp: jsRef("Success"), errs: writeErrs, handler: s.remove(m)})
 	}
 	rs := []route{
 		post("create", "Create a "+m.noun, rec, jsRef("Created"), s.create(m)),

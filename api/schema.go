@@ -66,7 +66,7 @@ func updateSchema(create map[string]any) map[string]any {
 // componentName names the record schema of a module.
 func componentName(m *module) string {
 	return map[string]string{"vod": "Player", "restream": "Restream", "recording": "Recording",
-		"srt-servers": "SRTServer", "rtmp-servers": "RTMPServer"}[m.path]
+		"srt-servers": "SRTServer", "rtmp-servers": "RTMPServer", "webhooks": "Webhook"}[m.path]
 }
 
 func inputSchema() map[string]any {

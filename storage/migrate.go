@@ -64,6 +64,35 @@ CREATE TABLE revoked_tokens (
 );
 CREATE INDEX revoked_tokens_exp ON revoked_tokens (exp);
 `,
+	// 2: the event history (issue 14) and the webhooks' outbox. AUTOINCREMENT: an id is never
+	// used twice, even once every event was pruned, so event ids grow across restarts.
+	`
+CREATE TABLE events (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	type      TEXT NOT NULL,
+	time      TEXT NOT NULL,
+	module    TEXT NOT NULL,
+	record_id TEXT NOT NULL,
+	doc       TEXT NOT NULL
+);
+CREATE INDEX events_time ON events (time);
+
+CREATE TABLE webhook_deliveries (
+	id           TEXT PRIMARY KEY,
+	webhook_id   TEXT NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+	event_id     INTEGER NOT NULL,
+	type         TEXT NOT NULL,
+	body         TEXT NOT NULL,
+	state        TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+	attempts     INTEGER NOT NULL DEFAULT 0,
+	created      TEXT NOT NULL,
+	next_at      TEXT NOT NULL,
+	last_attempt TEXT NOT NULL DEFAULT '',
+	last_error   TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at);
+CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, last_attempt);
+`,
 }
 
 // migrate applies the migrations db has not seen yet, each in its own transaction, and returns

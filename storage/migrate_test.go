@@ -22,7 +22,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var applied string
-	if err := s.r.QueryRowContext(ctx, `SELECT applied FROM schema_migrations WHERE version = 1`).Scan(&applied); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(applied) FROM schema_migrations`).Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

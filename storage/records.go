@@ -16,6 +16,7 @@ const (
 	ModuleRecording   Module = "MODULE_RECORDING"
 	ModuleSRTServers  Module = "MODULE_SRT_SERVERS"
 	ModuleRTMPServers Module = "MODULE_RTMP_SERVERS"
+	ModuleWebhooks    Module = "MODULE_WEBHOOKS"
 )
 
 // Transports of a port claim.
@@ -283,4 +284,5 @@ var (
 	_ Record = (*Recording)(nil)
 	_ Record = (*SRTServer)(nil)
 	_ Record = (*RTMPServer)(nil)
+	_ Record = (*Webhook)(nil)
 )

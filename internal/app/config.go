@@ -72,6 +72,11 @@ type Config struct {
 	// MetricsAddr, when set, serves /metrics on this address only, instead of the API port.
 	// Default: empty, the API port. Needs MetricsToken.
 	MetricsAddr string
+	// WebhookRetryMin is the wait after a webhook delivery's first failed attempt; each
+	// failure doubles it up to WebhookRetryMax. Default 1s.
+	WebhookRetryMin time.Duration
+	// WebhookRetryMax caps the wait between a delivery's attempts. Default 10m.
+	WebhookRetryMax time.Duration
 }
 
 // boolSettings are the settings given as a bare flag (--allow-local-files) or true/false.
@@ -169,6 +174,8 @@ func settings() []setting {
 		{"memory-recording-max-bytes", "SLUICE_MEMORY_RECORDING_MAX_BYTES", "1GiB", "memory cap of each memory recording (bytes, or with KiB, MiB, GiB); past it the oldest GOPs go", size(func(c *Config) *int64 { return &c.MemoryRecordingMaxBytes })},
 		{"metrics-token", "SLUICE_METRICS_TOKEN", "", "secret a Prometheus scrape of /metrics presents (bearer token or basic-auth password; empty: metrics off, /metrics answers 404)", str(func(c *Config) *string { return &c.MetricsToken })},
 		{"metrics-addr", "SLUICE_METRICS_ADDR", "", "serve /metrics on this address (host:port) instead of the API port (empty: the API port; needs --metrics-token)", str(func(c *Config) *string { return &c.MetricsAddr })},
+		{"webhook-retry-min", "SLUICE_WEBHOOK_RETRY_MIN", "1s", "wait after a webhook delivery's first failed attempt (duration); it doubles with each failure", dur(func(c *Config) *time.Duration { return &c.WebhookRetryMin })},
+		{"webhook-retry-max", "SLUICE_WEBHOOK_RETRY_MAX", "10m", "longest wait between a webhook delivery's attempts (duration); deliveries are retried for 24h", dur(func(c *Config) *time.Duration { return &c.WebhookRetryMax })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -39,6 +40,8 @@ type Manager struct {
 	bind   string
 	log    *slog.Logger
 	booted time.Time
+	// emit gets the processes' state events (nil: none).
+	emit emitter
 
 	// locks serialise the lifecycle of each record (Lock).
 	locks lifeLocks
@@ -157,10 +160,13 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 		return fmt.Errorf("%s %q: %w", mod, rec.UniqueName(), err)
 	}
 	log := m.log.With("module", string(mod), "id", id, "name", rec.UniqueName())
-	run := newRunning(p, rec.UniqueName(), func(part string) supervisor.Options {
-		return supervisor.Options{Logger: log.With("part", part)}
+	var run *running
+	run = newRunning(p, rec.UniqueName(), func(part string) supervisor.Options {
+		// The supervisors start after run is set (run.start).
+		return supervisor.Options{Logger: log.With("part", part), OnChange: func(supervisor.Status) { run.observe() }}
 	})
 	run.key = key
+	run.emit, run.about = m.emit, about{mod, id, rec.UniqueName()}
 	m.mu.Lock()
 	_, dup := m.procs[key]
 	closed := m.closed
@@ -206,6 +212,7 @@ func (m *Manager) Stop(_ context.Context, mod storage.Module, id string) error {
 	if run != nil {
 		defer m.stopping.Done()
 		run.stop()
+		m.emit.emit(run.about.event(events.State, map[string]any{"state": string(supervisor.Stopped), "last_error": "", "restarts": 0}))
 	}
 	return nil
 }
@@ -295,7 +302,10 @@ func (m *Manager) StopAll(ctx context.Context) {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, r := range runs {
-		wg.Go(r.stop)
+		wg.Go(func() {
+			r.stop()
+			m.emit.emit(r.about.event(events.State, map[string]any{"state": string(supervisor.Stopped), "last_error": "", "restarts": 0}))
+		})
 	}
 	done := make(chan struct{})
 	go func() {
@@ -328,6 +338,10 @@ func (m *Manager) RemoveFile(_ context.Context, f storage.RecordedFile) error {
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", f.Path, err)
+	}
+	if m.emit != nil {
+		name := recordName(context.Background(), m.store, storage.RecordRef{Module: storage.ModuleRecording, ID: f.RecordID})
+		m.emit.emit(fileEvent(events.FileRemoved, f.RecordID, name, f))
 	}
 	return nil
 }

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/metrics"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
@@ -55,6 +57,15 @@ type running struct {
 
 	life    sync.Mutex // serialises start and stop
 	stopped bool
+
+	// Events: emit (nil: none) gets the process's state changes and input up/down; quiet
+	// mutes them once a stop begins (Manager.Stop sends the one "stopped").
+	emit                 emitter
+	about                about
+	quiet                atomic.Bool
+	evMu                 sync.Mutex // orders the state events; guards lastState, lastErr
+	lastState, lastErr   string
+	watchDone, watchStop chan struct{} // the input watcher's end, and its stop signal
 }
 
 // newRunning builds the supervisors of p's parts, none started yet.
@@ -77,8 +88,62 @@ func (r *running) start() {
 	if r.stopped {
 		return
 	}
+	if r.emit != nil && r.p.Stream != nil {
+		r.watchStop, r.watchDone = make(chan struct{}), make(chan struct{})
+		go r.watchInput()
+	}
 	for _, s := range r.sups {
 		s.Start()
+	}
+}
+
+// observe sends a state event when the combined state or its last error changed; the parts'
+// supervisors call it (OnChange) and so does the input watcher.
+func (r *running) observe() {
+	if r.emit == nil || r.quiet.Load() {
+		return
+	}
+	r.evMu.Lock()
+	defer r.evMu.Unlock()
+	st := r.status()
+	if st.State == r.lastState && st.LastError == r.lastErr {
+		return
+	}
+	r.lastState, r.lastErr = st.State, st.LastError
+	r.emit.emit(r.about.event(events.State, map[string]any{"state": st.State, "last_error": st.LastError, "restarts": st.Restarts}))
+}
+
+// watchInput sends input_up and input_down as a publisher attaches to and leaves the
+// process's Stream, until stop.
+func (r *running) watchInput() {
+	defer close(r.watchDone)
+	was := false
+	for {
+		pub, changed := r.p.Stream.WatchPublishing()
+		if pub != was {
+			was = pub
+			typ := events.InputDown
+			if pub {
+				typ = events.InputUp
+			}
+			if !r.quiet.Load() {
+				r.emit.emit(r.about.event(typ, nil))
+			}
+			r.observe()
+		}
+		select {
+		case <-changed:
+			if pub2, _ := r.p.Stream.WatchPublishing(); pub2 == pub {
+				// Closed stream: the channel stays closed; do not spin.
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-r.watchStop:
+					return
+				}
+			}
+		case <-r.watchStop:
+			return
+		}
 	}
 }
 
@@ -91,6 +156,11 @@ func (r *running) stop() {
 		return
 	}
 	r.stopped = true
+	r.quiet.Store(true)
+	if r.watchStop != nil {
+		close(r.watchStop)
+		<-r.watchDone
+	}
 	for i := len(r.sups) - 1; i >= 0; i-- {
 		r.sups[i].Stop()
 	}

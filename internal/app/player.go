@@ -10,8 +10,10 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/dash"
 	"github.com/sluicemedia/sluice/packager/hls"
@@ -83,7 +85,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // playerPipeline is an input (optionally transcoded) cut into CMAF segments and served as HLS
 // and DASH on the player's own port and on the main port. HLS and DASH share one segment store
 // when their fragment sizes are equal.
-func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player, log *slog.Logger) (*Pipeline, error) {
+func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player, emit emitter, log *slog.Logger) (*Pipeline, error) {
 	p, err := processPipeline(in, r.ID, r.Input, log)
 	if err != nil {
 		return nil, err
@@ -110,6 +112,8 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin}),
 	}
 
+	// ready: player_ready was sent for this run of the player.
+	var ready atomic.Bool
 	packager := Part{Name: "packager", Run: func(ctx context.Context, rep supervisor.Reporter) error {
 		rd, err := src.NewReader("player packager")
 		if err != nil {
@@ -121,6 +125,13 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 			sgs[i] = segment.NewSegmenter(st, segment.SegmenterOptions{Target: targets[i], Log: log})
 		}
 		rep.SetState(supervisor.Running)
+		if emit != nil && !ready.Load() {
+			wctx, cancel := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			wg.Go(func() { watchReady(wctx, hlsStore, r, &ready, emit) })
+			defer wg.Wait()
+			defer cancel()
+		}
 		err = segment.Run(ctx, rd, log, sgs...)
 		if ctx.Err() != nil {
 			return nil
@@ -144,6 +155,27 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		}
 	}
 	return p, nil
+}
+
+// watchReady sends player_ready once the HLS store holds the initial_live_manifest_size
+// segments the playlist waits for (the first playlist is served).
+func watchReady(ctx context.Context, st *segment.Store, r *storage.Player, ready *atomic.Bool, emit emitter) {
+	for {
+		ch := st.Wait()
+		if w := st.Snapshot(); w != nil && len(w.Segments) >= max(r.InitialLiveManifestSize, 1) {
+			if ready.CompareAndSwap(false, true) {
+				emit.emit(about{storage.ModuleVOD, r.ID, r.VodName}.event(events.PlayerReady, map[string]any{
+					"segments": len(w.Segments), "hls_path": fmt.Sprintf("/hls/%s/%s/index.m3u8", r.ID, r.ID),
+					"dash_path": fmt.Sprintf("/hls/%s/%s/index.mpd", r.ID, r.ID)}))
+			}
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // playerShutdownTimeout is how long a stopping player's port lets its requests finish before

@@ -18,7 +18,7 @@ import (
 
 // recordingPipeline is an input (optionally transcoded) written to files, a new one per
 // publisher session, or kept in memory.
-func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string, r *storage.Recording, repaired *bootRepairs, log *slog.Logger) (*Pipeline, error) {
+func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string, r *storage.Recording, repaired *bootRepairs, emit emitter, log *slog.Logger) (*Pipeline, error) {
 	p, err := processPipeline(in, r.ID, r.Input, log)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string
 		return p, nil
 	}
 	fr := &fileRecorder{src: src, store: st, files: recordingFiles{dir: dir, name: r.RecordingName},
-		recordID: r.ID, format: r.OutputFormat, log: log, count: &recCounters{}}
+		recordID: r.ID, format: r.OutputFormat, log: log, count: &recCounters{}, emit: emit, name: r.RecordingName}
 	p.Sinks = append(p.Sinks, Part{Name: "recorder", Run: fr.run})
 	id := r.ID
 	p.Figures = append(p.Figures, recordingFigures(fr.count, func() int64 { return repaired.get(id) }))

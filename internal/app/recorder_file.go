@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
@@ -32,6 +33,10 @@ type fileRecorder struct {
 	log      *slog.Logger
 	// count is what a scrape reads; only this recorder's goroutine writes it.
 	count *recCounters
+	// emit gets file_opened, file_closed and file_repaired (nil: none); name is the
+	// recording's.
+	emit emitter
+	name string
 
 	cur *openFile // owned by run's goroutine
 }
@@ -154,6 +159,7 @@ func (fr *fileRecorder) openFile(ctx context.Context, tracks []media.Track) erro
 	fr.count.files.Add(1)
 	fr.count.openBytes.Store(entry.Size)
 	fr.log.Info("recording to a new file", "file", rel)
+	fr.emit.emit(fileEvent(events.FileOpened, fr.recordID, fr.name, entry))
 	return nil
 }
 
@@ -215,6 +221,11 @@ func (fr *fileRecorder) closeFile(cause error) {
 		fr.log.Warn("recorded file: saving its end", "file", e.Path, "error", err)
 	}
 	fr.log.Info("recorded file closed", "file", e.Path, "seconds", e.Duration, "bytes", e.Size, "state", e.State)
+	typ := events.FileClosed
+	if e.State == storage.FileRepaired {
+		typ = events.FileRepaired
+	}
+	fr.emit.emit(fileEvent(typ, fr.recordID, fr.name, e))
 }
 
 // dropFile stops writing the open file without touching its (deleted) entry.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/packager/record"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -15,7 +16,8 @@ import (
 // repairRecordings repairs the files a crash left "recording": each is cut back to its last whole
 // fragment, gets its index, and is marked "repaired". It runs at start, before any recorder.
 // Each repair is counted in repaired for the recording's metrics.
-func repairRecordings(ctx context.Context, st *storage.Store, dir string, repaired *bootRepairs, log *slog.Logger) {
+// Each repaired file is a file_repaired event.
+func repairRecordings(ctx context.Context, st *storage.Store, dir string, repaired *bootRepairs, emit emitter, log *slog.Logger) {
 	files, err := st.FilesInState(ctx, storage.FileRecording)
 	if err != nil {
 		log.Error("listing recordings left open by a crash", "error", err)
@@ -23,11 +25,13 @@ func repairRecordings(ctx context.Context, st *storage.Store, dir string, repair
 	}
 	for _, e := range files {
 		repaired.add(e.RecordID)
-		repairFile(ctx, st, dir, e, log)
+		e = repairFile(ctx, st, dir, e, log)
+		name := recordName(ctx, st, storage.RecordRef{Module: storage.ModuleRecording, ID: e.RecordID})
+		emit.emit(fileEvent(events.FileRepaired, e.RecordID, name, e))
 	}
 }
 
-func repairFile(ctx context.Context, st *storage.Store, dir string, e storage.RecordedFile, log *slog.Logger) {
+func repairFile(ctx context.Context, st *storage.Store, dir string, e storage.RecordedFile, log *slog.Logger) storage.RecordedFile {
 	e.State = storage.FileRepaired
 	path := filepath.Join(dir, filepath.Clean("/"+e.Path))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -61,4 +65,5 @@ func repairFile(ctx context.Context, st *storage.Store, dir string, e storage.Re
 	if err := st.UpdateFile(ctx, e); err != nil {
 		log.Error("recorded file: saving its repair", "file", e.Path, "error", err)
 	}
+	return e
 }

@@ -22,7 +22,7 @@ type errNotBuilt struct{ what string }
 func (e errNotBuilt) Error() string { return e.what + " is not built in this version" }
 
 // mediaRunners builds the pipeline of every record kind.
-func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, repaired *bootRepairs, log *slog.Logger) RunnerFactory {
+func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, repaired *bootRepairs, emit emitter, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
 	outs := &outputs{store: st, hub: h}
 	return func(rec storage.Record) (*Pipeline, error) {
@@ -30,16 +30,16 @@ func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *pla
 		switch r := rec.(type) {
 		case *storage.RTMPServer:
 			h.registryLog(r.ID, plog)
-			return rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
+			return watchPublishers(rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), about{r.Module(), r.ID, r.ServerName}, emit), nil
 		case *storage.SRTServer:
 			h.registryLog(r.ID, plog)
-			return srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), nil
+			return watchPublishers(srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), about{r.Module(), r.ID, r.ServerName}, emit), nil
 		case *storage.Player:
-			return playerPipeline(in, tr, pb, r, plog)
+			return playerPipeline(in, tr, pb, r, emit, plog)
 		case *storage.Restream:
 			return restreamPipeline(in, tr, outs, r, plog)
 		case *storage.Recording:
-			return recordingPipeline(in, tr, st, cfg.RecordingsDir(), r, repaired, plog)
+			return recordingPipeline(in, tr, st, cfg.RecordingsDir(), r, repaired, emit, plog)
 		}
 		return &Pipeline{Input: &Part{Name: "server", Run: func(context.Context, supervisor.Reporter) error {
 			return supervisor.Permanent(errNotBuilt{fmt.Sprintf("the %s module", rec.Module())})

@@ -10,12 +10,15 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/internal/webhooks"
 	"github.com/sluicemedia/sluice/storage"
 	"github.com/sluicemedia/sluice/transcode"
 )
@@ -88,6 +91,19 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		defer stopDebug()
 	}
 
+	// The event path: the hub stores and fans out events; the deliverer POSTs the webhooks'
+	// outbox. Both outlive the processes' stop, so the last state events are stored.
+	deliverer := webhooks.New(st, withLog(webhookOptions(cfg), log.With("part", "webhooks")))
+	evHub := events.New(st, events.Options{OnStored: deliverer.Wake, Log: log.With("part", "events")})
+	emit := emitter(evHub.Emit)
+	evCtx, stopEvents := context.WithCancel(context.Background())
+	var evWG sync.WaitGroup
+	evWG.Go(func() { _ = deliverer.Run(evCtx) })
+	defer func() {
+		stopEvents()
+		evWG.Wait()
+	}()
+
 	h := newHub(stream.Options{Log: log})
 	hw := transcode.ProbeHW(ctx, cfg.FFmpeg)
 	log.Info("hardware encoders", "available", hw.Available())
@@ -96,9 +112,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	repaired := &bootRepairs{}
 	runners := opts.Runners
 	if runners == nil {
-		runners = mediaRunners(cfg, st, h, tr, pb, repaired, log)
+		runners = mediaRunners(cfg, st, h, tr, pb, repaired, emit, log)
 	}
 	mgr := NewManager(st, runners, cfg.RecordingsDir(), log)
+	mgr.emit = emit
 	mgr.bind = cfg.MediaBind
 	mgr.checkTranscoding = tr.check
 	checkIn := &inputs{cfg: cfg, store: st, hub: h, log: log}
@@ -113,6 +130,13 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
 		Speed: &SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
+	evHub.SetStats(utils.ServerStat)
+	// Events emitted before wait in the hub's queue.
+	evWG.Go(func() {
+		if err := evHub.Run(evCtx); err != nil {
+			log.Error("event hub", "error", err)
+		}
+	})
 
 	met, stopMetrics, err := startMetrics(cfg, mgr, log)
 	if err != nil {
@@ -149,16 +173,21 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		Logger:          log,
 		Metrics:         met.onAPIPort(),
 		Observer:        met.observer(),
+		Events:          evHub,
+		Webhooks:        &webhookBackend{store: st, wake: deliverer.Wake},
+		Changes:         apiChanges{emit: emit},
 	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	srv := newHTTPServer(handler, httpDefaults, isUpload, log)
+	// Event streams never end by themselves: a shutdown ends them.
+	srv.RegisterOnShutdown(evHub.Close)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	repairRecordings(ctx, st, cfg.RecordingsDir(), repaired, log)
+	repairRecordings(ctx, st, cfg.RecordingsDir(), repaired, emit, log)
 	if err := bootActive(ctx, st, mgr, log); err != nil {
 		log.Error("starting active records", "err", err)
 	}
@@ -212,6 +241,9 @@ func bootActive(ctx context.Context, st *storage.Store, mgr *Manager, log *slog.
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return bootOrder[refs[i].Module] < bootOrder[refs[j].Module] })
 	for _, ref := range refs {
+		if _, runs := bootOrder[ref.Module]; !runs {
+			continue // webhooks run nothing
+		}
 		// The API already serves: a request may change the record meanwhile.
 		unlock, err := mgr.Lock(ctx, ref.Module, ref.ID)
 		if err != nil {

@@ -1,0 +1,259 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Store is what the deliverer needs of the record store; *storage.Store satisfies it.
+type Store interface {
+	Get(ctx context.Context, m storage.Module, id string, into storage.Record) error
+	ClaimDue(ctx context.Context, now, lease time.Time, limit int) ([]storage.Delivery, error)
+	NextDeliveryAt(ctx context.Context) (time.Time, bool, error)
+	FinishAttempt(ctx context.Context, id, state string, at, next time.Time, errText string) error
+	PruneDeliveries(ctx context.Context, giveUp, before time.Time) (int64, error)
+}
+
+// Defaults of Options.
+const (
+	DefaultRetryMin    = time.Second
+	DefaultRetryMax    = 10 * time.Minute
+	DefaultGiveUp      = 24 * time.Hour
+	DefaultConcurrency = 8
+	DefaultTimeout     = 10 * time.Second
+	// DefaultKeep is how long delivered and failed deliveries stay in the outbox (their
+	// counts in the webhook's delivery status).
+	DefaultKeep = 7 * 24 * time.Hour
+	// maxResponse is how much of a receiver's answer is read (and discarded); the first
+	// bytes of an error answer go into last_error.
+	maxResponse = 64 << 10
+	// errExcerpt is how much of a failed answer's body last_error quotes.
+	errExcerpt = 200
+)
+
+// Options configure a Deliverer. Zero values take the defaults.
+type Options struct {
+	// RetryMin is the wait after a delivery's first failed attempt; each failure doubles it.
+	// Default 1 s.
+	RetryMin time.Duration
+	// RetryMax caps the wait between attempts. Default 10 min.
+	RetryMax time.Duration
+	// GiveUp is how long after it was queued a delivery is retried; then it is failed.
+	// Default 24 h.
+	GiveUp time.Duration
+	// Concurrency is how many attempts run at once. Default 8.
+	Concurrency int
+	// Timeout bounds one attempt: connect, send, the answer's headers and its first 64 KiB.
+	// Default 10 s.
+	Timeout time.Duration
+	// UserAgent is sent with each delivery.
+	UserAgent string
+	// Log receives the deliverer's messages. Default slog.Default().
+	Log *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.RetryMin <= 0 {
+		o.RetryMin = DefaultRetryMin
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	if o.RetryMin > o.RetryMax {
+		o.RetryMax = o.RetryMin
+	}
+	if o.GiveUp <= 0 {
+		o.GiveUp = DefaultGiveUp
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "sluice-webhooks"
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
+
+// Deliverer takes due deliveries from the outbox and POSTs them.
+type Deliverer struct {
+	store  Store
+	opts   Options
+	log    *slog.Logger
+	client *http.Client
+	wake   chan struct{}
+}
+
+// New returns a Deliverer over store; call Run.
+func New(store Store, opts Options) *Deliverer {
+	opts = opts.withDefaults()
+	return &Deliverer{store: store, opts: opts, log: opts.Log, wake: make(chan struct{}, 1), client: newClient(opts.Timeout)}
+}
+
+// newClient is the delivery client: its own transport with timeouts, no proxy from the
+// environment, and no redirects (a 3xx answer is a failed attempt: a webhook's URL is the
+// one place its events go).
+func newClient(timeout time.Duration) *http.Client {
+	tr := &http.Transport{
+		Proxy:                  nil,
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Wake tells the deliverer that new deliveries may be due. It never blocks.
+func (d *Deliverer) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends, then waits for the attempts under way.
+func (d *Deliverer) Run(ctx context.Context) error {
+	sem := make(chan struct{}, d.opts.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	prune := time.NewTicker(time.Minute)
+	defer prune.Stop()
+	d.prune(ctx)
+	for {
+		free := d.opts.Concurrency - len(sem)
+		if free > 0 {
+			now := time.Now()
+			due, err := d.store.ClaimDue(ctx, now, now.Add(d.opts.Timeout+5*time.Second), free)
+			if err != nil && ctx.Err() == nil {
+				d.log.Warn("webhook outbox: reading due deliveries", "error", err)
+			}
+			for _, dl := range due {
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem; d.Wake() }()
+					d.attempt(ctx, dl)
+				})
+			}
+		}
+		wait := time.Minute
+		if len(sem) < d.opts.Concurrency {
+			if at, ok, err := d.store.NextDeliveryAt(ctx); err == nil && ok {
+				wait = min(wait, max(time.Until(at), 0))
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-d.wake:
+		case <-t.C:
+		case <-prune.C:
+			d.prune(ctx)
+		}
+		t.Stop()
+	}
+}
+
+func (d *Deliverer) prune(ctx context.Context) {
+	now := time.Now()
+	if _, err := d.store.PruneDeliveries(ctx, now.Add(-d.opts.GiveUp), now.Add(-DefaultKeep)); err != nil && ctx.Err() == nil {
+		d.log.Warn("webhook outbox: pruning", "error", err)
+	}
+}
+
+// attempt POSTs one delivery and records the result.
+func (d *Deliverer) attempt(ctx context.Context, dl storage.Delivery) {
+	var w storage.Webhook
+	if err := d.store.Get(ctx, storage.ModuleWebhooks, dl.WebhookID, &w); err != nil {
+		if !errors.Is(err, storage.ErrNotFound) && ctx.Err() == nil {
+			d.log.Warn("webhook outbox: reading the webhook", "webhook", dl.WebhookID, "error", err)
+		}
+		return
+	}
+	log := d.log.With("webhook", w.ID, "name", w.Name, "delivery", dl.ID, "event", dl.Type)
+	start := time.Now()
+	err := d.post(ctx, &w, dl)
+	if ctx.Err() != nil {
+		// The server is stopping: the delivery stays pending and is retried after the restart.
+		return
+	}
+	state, next, errText := storage.DeliveryDelivered, start, ""
+	if err != nil {
+		errText = err.Error()
+		next = start.Add(d.backoff(dl.Attempts + 1))
+		state = storage.DeliveryPending
+		if next.After(dl.Created.Add(d.opts.GiveUp)) {
+			state = storage.DeliveryFailed
+			log.Warn("webhook delivery failed for good", "attempts", dl.Attempts+1, "error", err)
+		} else {
+			log.Info("webhook delivery failed; retrying", "attempts", dl.Attempts+1, "retry_at", next, "error", err)
+		}
+	}
+	fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.store.FinishAttempt(fctx, dl.ID, state, start, next, errText); err != nil {
+		log.Warn("webhook outbox: recording an attempt", "error", err)
+	}
+}
+
+// backoff is the wait after the n-th failed attempt: RetryMin doubling, at most RetryMax.
+func (d *Deliverer) backoff(n int) time.Duration {
+	b := d.opts.RetryMin
+	for i := 1; i < n && b < d.opts.RetryMax; i++ {
+		b *= 2
+	}
+	return min(b, d.opts.RetryMax)
+}
+
+// post sends one delivery: a 2xx answer is success.
+func (d *Deliverer) post(ctx context.Context, w *storage.Webhook, dl storage.Delivery) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(dl.Body))
+	if err != nil {
+		return fmt.Errorf("webhook %q: %w", w.Name, err)
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", d.opts.UserAgent)
+	h.Set(EventHeader, dl.Type)
+	h.Set(DeliveryHeader, dl.ID)
+	h.Set(SignatureHeader, Sign(w.Secret, time.Now().Unix(), dl.Body))
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", redact(w.URL), unwrapURL(err))
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	excerpt := strings.TrimSpace(string(body[:min(len(body), errExcerpt)]))
+	if resp.StatusCode/100 == 3 {
+		return fmt.Errorf("POST %s: HTTP %d: redirects are not followed (to %q)", redact(w.URL), resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if excerpt != "" {
+		return fmt.Errorf("POST %s: HTTP %d: %s", redact(w.URL), resp.StatusCode, excerpt)
+	}
+	return fmt.Errorf("POST %s: HTTP %d", redact(w.URL), resp.StatusCode)
+}
