@@ -40,6 +40,7 @@ type outbox struct {
 	peers []netip.AddrPort
 	held  []*Payload
 	n     int
+	sys   sysBatch // the system's batch headers, where the platform's writer needs them
 }
 
 func newOutbox(size int) *outbox {
@@ -112,9 +113,7 @@ func (o *outbox) reset() {
 // udpTransport is a UDP socket with batched reads and writes.
 type udpTransport struct {
 	c  *net.UDPConn
-	wr interface {
-		WriteBatch(ms []ipv4.Message, flags int) (int, error)
-	}
+	wr batchWriter
 	rd batchReader
 }
 
@@ -123,11 +122,11 @@ func newUDPTransport(c *net.UDPConn) (*udpTransport, error) {
 	_ = c.SetReadBuffer(socketBuffer)
 	_ = c.SetWriteBuffer(socketBuffer)
 	t := &udpTransport{c: c}
-	if a, ok := c.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() == nil {
-		t.wr = ipv6Writer(c)
-	} else {
-		t.wr = ipv4.NewPacketConn(c)
+	wr, err := newBatchWriter(c)
+	if err != nil {
+		return nil, err
 	}
+	t.wr = wr
 	rd, err := newBatchReader(c)
 	if err != nil {
 		return nil, err
@@ -143,20 +142,15 @@ func (t *udpTransport) readBatch(ps []*packet) (int, error) { return t.rd.read(p
 func (t *udpTransport) lagging() bool                       { return t.rd.lagging() }
 func (t *udpTransport) setIdleHook(fn func())               { t.rd.setIdleHook(fn) }
 
-func (t *udpTransport) writeBatch(o *outbox) error {
-	ms := o.msgs[:o.n]
-	for len(ms) > 0 {
-		n, err := t.wr.WriteBatch(ms, 0)
-		if err != nil {
-			return err
-		}
-		ms = ms[n:]
-	}
-	return nil
-}
+func (t *udpTransport) writeBatch(o *outbox) error { return t.wr.write(o) }
 
 func (t *udpTransport) localAddr() net.Addr { return t.c.LocalAddr() }
 func (t *udpTransport) close() error        { return t.c.Close() }
+
+// batchWriter sends an outbox's datagrams, all of them or until an error.
+type batchWriter interface {
+	write(o *outbox) error
+}
 
 // batchReader reads datagrams into packets, and knows whether the socket holds datagrams
 // not handled yet (see transport.lagging).

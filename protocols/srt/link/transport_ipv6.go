@@ -1,3 +1,5 @@
+//go:build !linux
+
 package link
 
 import (
@@ -12,7 +14,7 @@ type ipv6BatchWriter struct{ pc *ipv6.PacketConn }
 
 func ipv6Writer(c *net.UDPConn) ipv6BatchWriter { return ipv6BatchWriter{ipv6.NewPacketConn(c)} }
 
-// WriteBatch sends ms with sendmmsg; ipv4.Message and ipv6.Message are the same type.
+// WriteBatch sends ms in a batch; ipv4.Message and ipv6.Message are the same type.
 func (w ipv6BatchWriter) WriteBatch(ms []ipv4.Message, flags int) (int, error) {
 	return w.pc.WriteBatch(ms, flags)
 }
