@@ -29,7 +29,7 @@ type consoleRun struct {
 	PageErrors    []string          `json:"pageErrors"`
 	ConsoleErrors []string          `json:"consoleErrors"`
 	Prefilled     map[string]string `json:"prefilled"`
-	Preview       played          `json:"preview"`
+	Preview       played            `json:"preview"`
 	Watch         struct {
 		played
 		Player   string            `json:"player"`

@@ -224,3 +224,28 @@ func TestEmbedded(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLoadBudget: what the console loads before it shows anything (its page, stylesheet
+// and every script of ours, hls.js and dash.js aside) stays under 300 KB gzipped.
+func TestFirstLoadBudget(t *testing.T) {
+	t.Parallel()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := len(s.index)
+	for name, a := range s.assets {
+		if strings.HasPrefix(name, "vendor/") {
+			continue
+		}
+		if gz := a.gzipped(); gz != nil {
+			total += len(gz)
+		} else {
+			total += len(a.body)
+		}
+	}
+	t.Logf("console first load: %d bytes gzipped (without hls.js and dash.js)", total)
+	if total > 300_000 {
+		t.Errorf("console first load is %d bytes gzipped, over the 300 KB budget", total)
+	}
+}

@@ -2,7 +2,7 @@
 // keyboard-operable fields with the API's ranges, enums and required fields as HTML
 // constraints; the API's 400 answers are shown next to the field they name.
 import { h, fill } from './dom.js';
-import { LISTEN_TRANSPORT } from './schema.js';
+import { LISTEN_TRANSPORT, ENUM_LABELS } from './schema.js';
 
 function deref(schemas, s) {
   while (s && s.$ref) s = schemas[s.$ref.split('/').pop()];
@@ -40,8 +40,6 @@ function set(obj, path, v) {
   for (const k of keys.slice(0, -1)) o = (o[k] = o[k] || {});
   o[keys[keys.length - 1]] = v;
 }
-
-const ENUM_LABELS = { '': '(none)' };
 
 let seq = 0;
 
@@ -162,7 +160,10 @@ function makeField(f, schemas, values, ctx, formID) {
   } else if (enumValues && !f.text) {
     input = h('select', { id: fid, name: f.key });
     if (!required && !enumValues.includes('')) input.append(h('option', { value: '' }, '(default)'));
-    for (const v of enumValues) input.append(h('option', { value: String(v) }, ENUM_LABELS[v] !== undefined ? ENUM_LABELS[v] : String(v)));
+    for (const v of enumValues) {
+      const label = ENUM_LABELS[v];
+      input.append(h('option', { value: String(v) }, label === undefined ? String(v) : v === '' ? label : label + ' · ' + v));
+    }
     kind = enumValues.every((v) => typeof v === 'number') ? 'int' : 'enum';
   } else if (!f.text && (t.includes('integer') || t.includes('number'))) {
     kind = t.includes('integer') ? 'int' : 'number';
