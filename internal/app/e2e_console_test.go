@@ -29,8 +29,18 @@ type consoleRun struct {
 	PageErrors    []string          `json:"pageErrors"`
 	ConsoleErrors []string          `json:"consoleErrors"`
 	Prefilled     map[string]string `json:"prefilled"`
-	Preview       played            `json:"preview"`
-	Watch         struct {
+	Player        struct {
+		VodName                 string         `json:"vod_name"`
+		InitialLiveManifestSize int            `json:"initial_live_manifest_size"`
+		LiveSyncDurationCount   int            `json:"live_sync_duration_count"`
+		HLSFragmentSize         float64        `json:"hls_fragment_size"`
+		HLSFragmentLength       float64        `json:"hls_fragment_length"`
+		DASHFragmentSize        float64        `json:"dash_fragment_size"`
+		DASHFragmentLength      float64        `json:"dash_fragment_length"`
+		Transcoding             map[string]any `json:"transcoding"`
+	} `json:"player"`
+	Preview played `json:"preview"`
+	Watch   struct {
 		played
 		Player   string            `json:"player"`
 		Applied  map[string]string `json:"applied"`
@@ -130,8 +140,18 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("form prefilled %s=%q, want %q", k, r.Prefilled[k], v)
 		}
 	}
-	if r.Watch.Applied["initialLiveManifestSize"] != "3" || r.Watch.Applied["liveSyncDurationCount"] != "4" {
-		t.Errorf("watch page applied %v, want initialLiveManifestSize 3 and liveSyncDurationCount 4 (%q)", r.Watch.Applied, r.Watch.Settings)
+	// The record the form created holds those values and no transcoding (the section was left
+	// off), and the watch page applied the record's settings.
+	p := r.Player
+	if p.VodName != "lobby" || p.InitialLiveManifestSize != 3 || p.LiveSyncDurationCount != 4 || p.HLSFragmentSize != 3 ||
+		p.HLSFragmentLength != 60 || p.DASHFragmentSize != 3 || p.DASHFragmentLength != 60 || len(p.Transcoding) != 0 {
+		t.Errorf("player created by the form: %+v", p)
+	}
+	applied := r.Watch.Applied
+	if applied["initialLiveManifestSize"] != strconv.Itoa(p.InitialLiveManifestSize) ||
+		applied["liveSyncDurationCount"] != strconv.Itoa(p.LiveSyncDurationCount) {
+		t.Errorf("watch page applied %v, want the record's initial_live_manifest_size %d and live_sync_duration_count %d (%q)",
+			applied, p.InitialLiveManifestSize, p.LiveSyncDurationCount, r.Watch.Settings)
 	}
 	for name, p := range map[string]played{"preview": r.Preview, "watch page": r.Watch.played} {
 		if p.Advance < 5 || p.Frames < 50 || p.Error != "" || p.Width != 640 || p.Height != 360 {

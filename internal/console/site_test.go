@@ -39,7 +39,7 @@ func testFS(t *testing.T, built bool) *Site {
 	return s
 }
 
-func get(t *testing.T, h http.Handler, method, target string, hdr ...string) *http.Response {
+func get(t *testing.T, h http.Handler, method, target string, hdr ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(method, target, nil)
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -47,34 +47,30 @@ func get(t *testing.T, h http.Handler, method, target string, hdr ...string) *ht
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	return rec.Result()
+	return rec
 }
 
-func body(t *testing.T, res *http.Response) string {
+func body(t *testing.T, res *httptest.ResponseRecorder) string {
 	t.Helper()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return res.Body.String()
 }
 
 func TestConsolePageHeadersAndNoInlineCode(t *testing.T) {
 	t.Parallel()
 	s := testFS(t, true)
 	res := get(t, s.Handler(), http.MethodGet, "/")
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /: %d", res.StatusCode)
+	if res.Code != http.StatusOK {
+		t.Fatalf("GET /: %d", res.Code)
 	}
 	for k, want := range map[string]string{
 		"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff",
 		"Content-Security-Policy": consoleCSP,
 	} {
-		if got := res.Header.Get(k); got != want {
+		if got := res.Header().Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
 	}
-	csp := res.Header.Get("Content-Security-Policy")
+	csp := res.Header().Get("Content-Security-Policy")
 	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "*"} {
 		if strings.Contains(csp, bad) {
 			t.Errorf("console CSP allows %s: %s", bad, csp)
@@ -87,8 +83,8 @@ func TestConsolePageHeadersAndNoInlineCode(t *testing.T) {
 	if regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`).MatchString(html) || strings.Contains(html, "style=") {
 		t.Errorf("index has inline code: %s", html)
 	}
-	if res := get(t, s.Handler(), http.MethodPost, "/"); res.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST /: %d, want 405", res.StatusCode)
+	if res := get(t, s.Handler(), http.MethodPost, "/"); res.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d, want 405", res.Code)
 	}
 }
 
@@ -104,9 +100,9 @@ func TestAssetsAreVersionedTypedAndImmutable(t *testing.T) {
 		{"/odd.bin", "application/octet-stream"},
 	} {
 		res := get(t, s.Handler(), http.MethodGet, base+c.path)
-		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != c.ctype ||
-			res.Header.Get("Cache-Control") != cacheImmutable || res.Header.Get("X-Content-Type-Options") != "nosniff" {
-			t.Errorf("%s: %d %q %q", c.path, res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Cache-Control"))
+		if res.Code != http.StatusOK || res.Header().Get("Content-Type") != c.ctype ||
+			res.Header().Get("Cache-Control") != cacheImmutable || res.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d %q %q", c.path, res.Code, res.Header().Get("Content-Type"), res.Header().Get("Cache-Control"))
 		}
 	}
 	for _, p := range []string{
@@ -114,22 +110,22 @@ func TestAssetsAreVersionedTypedAndImmutable(t *testing.T) {
 		base + "/pages/index.html", base + "/pages/not-an-asset.js", // templates are not assets
 		base + "/js/../js/app.js", base + "//js/app.js", base + "/", base + "/nope.js",
 	} {
-		if res := get(t, s.Handler(), http.MethodGet, p); res.StatusCode != http.StatusNotFound {
-			t.Errorf("%s: %d, want 404", p, res.StatusCode)
+		if res := get(t, s.Handler(), http.MethodGet, p); res.Code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, res.Code)
 		}
 	}
 	// Revalidation, HEAD, gzip.
 	res := get(t, s.Handler(), http.MethodGet, base+"/js/app.js")
-	etag := res.Header.Get("ETag")
-	if res := get(t, s.Handler(), http.MethodGet, base+"/js/app.js", "If-None-Match", etag); res.StatusCode != http.StatusNotModified {
-		t.Errorf("If-None-Match: %d, want 304", res.StatusCode)
+	etag := res.Header().Get("ETag")
+	if res := get(t, s.Handler(), http.MethodGet, base+"/js/app.js", "If-None-Match", etag); res.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d, want 304", res.Code)
 	}
-	if res := get(t, s.Handler(), http.MethodHead, base+"/js/app.js"); res.StatusCode != http.StatusOK || body(t, res) != "" {
-		t.Errorf("HEAD: %d", res.StatusCode)
+	if res := get(t, s.Handler(), http.MethodHead, base+"/js/app.js"); res.Code != http.StatusOK || body(t, res) != "" {
+		t.Errorf("HEAD: %d", res.Code)
 	}
 	res = get(t, s.Handler(), http.MethodGet, base+"/js/app.js", "Accept-Encoding", "br, gzip")
-	if res.Header.Get("Content-Encoding") != "gzip" {
-		t.Fatalf("no gzip: %v", res.Header)
+	if res.Header().Get("Content-Encoding") != "gzip" {
+		t.Fatalf("no gzip: %v", res.Header())
 	}
 	zr, err := gzip.NewReader(res.Body)
 	if err != nil {
@@ -139,7 +135,7 @@ func TestAssetsAreVersionedTypedAndImmutable(t *testing.T) {
 	if !bytes.Equal(plainBody, s.assets["js/app.js"].body) {
 		t.Error("gzip body differs from the file")
 	}
-	if res := get(t, s.Handler(), http.MethodGet, base+"/js/app.js", "Accept-Encoding", "gzip;q=0"); res.Header.Get("Content-Encoding") != "" {
+	if res := get(t, s.Handler(), http.MethodGet, base+"/js/app.js", "Accept-Encoding", "gzip;q=0"); res.Header().Get("Content-Encoding") != "" {
 		t.Error("gzip;q=0 got gzip")
 	}
 }
@@ -160,13 +156,13 @@ func TestNotBuiltAnswers503(t *testing.T) {
 		{s.Watch(Player{ID: "abc"}), "/"},
 	} {
 		res := get(t, h.h, http.MethodGet, h.path)
-		if b := body(t, res); res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(b, "run make console") {
-			t.Errorf("%s: %d %q, want 503 saying run make console", h.path, res.StatusCode, b)
+		if b := body(t, res); res.Code != http.StatusServiceUnavailable || !strings.Contains(b, "run make console") {
+			t.Errorf("%s: %d %q, want 503 saying run make console", h.path, res.Code, b)
 		}
 	}
 	// Our own files are still served.
-	if res := get(t, s.Handler(), http.MethodGet, "/assets/"+s.Version()+"/js/app.js"); res.StatusCode != http.StatusOK {
-		t.Errorf("app.js without vendor files: %d", res.StatusCode)
+	if res := get(t, s.Handler(), http.MethodGet, "/assets/"+s.Version()+"/js/app.js"); res.Code != http.StatusOK {
+		t.Errorf("app.js without vendor files: %d", res.Code)
 	}
 }
 
@@ -176,8 +172,8 @@ func TestWatchPage(t *testing.T) {
 	w := s.Watch(Player{ID: "6740a1c2e4b1f3a9c2000001", Name: `<lobby & "co">`, InitialLiveManifestSize: 2, LiveSyncDurationCount: 5})
 	res := get(t, w, http.MethodGet, "/")
 	html := body(t, res)
-	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Security-Policy") != watchCSP || res.Header.Get("Cache-Control") != cachePage {
-		t.Fatalf("watch: %d %v", res.StatusCode, res.Header)
+	if res.Code != http.StatusOK || res.Header().Get("Content-Security-Policy") != watchCSP || res.Header().Get("Cache-Control") != cachePage {
+		t.Fatalf("watch: %d %v", res.Code, res.Header())
 	}
 	for _, want := range []string{
 		`data-initial-live-manifest-size="2"`, `data-live-sync-duration-count="5"`, `data-format="hls"`,
@@ -192,11 +188,11 @@ func TestWatchPage(t *testing.T) {
 	if !strings.Contains(html, `index.mpd"`) || !strings.Contains(html, "dash.mediaplayer.min.js") || strings.Contains(html, "hls.min.js") {
 		t.Errorf("dash watch page:\n%s", html)
 	}
-	if res := get(t, w, http.MethodGet, "/?format=smooth"); res.StatusCode != http.StatusBadRequest {
-		t.Errorf("format=smooth: %d, want 400", res.StatusCode)
+	if res := get(t, w, http.MethodGet, "/?format=smooth"); res.Code != http.StatusBadRequest {
+		t.Errorf("format=smooth: %d, want 400", res.Code)
 	}
-	if res := get(t, w, http.MethodPut, "/"); res.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("PUT: %d, want 405", res.StatusCode)
+	if res := get(t, w, http.MethodPut, "/"); res.Code != http.StatusMethodNotAllowed {
+		t.Errorf("PUT: %d, want 405", res.Code)
 	}
 }
 
@@ -219,8 +215,8 @@ func TestEmbedded(t *testing.T) {
 		t.Fatalf("only %d asset references in the pages", len(refs))
 	}
 	for _, m := range refs {
-		if res := get(t, s.Handler(), http.MethodGet, m[1]); res.StatusCode != http.StatusOK {
-			t.Errorf("%s: %d", m[1], res.StatusCode)
+		if res := get(t, s.Handler(), http.MethodGet, m[1]); res.Code != http.StatusOK {
+			t.Errorf("%s: %d", m[1], res.Code)
 		}
 	}
 }

@@ -15,7 +15,7 @@
 // is searched for it. Screenshots of every page go to DIR.
 //
 // Result: {ok, reason, steps, token, leaks, cspViolations, pageErrors, consoleErrors, prefilled,
-// preview, watch, restreamError, download, shots, elapsedSeconds}. Exit status 0 when every step
+// player (the record the form created), preview, watch, restreamError, download, shots, elapsedSeconds}. Exit status 0 when every step
 // passed, 1 when a step failed, 2 when the harness itself failed.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -34,7 +34,7 @@ const PLAY_SECONDS = 5;
 const started = Date.now();
 const result = {
   ok: false, reason: '', steps: [], token: '', leaks: [], cspViolations: [], pageErrors: [], consoleErrors: [],
-  prefilled: {}, preview: {}, watch: {}, restreamError: '', download: '', shots: [], urls: 0,
+  prefilled: {}, player: {}, preview: {}, watch: {}, restreamError: '', download: '', shots: [], urls: 0,
 };
 let printed = false;
 function finish(code, reason) {
@@ -218,6 +218,8 @@ async function scenario(ctx) {
     await form.locator('button[type=submit]').click();
     await page.waitForURL(/#\/players\/[0-9a-f]{24}$/, { timeout: 10000 });
     playerID = page.url().split('/').pop();
+    result.player = await (await page.request.post(base + '/api/vod/getById', {
+      headers: { 'x-access-token': result.token }, data: { id: playerID } })).json();
     await page.locator('[data-page="players-detail"][data-state="running"]').waitFor({ timeout: 45000 });
   });
 
@@ -245,6 +247,10 @@ async function scenario(ctx) {
     check(/^hls\.js /.test(ds.player || ''), 'watch page player is ' + ds.player);
     await shot(w, 'watch');
     await w.close();
+    await page.goto(base + '/#/dashboard');
+    await page.locator('[data-page="dashboard"][data-loaded="true"]').waitFor();
+    await page.waitForTimeout(4500);
+    await shot(page, 'dashboard-running');
   });
 
   await step('a restream with a bad output shows the error at the field', async () => {
@@ -314,6 +320,18 @@ async function scenario(ctx) {
         : 'rtmp://127.0.0.1:' + port + '/live/stream1';
       const values = await page.locator('.copy-row input').evaluateAll((els) => els.map((e) => e.value));
       check(values.includes(want), key + ' page lacks ' + want + ' in ' + JSON.stringify(values));
+      if (key === 'srt-servers') {
+        // Edit: the form opens with the record's values; a new latency shows in the addresses.
+        await page.locator('.page-head button', { hasText: 'Edit' }).click();
+        const edit = page.locator('form.record-form');
+        await edit.waitFor();
+        check(await fieldValue(edit, 'server_port') === String(port), 'the edit form lacks the record\'s port');
+        await setField(edit, 'server_latency', 300);
+        await edit.locator('button[type=submit]').click();
+        await edit.waitFor({ state: 'hidden', timeout: 10000 });
+        await page.waitForFunction(() => [...document.querySelectorAll('.copy-row input')].some((e) => e.value.includes('latency=300000')),
+          null, { timeout: 10000 });
+      }
       await shot(page, key, true);
       await page.locator('.page-head [data-action="remove"]').click();
       await confirm(page);

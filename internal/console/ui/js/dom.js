@@ -123,7 +123,8 @@ export function sparkline(values, opts) {
   const n = Math.max(values.length, 2);
   const pts = values.map((v, i) => (i * w / (n - 1)).toFixed(1) + ',' + (hgt - 1 - (Math.min(v, max) / max) * (hgt - 2)).toFixed(1));
   const svg = h('svg:svg', { viewBox: `0 0 ${w} ${hgt}`, width: w, height: hgt, class: 'spark', role: 'img',
-    'aria-label': (opts && opts.label) || 'history' });
-  svg.append(h('svg:polyline', { points: pts.join(' '), fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5 }));
+    'aria-label': (opts && opts.label) || 'history', preserveAspectRatio: opts && opts.stretch ? 'none' : undefined });
+  svg.append(h('svg:polyline', { points: pts.join(' '), fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5,
+    'vector-effect': 'non-scaling-stroke' }));
   return svg;
 }

@@ -61,7 +61,7 @@ export function buildForm({ spec, schemas, values, submitLabel, onSubmit, onCanc
       toggle = h('input', { type: 'checkbox', id: id + '-opt-' + section.optional, checked: on });
       const lbl = h('label', { for: toggle.id, class: 'toggle' }, toggle, ' ' + section.title + ': change codec, size or bitrate (ffmpeg)');
       form.append(h('div', { class: 'optional-toggle' }, lbl));
-      optionals.push({ toggle, fs });
+      optionals.push({ toggle, fs, key: section.optional, was: on });
     }
     const grid = h('div', { class: 'grid' });
     for (const f of section.fields) {
@@ -121,8 +121,12 @@ export function buildForm({ spec, schemas, values, submitLabel, onSubmit, onCanc
 
   function collect() {
     const body = {};
+    // An optional section ticked off on an edit is sent empty, which replaces (clears) it;
+    // left out, the API would keep the stored one.
+    for (const o of optionals) if (o.was && !o.toggle.checked) body[o.key] = {};
     for (const f of fields) {
-      if (f.input.disabled || f.wrap.hidden) continue;
+      // :disabled also covers the fields of a disabled fieldset (an optional section left off).
+      if (f.wrap.hidden || f.input.matches(':disabled')) continue;
       const v = f.read();
       if (v === undefined) continue;
       set(body, f.key, v);

@@ -16,7 +16,7 @@ function gauge(title, value, detail, hist) {
     h('h2', {}, title),
     h('p', { class: 'big num' }, value),
     h('p', { class: 'muted' }, detail),
-    sparkline(hist, { width: 260, height: 48, max: 100, label: title + ' over the last minutes, percent' }));
+    sparkline(hist, { width: 260, height: 48, max: 100, stretch: true, label: title + ' over the last minutes, percent' }));
 }
 
 export function dashboard() {
