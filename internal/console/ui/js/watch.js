@@ -36,7 +36,11 @@
     settings.textContent = parts.join(' · ');
   }
 
-  video.addEventListener('playing', () => say('playing', 'playing'));
+  // data-error says what went wrong last; playback that resumes clears it.
+  video.addEventListener('playing', () => {
+    delete root.dataset.error;
+    say('playing', 'playing');
+  });
   video.addEventListener('waiting', () => say('buffering…', 'waiting'));
   video.addEventListener('error', () => {
     const e = video.error;
