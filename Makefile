@@ -14,16 +14,27 @@ SOAK_TRANSCODES ?= 100
 # build that srt-readers-50 compares with (without it the report shows the recorded figures).
 BENCHFLAGS  ?=
 
-.PHONY: help build run test lint fuzz bench soak deps ffmpeg clean
+.PHONY: help build run test lint fuzz bench soak deps ffmpeg console clean
+
+# The web console's third-party files (hls.js, dash.js), copied from npm into the embedded folder
+# by make console; build, run and test make them when missing. The last file the script copies
+# stands for all of them.
+CONSOLE_VENDOR := internal/console/ui/vendor/dash.js.LICENSE.txt
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/sluice
+build: $(CONSOLE_VENDOR) ## build bin/sluice (with the console's assets: make console when they are missing)
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sluice
 
 ffmpeg: ## install ffmpeg when it is missing (apt-get where available)
 	@bash scripts/ensure-ffmpeg.sh
+
+console: ## (re)install hls.js and dash.js from npm (package-lock.json) into the console's embedded assets
+	@bash scripts/build-console.sh
+
+$(CONSOLE_VENDOR): internal/console/web/package-lock.json
+	@bash scripts/build-console.sh
 
 run: ffmpeg build ## start the server on the embedded defaults (:8080, data in ./data)
 	./$(BIN) serve
@@ -35,7 +46,7 @@ deps: ## install what the tests need: ffmpeg, Chromium, the browser players, Med
 # The hostile-client suite (internal/hostile) judges the server's answer times and memory as a
 # user sees them, so it runs alone, after the others and without the race detector (its server
 # is the plain binary; every package it attacks is race-tested above).
-test: deps ## run every test (race detector on; the hostile-client suite after, alone)
+test: deps $(CONSOLE_VENDOR) ## run every test (race detector on; the hostile-client suite after, alone)
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/hostile$$')
 	$(GO) test -count=1 -timeout 20m ./internal/hostile/
 

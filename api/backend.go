@@ -137,6 +137,9 @@ type Config struct {
 	Utils Utils
 	// Playback serves /hls/... on the main port (public); nil answers 404.
 	Playback http.Handler
+	// Console serves the web console at / and its assets under /assets/ (public: the page
+	// holds no data, the API calls it makes carry the token); nil answers 404.
+	Console http.Handler
 	// PublicHost is the host put in hls_url/dash_url; empty uses the request's host.
 	PublicHost string
 	// TokenTTL is the lifetime of issued tokens; default 30 days.

@@ -105,7 +105,14 @@ func (s *server) routeTable() []route {
 		errs:    []int{http.StatusUnauthorized, http.StatusNotFound}, handler: s.metrics})
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodOptions} {
 		add(route{method: m, pattern: "/hls/*", tag: "playback", auth: authNone,
-			summary: "HLS and DASH playback: /hls/<id>/<id>/index.m3u8 and index.mpd", handler: s.playback})
+			summary: "HLS and DASH playback: /hls/<id>/<id>/index.m3u8 and index.mpd; /hls/<id>/ is the player's watch page (?format=dash for dash.js)",
+			handler: s.playback})
+	}
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		add(route{method: m, pattern: "/", tag: "console", auth: authNone,
+			summary: "The web console (HTML; 503 when its assets were not built with make console)", handler: s.console})
+		add(route{method: m, pattern: "/assets/*", tag: "console", auth: authNone,
+			summary: "The console's and watch pages' scripts, styles and players, under /assets/<version>/ (immutable)", handler: s.console})
 	}
 	return rs
 }

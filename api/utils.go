@@ -99,3 +99,11 @@ func (s *server) playback(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cfg.Playback.ServeHTTP(w, r)
 }
+
+func (s *server) console(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Console == nil {
+		s.fail(w, r, errNotFound("the web console is not enabled on this server"))
+		return
+	}
+	s.cfg.Console.ServeHTTP(w, r)
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the playback tests need: Chromium (Debian package), node and npm, and, under
-# testdata/player, hls.js, dashjs and playwright-core from the npm registry (package-lock.json);
+# testdata/player, hls.js, dashjs and playwright-core from the npm registry (package-lock.json), for
+# the playback harness (play.mjs) and the web console test (console.mjs);
 # the players of the compatibility suite (internal/compat): MediaInfo, GStreamer, VLC; and libsrt's
 # srt-tools (srt-live-transmit), the SRT tests' reference peer; Prometheus (prometheus, promtool)
 # for the metrics tests.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/console"
 	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/dash"
@@ -21,13 +22,18 @@ import (
 	"github.com/sluicemedia/sluice/storage"
 )
 
-// playback routes /hls/<id>/<id>/<file> on the main port to the running player with that id.
+// playback routes /hls/<id>/<id>/<file> and the watch page /hls/<id>/ on the main port to the
+// running player with that id.
 type playback struct {
+	// site serves the players' watch pages and their assets.
+	site    *console.Site
 	mu      sync.RWMutex
 	players map[string]http.Handler
 }
 
-func newPlayback() *playback { return &playback{players: map[string]http.Handler{}} }
+func newPlayback(site *console.Site) *playback {
+	return &playback{site: site, players: map[string]http.Handler{}}
+}
 
 func (pb *playback) set(id string, h http.Handler) {
 	pb.mu.Lock()
@@ -52,15 +58,31 @@ func (pb *playback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// playerFiles serves one player's HLS and DASH files at /hls/<id>/<id>/<file>.
+// playerFiles serves one player's HLS and DASH files at /hls/<id>/<id>/<file>, and its watch
+// page at /hls/<id>/ (both ports) and / (its own port) with the page's assets under /assets/.
 type playerFiles struct {
 	prefix string
+	// home is the watch page's path on the main port, /hls/<id>/.
+	home   string
+	watch  http.Handler
+	assets http.Handler
 	hls    *hls.Handler
 	dash   *dash.Handler
 	count  playerCounters
 }
 
 func (pf *playerFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; {
+	case p == "/" || p == pf.home:
+		pf.watch.ServeHTTP(w, r)
+		return
+	case p+"/" == pf.home:
+		http.Redirect(w, r, pf.home, http.StatusMovedPermanently)
+		return
+	case strings.HasPrefix(p, console.AssetPrefix):
+		pf.assets.ServeHTTP(w, r)
+		return
+	}
 	if segment.Preflight(w, r) {
 		return
 	}
@@ -106,6 +128,10 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 	}
 	files := &playerFiles{
 		prefix: fmt.Sprintf("/hls/%s/%s/", r.ID, r.ID),
+		home:   "/hls/" + r.ID + "/",
+		watch: pb.site.Watch(console.Player{ID: r.ID, Name: r.VodName,
+			InitialLiveManifestSize: r.InitialLiveManifestSize, LiveSyncDurationCount: r.LiveSyncDurationCount}),
+		assets: pb.site.Assets(),
 		hls: hls.New(hlsStore, hls.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
 			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: hlsSize, Window: hlsWin}),
 		dash: dash.New(dashStore, dash.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/console"
 	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
@@ -108,7 +109,15 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	hw := transcode.ProbeHW(ctx, cfg.FFmpeg)
 	log.Info("hardware encoders", "available", hw.Available())
 	tr := &transcoder{ffmpeg: cfg.FFmpeg, hw: hw, opts: h.opts}
-	pb := newPlayback()
+	site, err := console.New()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if !site.Built() {
+		log.Warn("web console assets not built: the console and watch pages answer 503; run make console", "missing", site.Missing())
+	}
+	pb := newPlayback(site)
 	repaired := &bootRepairs{}
 	runners := opts.Runners
 	if runners == nil {
@@ -163,6 +172,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		Procs:      mgr,
 		Utils:      utils,
 		Playback:   pb,
+		Console:    site.Handler(),
 		PublicHost: publicHost,
 		TokenTTL:   cfg.TokenTTL,
 		Ready:      ready.Load,

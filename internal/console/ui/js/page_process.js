@@ -1,0 +1,161 @@
+// Players, restreams and recordings: the list (live state, input bitrate, last error), the
+// create form, and the player and restream pages.
+import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow, toast } from './dom.js';
+import { call } from './api.js';
+import { modules, recordBitrate, bitrateHistory, recordForm, actionButtons } from './modules.js';
+
+function summary(key, r) {
+  if (key === 'players') return 'port ' + r.vod_port;
+  if (key === 'restreams') return (r.restream_type || '').replace('RESTREAM_TYPE_', '').replace(/_/g, ' ');
+  return r.output_format + (r.recording_type === 'RECORDING_STREAM_TO_MEMORY' ? ' in memory' : ' files');
+}
+
+export function processList(key) {
+  const m = modules[key];
+  const formBox = h('section', { class: 'form-box', hidden: true, 'aria-label': 'New ' + m.noun });
+  const body = h('tbody');
+  const newBtn = h('button', { type: 'button', class: 'primary', id: 'new-record' }, 'New ' + m.noun);
+  const el = h('section', { class: 'page', dataset: { page: key } },
+    h('div', { class: 'page-head' }, h('h1', {}, m.title), newBtn),
+    formBox,
+    h('div', { class: 'table-wrap' },
+      h('table', { class: 'records' },
+        h('caption', { class: 'sr-only' }, m.title + ', refreshed every 2 seconds'),
+        h('thead', {}, h('tr', {},
+          h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, 'Details'),
+          h('th', { scope: 'col' }, 'Input bitrate'), h('th', { scope: 'col' }, 'Last error'), h('th', { scope: 'col' }, 'Actions'))),
+        body)));
+  const view = { el, title: m.title };
+
+  newBtn.addEventListener('click', async () => {
+    if (!formBox.hidden) { formBox.hidden = true; return; }
+    try {
+      const form = await recordForm(key, null, (id) => {
+        formBox.hidden = true;
+        location.hash = '#/' + key + '/' + id;
+      }, () => { formBox.hidden = true; newBtn.focus(); });
+      fill(formBox, h('h2', {}, 'New ' + m.noun), form.el);
+      formBox.hidden = false;
+      form.el.querySelector('input, select').focus();
+    } catch (err) { toast(err.message, 'error'); }
+  });
+
+  view.refresh = async () => {
+    const [recs, stats] = await Promise.all([call('/api/' + m.api + '/getAll'), call('/api/' + m.api + '/getStat')]);
+    const byID = new Map(stats.map((s) => [s.id, s]));
+    if (!recs.length) {
+      fill(body, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No ' + m.noun + 's yet.')));
+      return;
+    }
+    fill(body, recs.map((r) => {
+      const st = byID.get(r.id) || { bitrate: 0 };
+      const hist = recordBitrate(r.id, st.bitrate);
+      return h('tr', { dataset: { id: r.id, name: r[m.name], state: r.state } },
+        h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r[m.name])),
+        h('td', {}, stateBadge(r.state)),
+        h('td', {}, summary(key, r)),
+        h('td', { class: 'bitrate' }, h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ',
+          sparkline(hist, { label: 'input bitrate, last 2 minutes' })),
+        h('td', { class: 'error-text' }, r.last_error || ''),
+        h('td', { class: 'actions' }, actionButtons(key, r, () => view.refresh())));
+    }));
+  };
+  return view;
+}
+
+export function processDetail(key, id) {
+  const m = modules[key];
+  const head = h('div', { class: 'page-head' });
+  const status = h('div', { class: 'status-line' });
+  const formBox = h('section', { class: 'form-box', hidden: true, 'aria-label': 'Edit' });
+  const preview = h('div', { class: 'preview' });
+  const info = h('div', { class: 'info' });
+  const el = h('section', { class: 'page', dataset: { page: key + '-detail', id } }, head, status, formBox, preview, info);
+  const view = { el, title: m.noun };
+  let rec = null;
+  let previewOn = null;
+  let built = false;
+
+  function buildStatic() {
+    const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
+    editBtn.addEventListener('click', async () => {
+      if (!formBox.hidden) { formBox.hidden = true; return; }
+      try {
+        const form = await recordForm(key, rec, () => { formBox.hidden = true; built = false; view.refresh(); },
+          () => { formBox.hidden = true; });
+        fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
+        formBox.hidden = false;
+      } catch (err) { toast(err.message, 'error'); }
+    });
+    fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec[m.name]),
+      h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
+        if (gone) location.hash = '#/' + key; else { built = false; view.refresh(); }
+      })));
+    if (key === 'players') fill(info, playerInfo(rec));
+    else fill(info, restreamInfo(rec));
+    built = true;
+  }
+
+  view.refresh = async () => {
+    const prevActive = rec && rec.active;
+    rec = await call('/api/' + m.api + '/getById', { id });
+    const stats = await call('/api/' + m.api + '/getStat');
+    const st = stats.find((s) => s.id === id) || { bitrate: 0 };
+    const hist = recordBitrate(id, st.bitrate);
+    if (!built || prevActive !== rec.active) buildStatic();
+    el.dataset.state = rec.state;
+    fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since),
+      ' · input ', h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ', sparkline(bitrateHistory(id).length ? hist : [0], { label: 'input bitrate' }),
+      st.fps ? ' · ' + Number(st.fps).toFixed(1) + ' fps' : '', ' · restarts ', String(rec.restarts || 0),
+      rec.last_error ? h('p', { class: 'error-text' }, 'Last error: ' + rec.last_error) : null);
+    if (key === 'players') {
+      const on = rec.state !== 'stopped';
+      if (on !== previewOn) {
+        previewOn = on;
+        fill(preview, on
+          ? h('iframe', { src: '/hls/' + id + '/', title: 'Live preview of ' + rec.vod_name, class: 'preview-frame', allow: 'autoplay; fullscreen' })
+          : h('p', { class: 'muted' }, 'The player is stopped: start it to see the preview.'));
+      }
+    }
+  };
+  return view;
+}
+
+function playerInfo(r) {
+  const watch = new URL(r.hls_url).origin + '/';
+  const snippet = '<iframe src="' + watch + '" width="960" height="540" allow="autoplay; fullscreen" allowfullscreen></iframe>';
+  return [
+    h('h2', {}, 'Addresses'),
+    copyRow('Watch page (hls.js)', watch),
+    copyRow('Watch page (dash.js)', watch + '?format=dash'),
+    copyRow('HLS playlist', r.hls_url),
+    copyRow('DASH manifest', r.dash_url),
+    copyRow('Embed (iframe)', snippet),
+    h('h2', {}, 'Settings'),
+    h('dl', { class: 'kv' },
+      kv('Input', r.input && r.input.input_type),
+      kv('Port', r.vod_port),
+      kv('Initial live manifest size', r.initial_live_manifest_size + ' segments'),
+      kv('Live sync duration count', r.live_sync_duration_count + ' segments'),
+      kv('HLS fragment / playlist', r.hls_fragment_size + ' s / ' + r.hls_fragment_length + ' s'),
+      kv('DASH fragment / playlist', r.dash_fragment_size + ' s / ' + r.dash_fragment_length + ' s'),
+      kv('Transcoding', r.transcoding && r.transcoding.video_transcoding ? r.transcoding.video_transcoding : 'none (passthrough)'),
+      kv('Created', fmtTime(r.created)), kv('Modified', fmtTime(r.modified))),
+  ];
+}
+
+function restreamInfo(r) {
+  const inp = Array.isArray(r.input) ? r.input[0] : r.input || {};
+  const out = Array.isArray(r.output) ? r.output[0] : r.output || {};
+  return [
+    h('h2', {}, 'Settings'),
+    h('dl', { class: 'kv' },
+      kv('Type', r.restream_type),
+      kv('Input', inp.input_type + (inp.input_stream_url ? ' ' + inp.input_stream_url : '')),
+      kv('Output', (out.output_type || '') + ' ' + (out.output_stream_url || '')),
+      kv('Transcoding', r.transcoding && r.transcoding.video_transcoding ? r.transcoding.video_transcoding : 'none (passthrough)'),
+      kv('Created', fmtTime(r.created)), kv('Modified', fmtTime(r.modified))),
+  ];
+}
+
+export function kv(k, v) { return [h('dt', {}, k), h('dd', {}, v === undefined || v === null ? '—' : String(v))]; }

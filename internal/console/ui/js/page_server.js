@@ -1,0 +1,137 @@
+// SRT and RTMP server modules: the list, the create form, and a server's page with the publish
+// and play addresses for encoders (filled with this host, the port and a stream name) and the
+// streams published now.
+import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow, toast } from './dom.js';
+import { call } from './api.js';
+import { modules, recordForm, actionButtons } from './modules.js';
+
+export function serverList(key) {
+  const m = modules[key];
+  const formBox = h('section', { class: 'form-box', hidden: true, 'aria-label': 'New ' + m.noun });
+  const body = h('tbody');
+  const newBtn = h('button', { type: 'button', class: 'primary', id: 'new-record' }, 'New ' + m.noun);
+  const el = h('section', { class: 'page', dataset: { page: key } },
+    h('div', { class: 'page-head' }, h('h1', {}, m.title), newBtn), formBox,
+    h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
+      h('caption', { class: 'sr-only' }, m.title),
+      h('thead', {}, h('tr', {}, ['Name', 'State', 'Port', 'Last error', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
+      body)));
+  const view = { el, title: m.title };
+  newBtn.addEventListener('click', async () => {
+    if (!formBox.hidden) { formBox.hidden = true; return; }
+    try {
+      const form = await recordForm(key, null, (id) => { location.hash = '#/' + key + '/' + id; }, () => { formBox.hidden = true; });
+      fill(formBox, h('h2', {}, 'New ' + m.noun), form.el);
+      formBox.hidden = false;
+      form.el.querySelector('input').focus();
+    } catch (err) { toast(err.message, 'error'); }
+  });
+  view.refresh = async () => {
+    const recs = await call('/api/' + m.api + '/getAll');
+    fill(body, recs.length ? recs.map((r) => h('tr', { dataset: { id: r.id, name: r.server_name, state: r.state } },
+      h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r.server_name)),
+      h('td', {}, stateBadge(r.state)),
+      h('td', { class: 'num' }, r.server_port + (key === 'srt-servers' ? '/UDP' : '/TCP')),
+      h('td', { class: 'error-text' }, r.last_error || ''),
+      h('td', { class: 'actions' }, actionButtons(key, r, () => view.refresh()))))
+      : h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No ' + m.noun + 's yet.')));
+  };
+  return view;
+}
+
+function slug(name) { return name.toLowerCase().replace(/ /g, '-'); }
+
+function srtAddresses(r, host, stream) {
+  const pub = (r.publisher_prefix || 'publisher') + '/' + slug(r.server_name) + '/' + stream;
+  const rec = (r.receiver_prefix || 'receiver') + '/' + slug(r.server_name) + '/' + stream;
+  const base = 'srt://' + host + ':' + r.server_port;
+  const pass = r.server_passphrase_set ? '&passphrase=YOUR_PASSPHRASE' : '';
+  const latency = '&latency=' + ((r.server_latency || 200) * 1000);
+  return [
+    h('h3', {}, 'Publish (encoders)'),
+    copyRow('SRT URL', base + '?streamid=' + pub + pass),
+    copyRow('ffmpeg', 'ffmpeg -re -i input.mp4 -c copy -f mpegts "' + base + '?streamid=' + pub + pass + latency + '"'),
+    copyRow('OBS (Settings › Stream › Custom, Server)', base + '?streamid=' + pub + pass),
+    copyRow('vMix (SRT output: Caller, host, port, stream id)', host + '  ' + r.server_port + '  ' + pub),
+    h('h3', {}, 'Play (receivers)'),
+    copyRow('SRT URL', base + '?streamid=' + rec + pass),
+    copyRow('ffplay', 'ffplay "' + base + '?streamid=' + rec + pass + '"'),
+    copyRow('Input of a player or restream', 'INPUT_TYPE_SRT_SOFTWARE, server ' + r.server_name + ', stream id ' + pub),
+  ];
+}
+
+function rtmpAddresses(r, host, stream) {
+  const base = 'rtmp://' + host + ':' + r.server_port + '/live';
+  return [
+    h('h3', {}, 'Publish (encoders)'),
+    copyRow('RTMP URL', base + '/' + stream),
+    copyRow('ffmpeg', 'ffmpeg -re -i input.mp4 -c:v libx264 -c:a aac -f flv "' + base + '/' + stream + '"'),
+    copyRow('OBS (Settings › Stream › Custom, Server)', base),
+    copyRow('OBS stream key', stream),
+    copyRow('vMix (Stream › Custom RTMP: URL, stream name)', base + '  ' + stream),
+    h('h3', {}, 'Play (receivers)'),
+    copyRow('ffplay', 'ffplay "' + base + '/' + stream + '"'),
+    copyRow('Input of a player or restream', 'INPUT_TYPE_RTMP_SOFTWARE, server ' + r.server_name + ', stream id ' + stream),
+  ];
+}
+
+export function serverDetail(key, id) {
+  const m = modules[key];
+  const head = h('div', { class: 'page-head' });
+  const status = h('div', { class: 'status-line' });
+  const formBox = h('section', { class: 'form-box', hidden: true, 'aria-label': 'Edit' });
+  const streamInput = h('input', { id: 'stream-name', type: 'text', value: 'stream1', autocomplete: 'off' });
+  const addrs = h('div');
+  const streams = h('tbody');
+  const el = h('section', { class: 'page', dataset: { page: key + '-detail', id } }, head, status, formBox,
+    h('h2', {}, 'Addresses for encoders and players'),
+    h('div', { class: 'field inline' }, h('label', { for: 'stream-name' }, 'Stream name'), streamInput),
+    addrs,
+    h('h2', {}, 'Streams published now'),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
+      h('caption', { class: 'sr-only' }, 'Streams published now'),
+      h('thead', {}, h('tr', {}, ['Stream', 'Publisher', 'Since', 'Bitrate', 'Readers', 'RTT', 'Lost', 'Retransmitted']
+        .map((c) => h('th', { scope: 'col' }, c)))),
+      streams)));
+  const view = { el, title: m.noun };
+  let rec = null;
+  let lastActive = null;
+  const host = location.hostname.includes(':') ? '[' + location.hostname + ']' : location.hostname;
+
+  function renderAddrs() {
+    const stream = streamInput.value.trim() || 'stream1';
+    fill(addrs, key === 'srt-servers' ? srtAddresses(rec, host, stream) : rtmpAddresses(rec, host, stream));
+  }
+  streamInput.addEventListener('input', () => rec && renderAddrs());
+
+  view.refresh = async () => {
+    rec = await call('/api/' + m.api + '/getById', { id });
+    if (lastActive !== rec.active) {
+      lastActive = rec.active;
+      const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
+      editBtn.addEventListener('click', async () => {
+        if (!formBox.hidden) { formBox.hidden = true; return; }
+        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.refresh(); },
+          () => { formBox.hidden = true; });
+        fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
+        formBox.hidden = false;
+      });
+      fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec.server_name),
+        h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
+          if (gone) location.hash = '#/' + key; else { lastActive = null; view.refresh(); }
+        })));
+      renderAddrs();
+    }
+    el.dataset.state = rec.state;
+    fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · port ', String(rec.server_port),
+      rec.last_error ? h('p', { class: 'error-text' }, 'Last error: ' + rec.last_error) : null);
+    const list = rec.state === 'stopped' ? [] : await call('/api/' + m.api + '/getActiveStreams', { id });
+    fill(streams, list.length ? list.map((s) => h('tr', {},
+      h('th', { scope: 'row', class: 'mono' }, s.stream_id), h('td', {}, s.publisher), h('td', {}, fmtTime(s.since)),
+      h('td', { class: 'num' }, fmtKbps(s.bitrate)), h('td', { class: 'num' }, String(s.readers ?? '')),
+      h('td', { class: 'num' }, s.rtt_ms !== undefined ? s.rtt_ms + ' ms' : '—'),
+      h('td', { class: 'num' }, s.packets_lost ?? '—'), h('td', { class: 'num' }, s.retransmitted ?? '—')))
+      : h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'Nothing is published now.')));
+  };
+  return view;
+}
