@@ -6,7 +6,6 @@ import (
 	"regexp"
 
 	"github.com/sluicemedia/sluice/internal/media"
-	"github.com/sluicemedia/sluice/storage"
 )
 
 // Fixed parts of the argument list. Progress goes to a socket Job adds (-progress), so
@@ -29,7 +28,7 @@ var tokenPattern = regexp.MustCompile(`^[a-z0-9]{1,32}$`)
 // its ffmpeg option; video and audio that no field asks to change are copied. A mpsoc_vcu_*
 // codec maps to a hardware encoder in hw, else the error wraps ErrNoHardware; a value ffmpeg
 // cannot take fails with ErrInvalid. Args is a pure function; Notes says what it ignored.
-func Args(tc *storage.Transcoding, in []media.Track, hw HW) ([]string, error) {
+func Args(tc *Settings, in []media.Track, hw HW) ([]string, error) {
 	b, err := build(tc, in, hw)
 	if err != nil {
 		return nil, err
@@ -39,7 +38,7 @@ func Args(tc *storage.Transcoding, in []media.Track, hw HW) ([]string, error) {
 
 // Notes returns, for the caller to log, the fields Args ignores and why ("slices: only for
 // hardware encoders; ignored with libx264"). It is empty when Args fails.
-func Notes(tc *storage.Transcoding, in []media.Track, hw HW) []string {
+func Notes(tc *Settings, in []media.Track, hw HW) []string {
 	b, err := build(tc, in, hw)
 	if err != nil {
 		return nil
@@ -49,7 +48,7 @@ func Notes(tc *storage.Transcoding, in []media.Track, hw HW) []string {
 
 // builder collects the arguments and notes of one mapping.
 type builder struct {
-	tc    *storage.Transcoding
+	tc    *Settings
 	hw    HW
 	args  []string
 	notes []string
@@ -59,9 +58,9 @@ func (b *builder) add(args ...string) { b.args = append(b.args, args...) }
 
 func (b *builder) note(format string, a ...any) { b.notes = append(b.notes, fmt.Sprintf(format, a...)) }
 
-func build(tc *storage.Transcoding, in []media.Track, hw HW) (*builder, error) {
+func build(tc *Settings, in []media.Track, hw HW) (*builder, error) {
 	if tc == nil {
-		tc = &storage.Transcoding{}
+		tc = &Settings{}
 	}
 	if len(in) == 0 {
 		return nil, errors.New("transcode: no input tracks to map")

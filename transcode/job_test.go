@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
-	"github.com/sluicemedia/sluice/storage"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -25,7 +24,7 @@ type jobSetup struct {
 	pid     atomic.Int64
 }
 
-func newJobSetup(t *testing.T, tc *storage.Transcoding, tracks []media.Track, stall time.Duration) *jobSetup {
+func newJobSetup(t *testing.T, tc *Settings, tracks []media.Track, stall time.Duration) *jobSetup {
 	t.Helper()
 	args, err := Args(tc, tracks, HW{})
 	if err != nil {
@@ -85,7 +84,7 @@ func TestJobH264ToH265(t *testing.T) {
 	begin := time.Now()
 	tracks, units := loadTS(t, h264720p(t))
 	t.Logf("fixture ready after %v", time.Since(begin).Round(time.Millisecond))
-	tc := &storage.Transcoding{
+	tc := &Settings{
 		VideoTranscoding: "libx265", FrameWidth: ptr(640), FrameHeight: ptr(0), GOP: ptr(50),
 		OutputVideoBitrate: ptr(800), AudioTranscoding: "mp3", OutputAudioBitrate: ptr(96),
 		SampleRate: ptr(44100), Preset: "very fast",
@@ -193,7 +192,7 @@ func checkMonotonic(t *testing.T, units []*media.AccessUnit) {
 // timestamps start over: the Job goes on, and the output's timestamps keep increasing.
 func TestJobH265ToH264Discontinuity(t *testing.T) {
 	tracks, units := loadTS(t, h265360p(t))
-	js := newJobSetup(t, &storage.Transcoding{VideoTranscoding: "libx264", Preset: "ultrafast"}, tracks, 0)
+	js := newJobSetup(t, &Settings{VideoTranscoding: "libx264", Preset: "ultrafast"}, tracks, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	wait := runJob(ctx, js.job)
@@ -232,7 +231,7 @@ func TestJobH265ToH264Discontinuity(t *testing.T) {
 // TestJobFilterFPS halves a 30 fps input with filter_fps 15.
 func TestJobFilterFPS(t *testing.T) {
 	tracks, units := loadTS(t, h264360p30(t))
-	js := newJobSetup(t, &storage.Transcoding{FilterFPS: ptr(15.0), Preset: "ultrafast"}, tracks, 0)
+	js := newJobSetup(t, &Settings{FilterFPS: ptr(15.0), Preset: "ultrafast"}, tracks, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	wait := runJob(ctx, js.job)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/storage"
 )
 
 // TestProbeHWNone: on a machine without a GPU the probe finds no hardware encoder, says why
@@ -40,7 +39,7 @@ func TestProbeHWNone(t *testing.T) {
 		}
 	}
 	for _, v := range []string{"mpsoc_vcu_h264", "mpsoc_vcu_hevc"} {
-		_, err := Args(&storage.Transcoding{VideoTranscoding: v}, inH264AAC, hw)
+		_, err := Args(&Settings{VideoTranscoding: v}, inH264AAC, hw)
 		t.Logf("%s: %v", v, err)
 		if !errors.Is(err, ErrNoHardware) {
 			t.Fatalf("%s: error %v, want ErrNoHardware", v, err)
@@ -87,7 +86,7 @@ func TestProbeNoFFmpeg(t *testing.T) {
 	if len(hw.Encoders) != 0 || len(hw.Probed) != 1 || !strings.Contains(hw.Probed[0], "ffmpeg -encoders") {
 		t.Fatalf("hw = %+v", hw)
 	}
-	_, err := Args(&storage.Transcoding{VideoTranscoding: "mpsoc_vcu_hevc"}, inH264AAC, hw)
+	_, err := Args(&Settings{VideoTranscoding: "mpsoc_vcu_hevc"}, inH264AAC, hw)
 	if !errors.Is(err, ErrNoHardware) || !strings.Contains(err.Error(), "/nonexistent/ffmpeg") {
 		t.Fatalf("error %v", err)
 	}

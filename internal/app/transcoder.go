@@ -27,7 +27,8 @@ type transcoder struct {
 
 // attach returns the Stream the sinks read: the input's own for passthrough, or the output of
 // a transcode part it adds to p.
-func (tr *transcoder) attach(p *Pipeline, id string, tc *storage.Transcoding, log *slog.Logger) *stream.Stream {
+func (tr *transcoder) attach(p *Pipeline, id string, rec *storage.Transcoding, log *slog.Logger) *stream.Stream {
+	tc := transcodeSettings(rec)
 	if transcode.Passthrough(tc) {
 		return p.Stream
 	}
@@ -48,7 +49,7 @@ func (tr *transcoder) attach(p *Pipeline, id string, tc *storage.Transcoding, lo
 	return out
 }
 
-func (tr *transcoder) run(in, out *stream.Stream, tc *storage.Transcoding, cur *transcodeJob, log *slog.Logger) supervisor.RunFunc {
+func (tr *transcoder) run(in, out *stream.Stream, tc *transcode.Settings, cur *transcodeJob, log *slog.Logger) supervisor.RunFunc {
 	return func(ctx context.Context, rep supervisor.Reporter) error {
 		tracks, err := waitTracks(ctx, in)
 		if err != nil || ctx.Err() != nil {
@@ -101,7 +102,8 @@ func (tj *transcodeJob) figures(p *metrics.Process) {
 
 // check refuses, at create, what the transcoder cannot do on this server: a hardware encoder
 // it does not have, a value ffmpeg cannot take. It maps against a typical H.264+AAC input.
-func (tr *transcoder) check(tc *storage.Transcoding) error {
+func (tr *transcoder) check(rec *storage.Transcoding) error {
+	tc := transcodeSettings(rec)
 	if transcode.Passthrough(tc) {
 		return nil
 	}
@@ -113,4 +115,18 @@ func (tr *transcoder) check(tc *storage.Transcoding) error {
 		return fmt.Errorf("%w: %w", api.ErrUnsupported, err)
 	}
 	return nil
+}
+
+// transcodeSettings hands a record's transcoding object to transcode as plain values (nil stays
+// nil: passthrough).
+func transcodeSettings(t *storage.Transcoding) *transcode.Settings {
+	if t == nil {
+		return nil
+	}
+	return &transcode.Settings{
+		VideoTranscoding: t.VideoTranscoding, OutputVideoBitrate: t.OutputVideoBitrate, ForceKeyFrames: t.ForceKeyFrames,
+		GOP: t.GOP, FrameWidth: t.FrameWidth, FrameHeight: t.FrameHeight, Preset: t.Preset, Tune: t.Tune, CRF: t.CRF,
+		PixFmt: t.PixFmt, FilterFPS: t.FilterFPS, AudioTranscoding: t.AudioTranscoding,
+		OutputAudioBitrate: t.OutputAudioBitrate, SampleRate: t.SampleRate, Slices: t.Slices, Cores: t.Cores,
+	}
 }
