@@ -1,16 +1,14 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/procfs"
 )
 
 var (
@@ -58,46 +56,17 @@ func waitListening(ctx context.Context, proto string, port int) error {
 	}
 }
 
-// listening reports whether /proc/net/<proto>{,6} has a listening socket on port.
+// listening reports whether /proc/net/<proto>{,6} has a socket on port: for TCP in LISTEN, for
+// UDP in any state.
 func listening(proto string, port int) bool {
-	for _, f := range []string{"/proc/net/" + proto, "/proc/net/" + proto + "6"} {
-		if socketTableHas(f, proto, port) {
-			return true
-		}
-	}
-	return false
-}
-
-// socketTableHas scans one /proc/net socket table for a local port (TCP: in state LISTEN).
-func socketTableHas(path, proto string, port int) bool {
-	f, err := os.Open(path)
+	socks, err := procfs.Sockets(proto)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if portListed(sc.Text(), proto, port) {
+	for _, s := range socks {
+		if s.Port == port && (proto != "tcp" || s.State == procfs.TCPListen) {
 			return true
 		}
 	}
 	return false
-}
-
-// portListed parses one line of a /proc/net socket table ("sl local_address rem_address st ...",
-// addresses as HEXIP:HEXPORT; TCP state 0A is LISTEN).
-func portListed(line, proto string, port int) bool {
-	f := strings.Fields(line)
-	if len(f) < 4 {
-		return false
-	}
-	_, hexPort, ok := strings.Cut(f[1], ":")
-	if !ok {
-		return false
-	}
-	p, err := strconv.ParseUint(hexPort, 16, 16)
-	if err != nil || int(p) != port {
-		return false
-	}
-	return proto != "tcp" || f[3] == "0A"
 }

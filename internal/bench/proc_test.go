@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -20,19 +21,25 @@ func TestReadProcSelf(t *testing.T) {
 	}
 }
 
-func TestPortListed(t *testing.T) {
-	tcp := "   1: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0"
-	if !portListed(tcp, "tcp", 8080) || portListed(tcp, "tcp", 8081) {
-		t.Fatal("listening TCP socket on 8080 not recognised")
+// TestListening: a TCP listener and a bound UDP socket of this test are found on their ports,
+// and a port no longer held is not.
+func TestListening(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	est := strings.Replace(tcp, " 0A ", " 01 ", 1)
-	if portListed(est, "tcp", 8080) {
-		t.Fatal("an established TCP socket is not a listener")
+	tcpPort := l.Addr().(*net.TCPAddr).Port
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !portListed(est, "udp", 8080) {
-		t.Fatal("a bound UDP socket counts whatever its state")
+	udpPort := pc.LocalAddr().(*net.UDPAddr).Port
+	if !listening("tcp", tcpPort) || !listening("udp", udpPort) {
+		t.Fatalf("listening: tcp %d %v, udp %d %v; want both found", tcpPort, listening("tcp", tcpPort), udpPort, listening("udp", udpPort))
 	}
-	if portListed("  sl  local_address rem_address   st", "tcp", 8080) {
-		t.Fatal("header line")
+	l.Close()
+	pc.Close()
+	if listening("tcp", tcpPort) || listening("udp", udpPort) {
+		t.Fatal("closed sockets still found")
 	}
 }

@@ -1,6 +1,6 @@
-// Package procfs reads what the tests, the benchmark and the soak measure of processes on
-// Linux: CPU time, memory, open files and children, from /proc. It imports only the standard
-// library.
+// Package procfs reads Linux's /proc for the server (its own sockets, its children's CPU) and
+// for the tests, the benchmark and the soak (CPU time, memory, open files, children, sockets).
+// It imports only the standard library.
 package procfs
 
 import (

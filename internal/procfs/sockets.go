@@ -1,0 +1,94 @@
+package procfs
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Socket states as the kernel's socket tables write them (hex).
+const (
+	TCPListen      = "0A" // a TCP socket in LISTEN
+	UDPUnconnected = "07" // a bound UDP socket with no peer (TCP_CLOSE, as UDP reuses the states)
+)
+
+// Socket is one socket of a /proc/net table: its local port, its state and its inode (which
+// /proc/<pid>/fd links name as socket:[inode]).
+type Socket struct {
+	Port  int
+	State string
+	Inode string
+}
+
+// Sockets reads the kernel's sockets of proto ("tcp" or "udp"), IPv4 and IPv6, that have a
+// local port. A missing table (no IPv6) is empty.
+func Sockets(proto string) ([]Socket, error) {
+	var out []Socket
+	for _, file := range []string{"/proc/net/" + proto, "/proc/net/" + proto + "6"} {
+		f, err := os.Open(file)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan() // header
+		for sc.Scan() {
+			if s, ok := ParseSocketLine(sc.Text()); ok {
+				out = append(out, s)
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+	}
+	return out, nil
+}
+
+// ParseSocketLine parses one line of a /proc/net socket table: "sl local_address rem_address
+// st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ...", addresses as HEXIP:HEXPORT.
+// A line without a local port is not a socket.
+func ParseSocketLine(line string) (Socket, bool) {
+	f := strings.Fields(line)
+	if len(f) < 10 {
+		return Socket{}, false
+	}
+	_, hexPort, ok := strings.Cut(f[1], ":")
+	if !ok {
+		return Socket{}, false
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil || port == 0 {
+		return Socket{}, false
+	}
+	return Socket{Port: int(port), State: f[3], Inode: f[9]}, true
+}
+
+// SocketInodes returns the inodes of the sockets process pid has open (from its /proc/<pid>/fd
+// links); pid 0 is this process.
+func SocketInodes(pid int) (map[string]bool, error) {
+	dir := "/proc/self/fd"
+	if pid != 0 {
+		dir = "/proc/" + strconv.Itoa(pid) + "/fd"
+	}
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list open files: %w", err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, err := os.Readlink(dir + "/" + fd.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if ino, ok := strings.CutPrefix(link, "socket:["); ok {
+			inodes[strings.TrimSuffix(ino, "]")] = true
+		}
+	}
+	return inodes, nil
+}

@@ -1,0 +1,64 @@
+package procfs
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+// TestParseSocketLine: the port, state and inode of a table line; the header and lines without
+// a port are no socket.
+func TestParseSocketLine(t *testing.T) {
+	tcp := "   1: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 41567 1 0 100 0 0 10 0"
+	s, ok := ParseSocketLine(tcp)
+	if !ok || s != (Socket{Port: 8080, State: TCPListen, Inode: "41567"}) {
+		t.Fatalf("ParseSocketLine = %+v, %v", s, ok)
+	}
+	for _, bad := range []string{
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+		strings.Replace(tcp, "0100007F:1F90", "0100007F:0000", 1),
+		strings.Replace(tcp, "0100007F:1F90", "0100007F", 1),
+		"   1: 0100007F:1F90 00000000:0000 0A",
+	} {
+		if s, ok := ParseSocketLine(bad); ok {
+			t.Errorf("ParseSocketLine(%q) = %+v, want no socket", bad, s)
+		}
+	}
+}
+
+// TestOwnSockets: a TCP listener and a bound UDP socket of this process are in the tables, in
+// their states, with inodes among this process's sockets.
+func TestOwnSockets(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	inodes, err := SocketInodes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(proto string, port int, state string) bool {
+		socks, err := Sockets(proto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range socks {
+			if s.Port == port && s.State == state && inodes[s.Inode] {
+				return true
+			}
+		}
+		return false
+	}
+	if !find("tcp", l.Addr().(*net.TCPAddr).Port, TCPListen) {
+		t.Error("own TCP listener not found")
+	}
+	if !find("udp", pc.LocalAddr().(*net.UDPAddr).Port, UDPUnconnected) {
+		t.Error("own UDP socket not found")
+	}
+}
