@@ -77,7 +77,13 @@ type Config struct {
 	WebhookRetryMin time.Duration
 	// WebhookRetryMax caps the wait between a delivery's attempts. Default 10m.
 	WebhookRetryMax time.Duration
+	// EventStatsEvery is the period of the event stream's server_stats event, at least 1s
+	// (events.Options.StatsEvery). Default 10s.
+	EventStatsEvery time.Duration
 }
+
+// minEventStatsEvery is the shortest server_stats period: each one samples the CPU for 250 ms.
+const minEventStatsEvery = time.Second
 
 // boolSettings are the settings given as a bare flag (--allow-local-files) or true/false.
 var boolSettings = map[string]bool{"allow-local-files": true}
@@ -176,6 +182,7 @@ func settings() []setting {
 		{"metrics-addr", "SLUICE_METRICS_ADDR", "", "serve /metrics on this address (host:port) instead of the API port (empty: the API port; needs --metrics-token)", str(func(c *Config) *string { return &c.MetricsAddr })},
 		{"webhook-retry-min", "SLUICE_WEBHOOK_RETRY_MIN", "1s", "wait after a webhook delivery's first failed attempt (duration); it doubles with each failure", dur(func(c *Config) *time.Duration { return &c.WebhookRetryMin })},
 		{"webhook-retry-max", "SLUICE_WEBHOOK_RETRY_MAX", "10m", "longest wait between a webhook delivery's attempts (duration); deliveries are retried for 24h", dur(func(c *Config) *time.Duration { return &c.WebhookRetryMax })},
+		{"event-stats-every", "SLUICE_EVENT_STATS_EVERY", "10s", "period of the event stream's server_stats event (duration, at least 1s)", dur(func(c *Config) *time.Duration { return &c.EventStatsEvery })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
 	}
 }
@@ -250,6 +257,9 @@ func (c *Config) validate() error {
 	}
 	if c.MetricsAddr != "" && c.MetricsToken == "" {
 		return errors.New("--metrics-addr: metrics need --metrics-token (SLUICE_METRICS_TOKEN): without one they are off")
+	}
+	if c.EventStatsEvery < minEventStatsEvery {
+		return fmt.Errorf("--event-stats-every: %s is under the %s minimum", c.EventStatsEvery, minEventStatsEvery)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)

@@ -21,7 +21,8 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantData, _ := filepath.Abs("./data")
-	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" || c.FFmpegNice != 19 {
+	if c.Addr != ":8080" || c.Data != wantData || c.TokenTTL != 30*24*time.Hour || c.ShutdownTimeout != 10*time.Second || c.FFmpeg != "ffmpeg" || c.FFmpegNice != 19 ||
+		c.EventStatsEvery != 10*time.Second {
 		t.Fatalf("defaults: %+v", c)
 	}
 
@@ -33,11 +34,11 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatalf("environment: %+v", c)
 	}
 
-	c, err = ParseConfig("sluice", []string{"--addr", "127.0.0.1:7000", "--token-ttl", "2h", "--ffmpeg-nice", "0"}, getenv, io.Discard)
+	c, err = ParseConfig("sluice", []string{"--addr", "127.0.0.1:7000", "--token-ttl", "2h", "--ffmpeg-nice", "0", "--event-stats-every", "1s"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:7000" || c.TokenTTL != 2*time.Hour || c.Data != "/tmp/x" || c.FFmpegNice != 0 {
+	if c.Addr != "127.0.0.1:7000" || c.TokenTTL != 2*time.Hour || c.Data != "/tmp/x" || c.FFmpegNice != 0 || c.EventStatsEvery != time.Second {
 		t.Fatalf("flags over environment: %+v", c)
 	}
 }
@@ -52,6 +53,8 @@ func TestConfigErrors(t *testing.T) {
 		{"--ffmpeg-nice", "20"},
 		{"--ffmpeg-nice", "-1"},
 		{"--ffmpeg-nice", "low"},
+		{"--event-stats-every", "500ms"},
+		{"--event-stats-every", "0s"},
 		{"--nope"},
 		{"stray"},
 	} {

@@ -116,7 +116,43 @@ func (c *sseClient) until(d time.Duration, what string, stop func(sseEvent) bool
 	}
 }
 
+// upTo reads events until seen and those read hold n that keep accepts, and returns seen
+// with the events read appended.
+func (c *sseClient) upTo(d time.Duration, what string, seen []sseEvent, n int, keep func(sseEvent) bool) []sseEvent {
+	c.t.Helper()
+	count := 0
+	for _, e := range seen {
+		if keep(e) {
+			count++
+		}
+	}
+	if count >= n {
+		return seen
+	}
+	return append(seen, c.until(d, what, func(e sseEvent) bool {
+		if keep(e) {
+			count++
+		}
+		return count >= n
+	})...)
+}
+
 func (c *sseClient) close() { c.cancel() }
+
+func isType(typ string) func(sseEvent) bool {
+	return func(e sseEvent) bool { return e.Type == typ }
+}
+
+// eventTime is the time in an event's data.
+func eventTime(t *testing.T, e sseEvent) time.Time {
+	t.Helper()
+	s, _ := e.Data["time"].(string)
+	at, err := time.Parse("2006-01-02T15:04:05.000Z", s)
+	if err != nil {
+		t.Fatalf("event %v: time %q: %v", e, s, err)
+	}
+	return at
+}
 
 func isState(s string) func(sseEvent) bool {
 	return func(e sseEvent) bool { return e.Type == "state" && e.Data["state"] == s }

@@ -41,6 +41,8 @@ func TestRestreamOutputs(t *testing.T) {
 	modPort := testutil.FreePort(t)
 	mod := ts.create("rtmp-servers", map[string]any{"server_name": "local", "server_port": modPort})
 	waitState(t, ts, "/api/rtmp-servers/getById", mod, "running")
+	pubEvents := ts.follow("id="+mod+"&type=publisher_connected,publisher_disconnected", "")
+	defer pubEvents.close()
 
 	cases := []struct {
 		name string
@@ -103,6 +105,18 @@ func TestRestreamOutputs(t *testing.T) {
 			}
 			checkReceived(t, file)
 			ts.call("/api/restream/remove", map[string]any{"id": rs}, 200, nil)
+			if c.name == "local-rtmp" {
+				// The module's publisher events name the restream's session "local".
+				got := pubEvents.until(10*time.Second, "publisher_disconnected", isType("publisher_disconnected"))
+				if len(got) != 2 || got[0].Type != "publisher_connected" {
+					t.Fatalf("module's publisher events %v", got)
+				}
+				for _, e := range got {
+					if e.Data["stream_id"] != "relayed" || e.Data["remote_address"] != "local" || e.Data["name"] != "local" {
+						t.Errorf("%v: %v, want stream relayed from local", e, e.Data)
+					}
+				}
+			}
 		})
 	}
 }

@@ -38,6 +38,7 @@ type sendFunc func(ctx context.Context, r *stream.Reader, tracks []media.Track) 
 type outputs struct {
 	store *storage.Store
 	hub   *hub
+	emit  emitter // publisher events of the local RTMP server module an output publishes to
 }
 
 // part returns the supervised part that reads s and delivers it to out.
@@ -171,20 +172,25 @@ func (o *outputs) localRTMP(out storage.Output) (sendFunc, error) {
 		if err != nil {
 			return err
 		}
-		var id string
-		for _, s := range servers {
-			if s.ServerPort == port {
-				id = s.ID
+		var mod *storage.RTMPServer
+		for i := range servers {
+			if servers[i].ServerPort == port {
+				mod = servers[i]
 			}
 		}
-		if id == "" {
+		if mod == nil {
 			return fmt.Errorf("no RTMP server module of this server listens on port %d", port)
 		}
-		pub, err := o.hub.registry(id).Publish(key)
+		pub, err := o.hub.registry(mod.ID).Publish(key)
 		if err != nil {
 			return fmt.Errorf("publish %q to the local RTMP module on port %d: %w", key, port, err)
 		}
 		defer pub.Close()
+		// The module's publisher events, as its RTMP server sends them for a remote publisher:
+		// disconnected before the key is free again.
+		ev := publisherEvents{about{storage.ModuleRTMPServers, mod.ID, mod.ServerName}, o.emit}
+		ev.PublisherConnected(key, localPublisher)
+		defer ev.PublisherDisconnected(key, localPublisher)
 		return relay(ctx, r, pub)
 	}, nil
 }

@@ -24,16 +24,16 @@ func (e errNotBuilt) Error() string { return e.what + " is not built in this ver
 // mediaRunners builds the pipeline of every record kind.
 func mediaRunners(cfg Config, st *storage.Store, h *hub, tr *transcoder, pb *playback, repaired *bootRepairs, emit emitter, log *slog.Logger) RunnerFactory {
 	in := &inputs{cfg: cfg, store: st, hub: h, log: log}
-	outs := &outputs{store: st, hub: h}
+	outs := &outputs{store: st, hub: h, emit: emit}
 	return func(rec storage.Record) (*Pipeline, error) {
 		plog := log.With("module", string(rec.Module()), "id", rec.Meta().ID, "name", rec.UniqueName())
 		switch r := rec.(type) {
 		case *storage.RTMPServer:
 			h.registryLog(r.ID, plog)
-			return watchPublishers(rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), about{r.Module(), r.ID, r.ServerName}, emit), nil
+			return rtmpServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, publisherEvents{about{r.Module(), r.ID, r.ServerName}, emit}, plog), nil
 		case *storage.SRTServer:
 			h.registryLog(r.ID, plog)
-			return watchPublishers(srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, plog), about{r.Module(), r.ID, r.ServerName}, emit), nil
+			return srtServerPipeline(r, cfg.mediaAddr(r.ServerPort), h, publisherEvents{about{r.Module(), r.ID, r.ServerName}, emit}, plog), nil
 		case *storage.Player:
 			return playerPipeline(in, tr, pb, r, emit, plog)
 		case *storage.Restream:
@@ -80,10 +80,11 @@ func restreamPipeline(in *inputs, tr *transcoder, outs *outputs, r *storage.Rest
 }
 
 // rtmpServerPipeline runs an RTMP server module on addr publishing into its registry.
-func rtmpServerPipeline(r *storage.RTMPServer, addr string, h *hub, log *slog.Logger) *Pipeline {
+// Its publishing sessions are told to pubs.
+func rtmpServerPipeline(r *storage.RTMPServer, addr string, h *hub, pubs rtmp.Publishers, log *slog.Logger) *Pipeline {
 	var cur atomic.Pointer[rtmp.Server]
 	run := func(ctx context.Context, rep supervisor.Reporter) error {
-		srv := &rtmp.Server{ListenAddr: addr, Registry: h.registry(r.ID), Logger: log}
+		srv := &rtmp.Server{ListenAddr: addr, Registry: h.registry(r.ID), Publishers: pubs, Logger: log}
 		cur.Store(srv)
 		// The watcher ends with the attempt, not with the supervisor: a failed attempt must
 		// not leave it behind.
@@ -127,7 +128,8 @@ func rtmpServerPipeline(r *storage.RTMPServer, addr string, h *hub, log *slog.Lo
 }
 
 // srtServerPipeline runs an SRT server module on addr publishing into its registry.
-func srtServerPipeline(r *storage.SRTServer, addr string, h *hub, log *slog.Logger) *Pipeline {
+// Its publisher sessions are told to pubs.
+func srtServerPipeline(r *storage.SRTServer, addr string, h *hub, pubs srt.Publishers, log *slog.Logger) *Pipeline {
 	var cur atomic.Pointer[srt.Server]
 	run := func(ctx context.Context, rep supervisor.Reporter) error {
 		srv, err := srt.NewServer(srt.ServerConfig{
@@ -136,7 +138,7 @@ func srtServerPipeline(r *storage.SRTServer, addr string, h *hub, log *slog.Logg
 				Latency: time.Duration(r.ServerLatency) * time.Millisecond, Passphrase: r.ServerPassphrase,
 				PBKeyLen: r.ServerPbkeylen, MaxBW: r.ServerMaxbw, PeerIdleTimeout: time.Duration(r.ServerTimeout) * time.Second,
 			},
-			PublisherPrefix: r.PublisherPrefix, ReceiverPrefix: r.ReceiverPrefix, Log: log,
+			PublisherPrefix: r.PublisherPrefix, ReceiverPrefix: r.ReceiverPrefix, Publishers: pubs, Log: log,
 		}, h.registry(r.ID))
 		if err != nil {
 			return err

@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	// The event path: the hub stores and fans out events; the deliverer POSTs the webhooks'
 	// outbox. Both outlive the processes' stop, so the last state events are stored.
 	deliverer := webhooks.New(st, withLog(webhookOptions(cfg), log.With("part", "webhooks")))
-	evHub := events.New(st, events.Options{OnStored: deliverer.Wake, Log: log.With("part", "events")})
+	evHub := events.New(st, events.Options{StatsEvery: cfg.EventStatsEvery, OnStored: deliverer.Wake, Log: log.With("part", "events")})
 	emit := emitter(evHub.Emit)
 	evCtx, stopEvents := context.WithCancel(context.Background())
 	var evWG sync.WaitGroup

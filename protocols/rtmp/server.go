@@ -49,6 +49,8 @@ type Server struct {
 	// Publish attaches a publisher for a stream key. An error wrapping stream.ErrBusy is
 	// answered with NetStream.Publish.BadName, any other with NetStream.Publish.Failed.
 	Publish func(key string) (*stream.Publisher, error)
+	// Publishers, when set, is told of every publishing session. Default: none.
+	Publishers Publishers
 	// Logger receives connection events, never one per packet. Default slog.Default().
 	Logger *slog.Logger
 	// ReadTimeout ends a connection that sent nothing for this long: during the handshake,
@@ -73,6 +75,16 @@ type Server struct {
 	ln      *connlimit.Listener
 	running bool
 	conns   map[*serverConn]struct{}
+}
+
+// Publishers is told of a Server's publishing sessions: PublisherConnected when a publish
+// command is accepted, PublisherDisconnected once the session ended, before its stream key is
+// free for the next publisher. Each session gets exactly one of each, in that order, however
+// short it is. streamID is the stream key; remoteAddr is the publisher's "host:port". The
+// calls run on the connection's goroutine and must not block.
+type Publishers interface {
+	PublisherConnected(streamID, remoteAddr string)
+	PublisherDisconnected(streamID, remoteAddr string)
 }
 
 // StreamInfo describes a stream being published to a Server.

@@ -230,6 +230,9 @@ func (sc *serverConn) publish(cmd command) error {
 	sc.pubKey, sc.pubID, sc.pubSince = key, cmd.StreamID, time.Now()
 	sc.mu.Unlock()
 	sc.log.Info("rtmp: publishing", "key", key)
+	if h := sc.srv.Publishers; h != nil {
+		h.PublisherConnected(key, sc.remote)
+	}
 	if err := sc.c.writeUserControl(ucStreamBegin, cmd.StreamID); err != nil {
 		return err
 	}
@@ -255,6 +258,9 @@ func (sc *serverConn) endPublish() {
 	sc.in = nil
 	sc.mu.Unlock()
 	if in != nil {
+		if h := sc.srv.Publishers; h != nil {
+			h.PublisherDisconnected(sc.pubKey, sc.remote)
+		}
 		in.close()
 		sc.log.Info("rtmp: publishing ended", "key", sc.pubKey, "units", in.units)
 	}

@@ -31,10 +31,11 @@ type ingestResult struct {
 }
 
 // publishTS feeds the MPEG-TS conn carries to a TSFeed publishing through pub, and each
-// payload to rl when it is not nil, until conn fails or goes silent; then it closes the
-// publisher (and any the feed opened again after a program change or a timestamp jump). The
-// caller closes conn to end it early. It returns io.EOF when the peer ended the connection.
-func publishTS(conn *link.Conn, pub *stream.Publisher, rl *relay, log *slog.Logger) (ingestResult, error) {
+// payload to rl when it is not nil, until conn fails or goes silent; then it calls left (when
+// not nil) and closes the publisher (and any the feed opened again after a program change or
+// a timestamp jump). The caller closes conn to end it early. It returns io.EOF when the peer
+// ended the connection.
+func publishTS(conn *link.Conn, pub *stream.Publisher, rl *relay, log *slog.Logger, left func()) (ingestResult, error) {
 	feed := ingest.NewTSFeed(ingest.NewHeldPublisher(pub, log))
 	if rl != nil {
 		rl.begin()
@@ -42,6 +43,9 @@ func publishTS(conn *link.Conn, pub *stream.Publisher, rl *relay, log *slog.Logg
 	}
 	res, err := feedLoop(conn, feed, rl)
 	defer func() { _ = conn.SetReadDeadline(time.Time{}) }()
+	if left != nil {
+		left()
+	}
 	feed.Finish()
 	if st := feed.Stats(); st.CCErrors > 0 || st.DroppedPES > 0 {
 		log.Info("transport stream damage", "cc_errors", st.CCErrors,

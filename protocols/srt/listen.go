@@ -78,7 +78,7 @@ func publishConn(conn *link.Conn, s *stream.Stream, rl *relay, log *slog.Logger)
 	}
 	log.Info("publisher connected")
 	start := time.Now()
-	res, err := publishTS(conn, pub, rl, log)
+	res, err := publishTS(conn, pub, rl, log, nil)
 	if errors.Is(err, io.EOF) && res.units == 0 {
 		err = fmt.Errorf("peer left: %w", ErrNoMedia)
 	}

@@ -30,8 +30,20 @@ type ServerConfig struct {
 	// MaxConns bounds the connections served at once (publishers and receivers); more are
 	// refused at the handshake (libsrt's 3, resource). Default link.DefaultMaxConns (1000).
 	MaxConns int
+	// Publishers, when set, is told of every publisher session. Default: none.
+	Publishers Publishers
 	// Log receives connection events. Default slog.Default().
 	Log *slog.Logger
+}
+
+// Publishers is told of a Server's publisher sessions: PublisherConnected when a publisher's
+// connection is served, PublisherDisconnected once it ended, before its stream name is free
+// for the next publisher. Each session gets exactly one of each, in that order, however short
+// it is. streamID is the stream id the publisher sent; remoteAddr is its "ip:port". The calls
+// must not block: they run on the server's accept loop and on the session's goroutine.
+type Publishers interface {
+	PublisherConnected(streamID, remoteAddr string)
+	PublisherDisconnected(streamID, remoteAddr string)
 }
 
 // Server is the SRT server module: encoders publish MPEG-TS into a stream.Registry under the

@@ -27,9 +27,14 @@ func (s *Server) servePublisher(ctx context.Context, conn *link.Conn, a admitted
 	rl := s.relayLocked(name)
 	s.mu.Unlock()
 	log.Info("publisher connected", "stream_id", ps.streamID)
+	var left func()
+	if h := s.cfg.Publishers; h != nil {
+		h.PublisherConnected(ps.streamID, ps.addr)
+		left = func() { h.PublisherDisconnected(ps.streamID, ps.addr) }
+	}
 	s.sessions.Go(func() {
 		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-		res, err := publishTS(conn, a.pub, rl, log)
+		res, err := publishTS(conn, a.pub, rl, log, left)
 		stop()
 		_ = conn.Close()
 		st := conn.Stats()
