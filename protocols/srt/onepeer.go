@@ -6,18 +6,29 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // onePeer serves one peer at a time on a listener: callers that come while a session runs are
-// refused at the handshake with 1409 (conflict).
+// refused at the handshake with 1409 (conflict). A caller that comes while the session's peer
+// has been silent for takeoverSilence ends that session (and is refused this once), as the SRT
+// server module does for a stream's publisher: a restarted encoder gets its input back on its
+// next try instead of after the peer-idle timeout.
 type onePeer struct {
 	ln        *link.Listener
 	log       *slog.Logger
 	rejects   rateLog
 	busy      atomic.Bool
+	cur       atomic.Pointer[onePeerSession] // the session running, nil between sessions
 	closeOnce sync.Once
+}
+
+// onePeerSession is the running session's connection and how to end it.
+type onePeerSession struct {
+	conn *link.Conn
+	end  context.CancelFunc
 }
 
 // listenOne binds addr for one peer at a time; the link checks the passphrase itself.
@@ -37,6 +48,13 @@ func listenOne(addr string, conf link.Config, log *slog.Logger) (*onePeer, error
 // read loop.
 func (p *onePeer) decide(req *link.Request) link.Reject {
 	if !p.busy.CompareAndSwap(false, true) {
+		if cur := p.cur.Load(); cur != nil {
+			if silent := cur.conn.Silence(); silent >= takeoverSilence {
+				p.log.Info("silent peer closed for a new one", "peer", cur.conn.RemoteAddr().String(),
+					"silent", silent.Round(time.Millisecond), "new_peer", req.RemoteAddr().String())
+				cur.end()
+			}
+		}
 		p.rejects.note("srt connection refused: a peer is already connected", "peer", req.RemoteAddr().String())
 		return link.RejectXConflict
 	}
@@ -60,10 +78,14 @@ func (p *onePeer) serve(ctx context.Context, once bool, session func(context.Con
 			}
 			return err
 		}
-		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-		err = session(ctx, conn)
+		sctx, end := context.WithCancel(ctx)
+		p.cur.Store(&onePeerSession{conn: conn, end: end})
+		stop := context.AfterFunc(sctx, func() { _ = conn.Close() })
+		err = session(sctx, conn)
 		stop()
+		end()
 		_ = conn.Close()
+		p.cur.Store(nil)
 		p.busy.Store(false)
 		if once {
 			return err

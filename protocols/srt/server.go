@@ -76,6 +76,7 @@ type admitted struct {
 // pubSession is one publisher's connection.
 type pubSession struct {
 	conn     *link.Conn
+	evict    context.CancelFunc // ends the session (evictSilent)
 	strm     *stream.Stream
 	streamID string
 	addr     string
@@ -201,6 +202,7 @@ func (s *Server) decide(req *link.Request) link.Reject {
 			reason := link.RejectXISE
 			if errors.Is(err, stream.ErrBusy) {
 				reason = link.RejectXConflict
+				s.evictSilent(id.Name, addr)
 			}
 			return s.reject(req, reason, addr, err.Error())
 		}
@@ -212,6 +214,31 @@ func (s *Server) decide(req *link.Request) link.Reject {
 	s.pending[req] = a
 	s.mu.Unlock()
 	return link.RejectNone
+}
+
+// takeoverSilence is how long a publisher must have sent nothing at all (no media, no
+// keep-alive: a live SRT peer sends one a second when it has nothing else) for a new publisher
+// of its stream to close it. An encoder that restarts, or a publisher killed without a
+// shutdown, leaves a session the server would otherwise hold until the peer-idle timeout
+// (5 s by default), refusing the encoder's new connection all that time.
+const takeoverSilence = 2 * time.Second
+
+// evictSilent closes the publisher of stream name when it has been silent for takeoverSilence:
+// the caller that asked (from addr) is refused this time (1409, as libsrt callers expect while
+// the name is held) and gets the name on its next try, once the old session has let go. A
+// publisher that is alive is never closed for another. It runs on the socket's read loop and
+// does not block: the session's own goroutine closes the connection.
+func (s *Server) evictSilent(name, addr string) {
+	s.mu.Lock()
+	old := s.pubs[name]
+	s.mu.Unlock()
+	if old == nil {
+		return
+	}
+	if silent := old.conn.Silence(); silent >= takeoverSilence {
+		s.log.Info("silent publisher closed for a new one", "stream", name, "peer", old.addr, "silent", silent.Round(time.Millisecond), "new_peer", addr)
+		old.evict()
+	}
 }
 
 // reject logs a refusal, at most once a second, and returns its reason.

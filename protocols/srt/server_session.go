@@ -15,8 +15,10 @@ import (
 func (s *Server) servePublisher(ctx context.Context, conn *link.Conn, a admitted) {
 	name := a.id.Name
 	log := s.log.With("stream", name, "peer", conn.RemoteAddr().String())
+	sctx, evict := context.WithCancel(ctx)
 	ps := &pubSession{
 		conn:     conn,
+		evict:    evict,
 		strm:     a.pub.Stream(),
 		streamID: conn.StreamID(),
 		addr:     conn.RemoteAddr().String(),
@@ -33,9 +35,10 @@ func (s *Server) servePublisher(ctx context.Context, conn *link.Conn, a admitted
 		left = func() { h.PublisherDisconnected(ps.streamID, ps.addr) }
 	}
 	s.sessions.Go(func() {
-		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+		stop := context.AfterFunc(sctx, func() { _ = conn.Close() })
 		res, err := publishTS(conn, a.pub, rl, log, left)
 		stop()
+		evict()
 		_ = conn.Close()
 		st := conn.Stats()
 		s.mu.Lock()

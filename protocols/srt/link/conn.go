@@ -61,8 +61,9 @@ type Conn struct {
 	rtt       int64 // µs, smoothed
 	rttVar    int64
 	rttSeen   bool
-	lastRecv  int64 // any packet from the peer, mux clock
-	lastSend  int64 // any packet to the peer
+	lastRecv  int64        // any packet from the peer, mux clock
+	heard     atomic.Int64 // lastRecv, readable without mu (Silence)
+	lastSend  int64        // any packet to the peer
 	lingering bool
 	rdWaiting bool
 	st        counters
@@ -101,6 +102,7 @@ func newConn(m *mux, cfg *resolved, id, peerID uint32, peer netip.AddrPort, now 
 		lastSend: now,
 		hidx:     -1,
 	}
+	c.heard.Store(now)
 	c.log = cfg.Log.With("srt_socket", id, "peer", peer.String())
 	return c
 }
@@ -148,6 +150,12 @@ func (c *Conn) signalReader() {
 	case c.readWake <- struct{}{}:
 	default:
 	}
+}
+
+// Silence returns how long the peer has sent nothing (no data, no control packet). It takes
+// no lock: a caller on the socket's read loop may ask it.
+func (c *Conn) Silence() time.Duration {
+	return time.Duration(c.m.now()-c.heard.Load()) * time.Microsecond
 }
 
 // Done is closed once the connection is broken (the peer shut down or went idle, the

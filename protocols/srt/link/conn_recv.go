@@ -137,6 +137,7 @@ func (c *Conn) onData(p *packet, now int64, out *outbox) bool {
 	}
 	r := &c.rcv
 	c.lastRecv = now
+	c.heard.Store(now)
 	c.st.pktRecv++
 	c.st.byteRecv += uint64(len(d.Payload))
 	if d.Retransmitted {

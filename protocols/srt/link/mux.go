@@ -278,6 +278,7 @@ func (c *Conn) onControl(ctl *wire.Control, now int64, out *outbox) bool {
 		return false
 	}
 	c.lastRecv = now
+	c.heard.Store(now)
 	switch ctl.Type {
 	case wire.CtrlACK:
 		c.onACK(ctl, now, out)
