@@ -90,6 +90,13 @@ func (m *Merger) Run(ctx context.Context, errs <-chan error) error {
 			timer.Reset(d)
 			wait = timer.C
 		case m.allDone():
+			// A source that fails sends its error before it closes its channel, so the error
+			// is waiting by now; the select below may have taken the close first (both ready).
+			select {
+			case err := <-errs:
+				return err
+			default:
+			}
 			return nil
 		}
 		select {
