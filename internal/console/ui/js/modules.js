@@ -27,6 +27,18 @@ export function recordBitrate(id, kbps) {
 export function bitrateHistory(id) { return bitrates.get(id) || []; }
 export function lastBitrate(id) { const a = bitrates.get(id); return a && a.length ? a[a.length - 1] : 0; }
 
+// getRecord reads a record for its page; when it is gone (removed here or elsewhere: its
+// removal's events may still be arriving) it goes back to the module's list and returns null.
+export async function getRecord(key, id) {
+  try {
+    return await call('/api/' + modules[key].api + '/getById', { id });
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    if (location.hash.endsWith('/' + id)) location.hash = '#/' + key;
+    return null;
+  }
+}
+
 // servers lists the SRT and RTMP server modules, for server-fed inputs.
 export async function serverChoices() {
   const [srt, rtmp] = await Promise.all([call('/api/srt-servers/getAll'), call('/api/rtmp-servers/getAll')]);

@@ -2,7 +2,7 @@
 // create form, and the player and restream pages.
 import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons } from './modules.js';
 import { liveTable } from './rows.js';
 
 function summary(key, r) {
@@ -41,7 +41,7 @@ export function processList(key) {
     } catch (err) { toast(err.message, 'error'); }
   });
 
-  const bitrateCell = (id) => h('td', { class: 'bitrate' }, h('span', { class: 'num' }, fmtKbps(lastBitrate(id))), ' ',
+  const bitrateCell = (id, state) => h('td', { class: 'bitrate' }, h('span', { class: 'num' }, fmtKbps(state === 'stopped' ? 0 : lastBitrate(id))), ' ',
     sparkline(bitrateHistory(id), { label: 'input bitrate, last 2 minutes' }));
   const table = liveTable({
     body, m, reload: () => view.reload(),
@@ -50,7 +50,7 @@ export function processList(key) {
       h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r[m.name])),
       h('td', {}, stateBadge(r.state)),
       h('td', {}, summary(key, r)),
-      bitrateCell(r.id),
+      bitrateCell(r.id, r.state),
       h('td', { class: 'error-text' }, r.last_error || ''),
       h('td', { class: 'actions' }, actionButtons(key, r, () => view.reload()))),
   });
@@ -68,7 +68,7 @@ export function processList(key) {
     for (const st of stats) {
       recordBitrate(st.id, st.bitrate);
       const e = table.rows.get(st.id);
-      if (e) e.tr.querySelector('td.bitrate').replaceWith(bitrateCell(st.id));
+      if (e) e.tr.querySelector('td.bitrate').replaceWith(bitrateCell(st.id, e.rec.state));
     }
   };
   return view;
@@ -112,7 +112,9 @@ export function processDetail(key, id) {
   // stream is down).
   view.refresh = async () => {
     const prevActive = rec && rec.active;
-    rec = await call('/api/' + m.api + '/getById', { id });
+    const got = await getRecord(key, id);
+    if (!got) return;
+    rec = got;
     if (!built || prevActive !== rec.active) buildStatic();
     el.dataset.state = rec.state;
     fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · input ', rate,

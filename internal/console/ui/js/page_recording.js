@@ -3,7 +3,7 @@
 // never goes into a URL.
 import { h, fill, stateBadge, fmtBytes, fmtDuration, fmtTime, fmtKbps, sparkline, confirmDialog, toast } from './dom.js';
 import { call, fetchBlob, saveBlob } from './api.js';
-import { modules, recordBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, recordBitrate, recordForm, actionButtons } from './modules.js';
 import { kv } from './page_process.js';
 
 export function recordingDetail(id) {
@@ -91,7 +91,9 @@ export function recordingDetail(id) {
   // The record and its files: at first, on every event about it (state, file opened, closed,
   // repaired or removed), and every 30 s (every 2 s while the event stream is down).
   view.refresh = async () => {
-    rec = await call('/api/recording/getById', { id });
+    const got = await getRecord(key, id);
+    if (!got) return;
+    rec = got;
     el.dataset.state = rec.state;
     if (lastActive !== rec.active) {
       lastActive = rec.active;

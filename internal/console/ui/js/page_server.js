@@ -3,7 +3,7 @@
 // streams published now.
 import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, recordForm, actionButtons } from './modules.js';
 import { liveTable } from './rows.js';
 
 export function serverList(key) {
@@ -113,7 +113,9 @@ export function serverDetail(key, id) {
   streamInput.addEventListener('input', () => rec && renderAddrs());
 
   view.refresh = async () => {
-    rec = await call('/api/' + m.api + '/getById', { id });
+    const got = await getRecord(key, id);
+    if (!got) return;
+    rec = got;
     if (lastActive !== rec.active) {
       lastActive = rec.active;
       const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
