@@ -46,6 +46,19 @@ type consoleRun struct {
 		Applied  map[string]string `json:"applied"`
 		Settings string            `json:"settings"`
 	} `json:"watch"`
+	Dash struct {
+		played
+		Player  string            `json:"player"`
+		Format  string            `json:"format"`
+		Applied map[string]string `json:"applied"`
+	} `json:"dash"`
+	LiveState struct {
+		StopCallMs         int `json:"stopCallMs"`
+		ShownMs            int `json:"shownMs"`
+		ShownAfterAnswerMs int `json:"shownAfterAnswerMs"`
+		ListReads          int `json:"listReads"`
+	} `json:"liveState"`
+	EventStreams   int      `json:"eventStreams"`
 	RestreamError  string   `json:"restreamError"`
 	Download       string   `json:"download"`
 	Shots          []string `json:"shots"`
@@ -83,9 +96,11 @@ func consoleArtifacts(t *testing.T, harness string) string {
 // TestConsoleInBrowser drives the web console in headless Chromium through a whole session
 // (testdata/player/console.mjs): log-in, a player created through the form with the recommended
 // values that runs and plays in the preview and on its own port's watch page with its hls.js
-// settings applied, a restream whose API error shows at its field, a recording stopped, played
-// and downloaded (ffprobed here), SRT and RTMP server pages, the speed test, removal of
-// everything and log-out; the token never appears in a URL or in a page's HTML.
+// settings applied and in its DASH variant, a restream whose API error shows at its field, a
+// recording stopped, played and downloaded (ffprobed here), SRT and RTMP server pages, the
+// speed test, the player stopped through the API showing stopped in the console's list from
+// the event stream (within 1.5 s, with no read of the list), removal of everything and
+// log-out; the token never appears in a URL or in a page's HTML.
 func TestConsoleInBrowser(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	dir := browser.Require(t)
@@ -153,10 +168,22 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("watch page applied %v, want the record's initial_live_manifest_size %d and live_sync_duration_count %d (%q)",
 			applied, p.InitialLiveManifestSize, p.LiveSyncDurationCount, r.Watch.Settings)
 	}
-	for name, p := range map[string]played{"preview": r.Preview, "watch page": r.Watch.played} {
+	for name, p := range map[string]played{"preview": r.Preview, "watch page": r.Watch.played, "DASH watch page": r.Dash.played} {
 		if p.Advance < 5 || p.Frames < 50 || p.Error != "" || p.Width != 640 || p.Height != 360 {
 			t.Errorf("%s: %+v, want ≥ 5 s played, ≥ 50 frames decoded at 640x360, no error", name, p)
 		}
+	}
+	if !strings.HasPrefix(r.Dash.Player, "dash.js ") || r.Dash.Format != "dash" ||
+		r.Dash.Applied["liveDelayFragmentCount"] != strconv.Itoa(p.LiveSyncDurationCount) {
+		t.Errorf("DASH watch page: player %q, format %q, applied %v; want dash.js with liveDelayFragmentCount %d",
+			r.Dash.Player, r.Dash.Format, r.Dash.Applied, p.LiveSyncDurationCount)
+	}
+	// The list followed the event stream: the stop showed without a read of the list, well
+	// within the 2 s the console polls at only while the stream is down.
+	t.Logf("player stopped through the API: answered in %d ms, shown in the list %d ms after the call", r.LiveState.StopCallMs, r.LiveState.ShownMs)
+	if r.LiveState.ListReads != 0 || r.LiveState.ShownAfterAnswerMs > 1500 || r.EventStreams == 0 {
+		t.Errorf("live state: %+v, %d event stream requests; want the stop shown ≤ 1.5 s after the API answered, no list read, the stream used",
+			r.LiveState, r.EventStreams)
 	}
 	if !strings.Contains(r.RestreamError, "srt://") {
 		t.Errorf("restream field error %q, want the API's message about srt:// URLs", r.RestreamError)
@@ -173,7 +200,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("downloaded %s: streams %+v, duration %v; want h264 640x360 of ≥ 4 s", r.Download, probe.Streams, probe.Format.Duration)
 	}
 
-	for _, name := range []string{"dashboard", "player", "watch", "restreams", "recordings", "srt-servers", "rtmp-servers", "speedtest", "phone-dashboard"} {
+	for _, name := range []string{"dashboard", "player", "watch", "watch-dash", "players-stopped", "restreams", "recordings", "srt-servers", "rtmp-servers", "speedtest", "phone-dashboard"} {
 		if fi, err := os.Stat(filepath.Join(out, name+".png")); err != nil || fi.Size() < 2000 {
 			t.Errorf("screenshot %s.png: %v", name, err)
 		}

@@ -7,15 +7,18 @@
 //
 // Steps: log in; create a test-video player through the form with the recommended values; wait
 // for it to run; the preview (the watch page in an iframe) plays ≥ 5 s; the watch page on the
-// vod_port plays ≥ 5 s and shows the record's hls.js settings; a restream with a bad output
+// vod_port plays ≥ 5 s and shows the record's hls.js settings, and its DASH variant
+// (?format=dash, dash.js) plays ≥ 5 s; a restream with a bad output
 // address shows the API's error next to the field; a recording is created, stopped, its file
 // shown, played and downloaded (into DIR); SRT and RTMP server modules are created and their
-// pages show encoder addresses; the speed test runs; everything is stopped and removed; log
-// out. Every request URL of every page and frame is watched for the token, and the pages' HTML
+// pages show encoder addresses; the speed test runs; the player, stopped through the API
+// behind the console's back, shows stopped in the list within 1.5 s without the list being
+// read again (the event stream, not a poll); everything is removed; log out. Every request URL of every page and frame is watched for the token, and the pages' HTML
 // is searched for it. Screenshots of every page go to DIR.
 //
 // Result: {ok, reason, steps, token, leaks, cspViolations, pageErrors, consoleErrors, prefilled,
-// player (the record the form created), preview, watch, restreamError, download, shots, elapsedSeconds}. Exit status 0 when every step
+// player (the record the form created), preview, watch, dash, liveState, eventStreams, restreamError, download, shots,
+// elapsedSeconds}. Exit status 0 when every step
 // passed, 1 when a step failed, 2 when the harness itself failed.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -34,7 +37,8 @@ const PLAY_SECONDS = 5;
 const started = Date.now();
 const result = {
   ok: false, reason: '', steps: [], token: '', leaks: [], cspViolations: [], pageErrors: [], consoleErrors: [],
-  prefilled: {}, player: {}, preview: {}, watch: {}, restreamError: '', download: '', shots: [], urls: 0,
+  prefilled: {}, player: {}, preview: {}, watch: {}, dash: {}, liveState: {}, eventStreams: 0, restreamError: '', download: '',
+  shots: [], urls: 0,
 };
 let printed = false;
 function finish(code, reason) {
@@ -247,6 +251,18 @@ async function scenario(ctx) {
     check(/^hls\.js /.test(ds.player || ''), 'watch page player is ' + ds.player);
     await shot(w, 'watch');
     await w.close();
+  });
+
+  await step('the DASH watch page plays', async () => {
+    const w = await ctx.newPage();
+    await w.goto('http://127.0.0.1:' + opts['vod-port'] + '/?format=dash', { waitUntil: 'load' });
+    const play = await playFor(w.mainFrame(), '#video', 30000);
+    const ds = await w.evaluate(() => ({ ...document.getElementById('watch').dataset }));
+    result.dash = { ...play, player: ds.player, format: ds.format, applied: { liveDelayFragmentCount: ds.appliedLiveDelayFragmentCount } };
+    check(play.advance >= PLAY_SECONDS && play.frames > 0 && !play.error, 'DASH watch page did not play 5 s: ' + JSON.stringify(play));
+    check(/^dash\.js /.test(ds.player || ''), 'DASH watch page player is ' + ds.player);
+    await shot(w, 'watch-dash');
+    await w.close();
     await page.goto(base + '/#/dashboard');
     await page.locator('[data-page="dashboard"][data-loaded="true"]').waitFor();
     await page.waitForTimeout(4500);
@@ -347,6 +363,32 @@ async function scenario(ctx) {
     await shot(page, 'speedtest');
   });
 
+  await step('a state change shows from the event stream', async () => {
+    await page.goto(base + '/#/players');
+    const sel = `tr[data-id="${playerID}"]`;
+    await page.locator(sel + '[data-state="running"]').waitFor({ timeout: 10000 });
+    await page.locator('#live[data-live="up"]').waitFor({ timeout: 10000 });
+    // Let the page's first reads settle, then watch for list reads while the player stops.
+    await page.waitForTimeout(500);
+    const reads = [];
+    const onRequest = (r) => { if (/\/api\/vod\/getAll$/.test(r.url())) reads.push(r.url()); };
+    page.on('request', onRequest);
+    const t0 = Date.now();
+    const res = await page.request.post(base + '/api/vod/stop', { headers: { 'x-access-token': result.token }, data: { id: playerID } });
+    const answered = Date.now();
+    check(res.ok(), 'POST /api/vod/stop: HTTP ' + res.status());
+    try {
+      await page.locator(sel + '[data-state="stopped"]').waitFor({ timeout: 1500 });
+    } finally {
+      page.off('request', onRequest);
+      result.liveState = { stopCallMs: answered - t0, shownMs: Date.now() - t0, shownAfterAnswerMs: Date.now() - answered, listReads: reads.length };
+    }
+    check(reads.length === 0, 'the list was read again while the player stopped (' + reads.length + ' getAll)');
+    // The row's buttons follow the record (the stopped event refetched it).
+    await page.locator(sel + ' [data-action="start"]').waitFor({ timeout: 5000 });
+    await shot(page, 'players-stopped');
+  });
+
   await step('stop and remove everything', async () => {
     for (const [key, id] of [['players', playerID], ['recordings', recordingID]]) {
       await page.goto(base + '/#/' + key);
@@ -386,6 +428,7 @@ async function scenario(ctx) {
   });
 
   result.urls = urls.length;
+  result.eventStreams = urls.filter((u) => new URL(u).pathname === '/api/events').length;
   for (const u of urls) {
     if (result.token && u.includes(result.token)) result.leaks.push('token in URL ' + u.replace(result.token, '<token>'));
     else if (/[?&]token=/.test(u)) result.leaks.push('token parameter in URL ' + u);

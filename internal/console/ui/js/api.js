@@ -11,6 +11,16 @@ let onUnauthorized = () => {};
 export function hasToken() { return !!token; }
 export function setUnauthorizedHandler(fn) { onUnauthorized = fn; }
 
+// authHeaders are the headers that carry the token, for requests made outside send() (the
+// event stream's).
+export function authHeaders() { return token ? { 'x-access-token': token } : {}; }
+
+// expire forgets a token the server refused and shows the log-in form.
+export function expire() {
+  store(null);
+  onUnauthorized(new ApiError(401, null));
+}
+
 function store(t) {
   token = t;
   try {

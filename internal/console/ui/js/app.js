@@ -1,14 +1,19 @@
-// sluice console: log-in, navigation (hash routes) and the 2-second refresh of the page shown.
-// Live state is polled; the event stream, once the API has one, can replace the timer.
+// sluice console: log-in, navigation (hash routes) and keeping the page shown current.
+// Records follow the event stream (live.js): each page's onEvent updates a row in place or
+// reads again what changed. Figures events do not carry (bitrates, CPU, the streams of a
+// server module) are sampled every 2 s while their page is shown. Every page also reads all
+// its records every 30 s, as a safety net, and every 2 s while the stream is down.
 import { h, fill, toast } from './dom.js';
 import * as api from './api.js';
+import { startLive, stopLive, isLive, onLiveEvent, onLiveStatus } from './live.js';
 import { dashboard } from './page_dashboard.js';
 import { processList, processDetail } from './page_process.js';
 import { recordingDetail } from './page_recording.js';
 import { serverList, serverDetail } from './page_server.js';
 import { speedtest } from './page_speedtest.js';
 
-const POLL_MS = 2000;
+const SAMPLE_MS = 2000; // figures; and everything while the event stream is down
+const SAFETY_MS = 30000; // everything, while the event stream is up
 
 const nav = [
   ['#/dashboard', 'Dashboard'],
@@ -42,19 +47,72 @@ function stop() {
   current = null;
 }
 
+function report(err) {
+  if (err && err.status !== 401) toast(err.message || String(err), 'error');
+}
+
+// serial makes view.reload: view.refresh, one at a time; a call while one runs asks for one
+// more after it (however many calls came), so a burst of events costs two reads at most.
+function serial(view) {
+  let running = null;
+  let again = false;
+  return function reload() {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await view.refresh();
+          view.lastFull = Date.now();
+        } while (again && view === current);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  };
+}
+
 async function tick(view) {
-  if (view !== current || !view.refresh) return;
+  if (view !== current || !(view.refresh || view.sample)) return;
   try {
-    await view.refresh();
+    const full = !view.lastFull || !isLive() || Date.now() - view.lastFull >= SAFETY_MS;
+    if (full && view.refresh) await view.reload();
+    if (view.sample && view === current) await view.sample(full);
     view.el.dataset.loaded = 'true';
   } catch (err) {
-    if (err.status !== 401) toast(err.message, 'error');
+    report(err);
   }
-  if (view === current) timer = setTimeout(() => tick(view), POLL_MS);
+  if (view === current) timer = setTimeout(() => tick(view), SAMPLE_MS);
 }
+
+onLiveEvent((ev) => {
+  const view = current;
+  if (!view || !view.onEvent) return;
+  try {
+    const p = view.onEvent(ev);
+    if (p && p.catch) p.catch(report);
+  } catch (err) {
+    report(err);
+  }
+});
+
+// liveBadge says in the header whether the console follows the event stream or polls.
+const liveBadge = h('span', { id: 'live', class: 'live', role: 'status', dataset: { live: 'down' }, title: '' }, 'polling');
+onLiveStatus((s, detail) => {
+  liveBadge.dataset.live = s;
+  liveBadge.textContent = s === 'up' ? 'live' : 'polling';
+  liveBadge.title = s === 'up' ? 'Following the event stream' : 'Event stream down' + (detail ? ' (' + detail + ')' : '') + ': polling every 2 s';
+  // Back up: read everything once, for what happened while it was down or connecting.
+  if (s === 'up' && current && current.refresh) current.reload().catch(report);
+});
 
 function showLogin(message) {
   stop();
+  stopLive();
   const user = h('input', { id: 'login-user', name: 'username', autocomplete: 'username', required: true, value: 'admin' });
   const pass = h('input', { id: 'login-pass', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
   const err = h('p', { class: 'form-error', role: 'alert', hidden: !message }, message || '');
@@ -99,15 +157,17 @@ function showShell() {
   });
   const out = h('button', { type: 'button', class: 'secondary', id: 'logout' }, 'Log out');
   out.addEventListener('click', async () => {
+    stopLive();
     try { await api.logout(); } catch { /* the token is forgotten anyway */ }
     location.hash = '#/login';
     showLogin('You are logged out.');
   });
   const main = h('main', { id: 'main', tabindex: '-1' });
   shell = { main, links, navEl, menu };
+  startLive();
   fill(app,
     h('a', { class: 'skip', href: '#main', onclick: (e) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
-    h('header', { class: 'top' }, h('a', { class: 'brand', href: '#/dashboard' }, 'sluice'), menu, navEl, out),
+    h('header', { class: 'top' }, h('a', { class: 'brand', href: '#/dashboard' }, 'sluice'), menu, navEl, liveBadge, out),
     main,
     h('div', { id: 'toasts', 'aria-live': 'polite' }));
   route();
@@ -133,6 +193,7 @@ function route() {
     location.replace('#/dashboard');
     return;
   }
+  view.reload = serial(view);
   current = view;
   for (const a of shell.links) {
     const on = hash.startsWith(a.getAttribute('href'));

@@ -4,15 +4,17 @@ import { h, confirmDialog, toast } from './dom.js';
 import { forms } from './schema.js';
 import { buildForm } from './forms.js';
 
+// event is the module's name in the event stream's documents.
 export const modules = {
-  players: { api: 'vod', noun: 'player', title: 'Players', name: 'vod_name', process: true },
-  restreams: { api: 'restream', noun: 'restream', title: 'Restreams', name: 'restream_name', process: true },
-  recordings: { api: 'recording', noun: 'recording', title: 'Recordings', name: 'recording_name', process: true },
-  'srt-servers': { api: 'srt-servers', noun: 'SRT server', title: 'SRT servers', name: 'server_name' },
-  'rtmp-servers': { api: 'rtmp-servers', noun: 'RTMP server', title: 'RTMP servers', name: 'server_name' },
+  players: { api: 'vod', event: 'MODULE_VOD', noun: 'player', title: 'Players', name: 'vod_name', process: true },
+  restreams: { api: 'restream', event: 'MODULE_RESTREAM', noun: 'restream', title: 'Restreams', name: 'restream_name', process: true },
+  recordings: { api: 'recording', event: 'MODULE_RECORDING', noun: 'recording', title: 'Recordings', name: 'recording_name', process: true },
+  'srt-servers': { api: 'srt-servers', event: 'MODULE_SRT_SERVERS', noun: 'SRT server', title: 'SRT servers', name: 'server_name' },
+  'rtmp-servers': { api: 'rtmp-servers', event: 'MODULE_RTMP_SERVERS', noun: 'RTMP server', title: 'RTMP servers', name: 'server_name' },
 };
 
-// History of each process's input bitrate (kbit/s), for the sparklines: the last 60 samples.
+// History of each process's input bitrate (kbit/s), for the sparklines: the last 60 samples
+// (two minutes: the page shown samples getStat every 2 s).
 const HISTORY = 60;
 const bitrates = new Map();
 export function recordBitrate(id, kbps) {
@@ -23,6 +25,19 @@ export function recordBitrate(id, kbps) {
   return a;
 }
 export function bitrateHistory(id) { return bitrates.get(id) || []; }
+export function lastBitrate(id) { const a = bitrates.get(id); return a && a.length ? a[a.length - 1] : 0; }
+
+// getRecord reads a record for its page; when it is gone (removed here or elsewhere: its
+// removal's events may still be arriving) it goes back to the module's list and returns null.
+export async function getRecord(key, id) {
+  try {
+    return await call('/api/' + modules[key].api + '/getById', { id });
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    if (location.hash.endsWith('/' + id)) location.hash = '#/' + key;
+    return null;
+  }
+}
 
 // servers lists the SRT and RTMP server modules, for server-fed inputs.
 export async function serverChoices() {

@@ -2,7 +2,8 @@
 // create form, and the player and restream pages.
 import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, recordBitrate, bitrateHistory, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons } from './modules.js';
+import { liveTable } from './rows.js';
 
 function summary(key, r) {
   if (key === 'players') return 'port ' + r.vod_port;
@@ -20,7 +21,7 @@ export function processList(key) {
     formBox,
     h('div', { class: 'table-wrap' },
       h('table', { class: 'records' },
-        h('caption', { class: 'sr-only' }, m.title + ', refreshed every 2 seconds'),
+        h('caption', { class: 'sr-only' }, m.title + ', updated live'),
         h('thead', {}, h('tr', {},
           h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, 'Details'),
           h('th', { scope: 'col' }, 'Input bitrate'), h('th', { scope: 'col' }, 'Last error'), h('th', { scope: 'col' }, 'Actions'))),
@@ -40,25 +41,35 @@ export function processList(key) {
     } catch (err) { toast(err.message, 'error'); }
   });
 
+  const bitrateCell = (id, state) => h('td', { class: 'bitrate' }, h('span', { class: 'num' }, fmtKbps(state === 'stopped' ? 0 : lastBitrate(id))), ' ',
+    sparkline(bitrateHistory(id), { label: 'input bitrate, last 2 minutes' }));
+  const table = liveTable({
+    body, m, reload: () => view.reload(),
+    empty: () => h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No ' + m.noun + 's yet.')),
+    row: (r) => h('tr', { dataset: { id: r.id, name: r[m.name], state: r.state } },
+      h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r[m.name])),
+      h('td', {}, stateBadge(r.state)),
+      h('td', {}, summary(key, r)),
+      bitrateCell(r.id, r.state),
+      h('td', { class: 'error-text' }, r.last_error || ''),
+      h('td', { class: 'actions' }, actionButtons(key, r, () => view.reload()))),
+  });
+
+  // The records: at first, on created and removed events, and every 30 s (every 2 s while the
+  // event stream is down).
   view.refresh = async () => {
-    const [recs, stats] = await Promise.all([call('/api/' + m.api + '/getAll'), call('/api/' + m.api + '/getStat')]);
-    const byID = new Map(stats.map((s) => [s.id, s]));
-    if (!recs.length) {
-      fill(body, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No ' + m.noun + 's yet.')));
-      return;
+    const mark = table.mark();
+    table.render(await call('/api/' + m.api + '/getAll'), mark);
+  };
+  view.onEvent = (ev) => table.apply(ev);
+  // The bitrates, every 2 s: events do not carry them.
+  view.sample = async () => {
+    const stats = await call('/api/' + m.api + '/getStat');
+    for (const st of stats) {
+      recordBitrate(st.id, st.bitrate);
+      const e = table.rows.get(st.id);
+      if (e) e.tr.querySelector('td.bitrate').replaceWith(bitrateCell(st.id, e.rec.state));
     }
-    fill(body, recs.map((r) => {
-      const st = byID.get(r.id) || { bitrate: 0 };
-      const hist = recordBitrate(r.id, st.bitrate);
-      return h('tr', { dataset: { id: r.id, name: r[m.name], state: r.state } },
-        h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r[m.name])),
-        h('td', {}, stateBadge(r.state)),
-        h('td', {}, summary(key, r)),
-        h('td', { class: 'bitrate' }, h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ',
-          sparkline(hist, { label: 'input bitrate, last 2 minutes' })),
-        h('td', { class: 'error-text' }, r.last_error || ''),
-        h('td', { class: 'actions' }, actionButtons(key, r, () => view.refresh())));
-    }));
   };
   return view;
 }
@@ -81,7 +92,7 @@ export function processDetail(key, id) {
     editBtn.addEventListener('click', async () => {
       if (!formBox.hidden) { formBox.hidden = true; return; }
       try {
-        const form = await recordForm(key, rec, () => { formBox.hidden = true; built = false; view.refresh(); },
+        const form = await recordForm(key, rec, () => { formBox.hidden = true; built = false; view.reload(); },
           () => { formBox.hidden = true; });
         fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
         formBox.hidden = false;
@@ -89,24 +100,25 @@ export function processDetail(key, id) {
     });
     fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec[m.name]),
       h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-        if (gone) location.hash = '#/' + key; else { built = false; view.refresh(); }
+        if (gone) location.hash = '#/' + key; else { built = false; view.reload(); }
       })));
     if (key === 'players') fill(info, playerInfo(rec));
     else fill(info, restreamInfo(rec));
     built = true;
   }
 
+  const rate = h('span', { class: 'rate' });
+  // The record: at first, on every event about it, and every 30 s (every 2 s while the event
+  // stream is down).
   view.refresh = async () => {
     const prevActive = rec && rec.active;
-    rec = await call('/api/' + m.api + '/getById', { id });
-    const stats = await call('/api/' + m.api + '/getStat');
-    const st = stats.find((s) => s.id === id) || { bitrate: 0 };
-    const hist = recordBitrate(id, st.bitrate);
+    const got = await getRecord(key, id);
+    if (!got) return;
+    rec = got;
     if (!built || prevActive !== rec.active) buildStatic();
     el.dataset.state = rec.state;
-    fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since),
-      ' · input ', h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ', sparkline(bitrateHistory(id).length ? hist : [0], { label: 'input bitrate' }),
-      st.fps ? ' · ' + Number(st.fps).toFixed(1) + ' fps' : '', ' · restarts ', String(rec.restarts || 0),
+    fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · input ', rate,
+      ' · restarts ', String(rec.restarts || 0),
       rec.last_error ? h('p', { class: 'error-text' }, 'Last error: ' + rec.last_error) : null);
     if (key === 'players') {
       const on = rec.state !== 'stopped';
@@ -117,6 +129,22 @@ export function processDetail(key, id) {
           : h('p', { class: 'muted' }, 'The player is stopped: start it to see the preview.'));
       }
     }
+  };
+  view.onEvent = (ev) => {
+    if (ev.module !== m.event || ev.id !== id) return null;
+    if (ev.type === 'removed') {
+      location.hash = '#/' + key;
+      return null;
+    }
+    if (ev.type === 'updated') built = false;
+    return view.reload();
+  };
+  // Bitrate and frame rate, every 2 s: events do not carry them.
+  view.sample = async () => {
+    const stats = await call('/api/' + m.api + '/getStat');
+    const st = stats.find((s) => s.id === id) || { bitrate: 0 };
+    fill(rate, h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ', sparkline(recordBitrate(id, st.bitrate), { label: 'input bitrate' }),
+      st.fps ? ' · ' + Number(st.fps).toFixed(1) + ' fps' : '');
   };
   return view;
 }

@@ -3,7 +3,7 @@
 // never goes into a URL.
 import { h, fill, stateBadge, fmtBytes, fmtDuration, fmtTime, fmtKbps, sparkline, confirmDialog, toast } from './dom.js';
 import { call, fetchBlob, saveBlob } from './api.js';
-import { modules, recordBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, recordBitrate, recordForm, actionButtons } from './modules.js';
 import { kv } from './page_process.js';
 
 export function recordingDetail(id) {
@@ -75,7 +75,7 @@ export function recordingDetail(id) {
         await call('/api/recording/removeFile', { record_id: id, file_id: f.id });
         toast('Deleted ' + f.name + '.');
       } catch (err) { toast(err.message, 'error'); }
-      view.refresh();
+      view.reload();
     });
     return h('tr', { dataset: { fileId: f.id, state: f.state } },
       h('th', { scope: 'row', class: 'mono' }, f.name || f.path),
@@ -87,29 +87,30 @@ export function recordingDetail(id) {
       h('td', { class: 'actions' }, dl, pl, rm));
   }
 
+  const rate = h('span', { class: 'rate' });
+  // The record and its files: at first, on every event about it (state, file opened, closed,
+  // repaired or removed), and every 30 s (every 2 s while the event stream is down).
   view.refresh = async () => {
-    rec = await call('/api/recording/getById', { id });
-    const stats = await call('/api/recording/getStat');
-    const st = stats.find((s) => s.id === id) || { bitrate: 0 };
-    const hist = recordBitrate(id, st.bitrate);
+    const got = await getRecord(key, id);
+    if (!got) return;
+    rec = got;
     el.dataset.state = rec.state;
     if (lastActive !== rec.active) {
       lastActive = rec.active;
       const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
       editBtn.addEventListener('click', async () => {
         if (!formBox.hidden) { formBox.hidden = true; return; }
-        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.refresh(); },
+        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.reload(); },
           () => { formBox.hidden = true; });
         fill(formBox, h('h2', {}, 'Edit recording'), form.el);
         formBox.hidden = false;
       });
       fill(head, h('h1', {}, h('a', { href: '#/recordings', class: 'up' }, m.title), ' / ', rec.recording_name),
         h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-          if (gone) location.hash = '#/recordings'; else { lastActive = null; view.refresh(); }
+          if (gone) location.hash = '#/recordings'; else { lastActive = null; view.reload(); }
         })));
     }
-    fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · input ',
-      h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ', sparkline(hist, { label: 'input bitrate' }),
+    fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · input ', rate,
       rec.last_error ? h('p', { class: 'error-text' }, 'Last error: ' + rec.last_error) : null);
     const list = rec.recordedFiles || [];
     fill(files, list.length ? list.map(fileRow) : h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No files yet.')));
@@ -124,6 +125,23 @@ export function recordingDetail(id) {
     }
     fill(info, kv('Kind', rec.recording_type), kv('Format', rec.output_format),
       kv('Input', rec.input && rec.input.input_type), kv('Created', fmtTime(rec.created)), kv('Modified', fmtTime(rec.modified)));
+  };
+  view.onEvent = (ev) => {
+    if (ev.module !== m.event || ev.id !== id) return null;
+    if (ev.type === 'removed') {
+      location.hash = '#/recordings';
+      return null;
+    }
+    if (ev.type === 'updated') lastActive = null;
+    return view.reload();
+  };
+  // The input bitrate, every 2 s, and while it records the files (their size and duration
+  // grow): events do not carry these. fresh: the record was just read.
+  view.sample = async (fresh) => {
+    if (!fresh && rec && rec.state !== 'stopped') await view.reload();
+    const stats = await call('/api/recording/getStat');
+    const st = stats.find((s) => s.id === id) || { bitrate: 0 };
+    fill(rate, h('span', { class: 'num' }, fmtKbps(st.bitrate)), ' ', sparkline(recordBitrate(id, st.bitrate), { label: 'input bitrate' }));
   };
   return view;
 }

@@ -3,7 +3,8 @@
 // streams published now.
 import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, recordForm, actionButtons } from './modules.js';
+import { liveTable } from './rows.js';
 
 export function serverList(key) {
   const m = modules[key];
@@ -26,16 +27,23 @@ export function serverList(key) {
       form.el.querySelector('input').focus();
     } catch (err) { toast(err.message, 'error'); }
   });
-  view.refresh = async () => {
-    const recs = await call('/api/' + m.api + '/getAll');
-    fill(body, recs.length ? recs.map((r) => h('tr', { dataset: { id: r.id, name: r.server_name, state: r.state } },
+  const table = liveTable({
+    body, m, reload: () => view.reload(),
+    empty: () => h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No ' + m.noun + 's yet.')),
+    row: (r) => h('tr', { dataset: { id: r.id, name: r.server_name, state: r.state } },
       h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r.server_name)),
       h('td', {}, stateBadge(r.state)),
       h('td', { class: 'num' }, r.server_port + (key === 'srt-servers' ? '/UDP' : '/TCP')),
       h('td', { class: 'error-text' }, r.last_error || ''),
-      h('td', { class: 'actions' }, actionButtons(key, r, () => view.refresh()))))
-      : h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No ' + m.noun + 's yet.')));
+      h('td', { class: 'actions' }, actionButtons(key, r, () => view.reload()))),
+  });
+  // The records: at first, on created and removed events, and every 30 s (every 2 s while the
+  // event stream is down); state events update their row.
+  view.refresh = async () => {
+    const mark = table.mark();
+    table.render(await call('/api/' + m.api + '/getAll'), mark);
   };
+  view.onEvent = (ev) => table.apply(ev);
   return view;
 }
 
@@ -105,26 +113,43 @@ export function serverDetail(key, id) {
   streamInput.addEventListener('input', () => rec && renderAddrs());
 
   view.refresh = async () => {
-    rec = await call('/api/' + m.api + '/getById', { id });
+    const got = await getRecord(key, id);
+    if (!got) return;
+    rec = got;
     if (lastActive !== rec.active) {
       lastActive = rec.active;
       const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
       editBtn.addEventListener('click', async () => {
         if (!formBox.hidden) { formBox.hidden = true; return; }
-        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.refresh(); },
+        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.reload(); },
           () => { formBox.hidden = true; });
         fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
         formBox.hidden = false;
       });
       fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec.server_name),
         h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-          if (gone) location.hash = '#/' + key; else { lastActive = null; view.refresh(); }
+          if (gone) location.hash = '#/' + key; else { lastActive = null; view.reload(); }
         })));
       renderAddrs();
     }
     el.dataset.state = rec.state;
     fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · port ', String(rec.server_port),
       rec.last_error ? h('p', { class: 'error-text' }, 'Last error: ' + rec.last_error) : null);
+  };
+  view.onEvent = (ev) => {
+    if (ev.module !== m.event || ev.id !== id) return null;
+    if (ev.type === 'removed') {
+      location.hash = '#/' + key;
+      return null;
+    }
+    // A publisher came or went: the streams table; anything else: the record (and, after an
+    // edit, the addresses).
+    if (ev.type === 'updated') lastActive = null;
+    return ev.type.startsWith('publisher_') ? view.sample() : view.reload();
+  };
+  // The streams published now, with their figures, every 2 s.
+  view.sample = async () => {
+    if (!rec) return;
     const list = rec.state === 'stopped' ? [] : await call('/api/' + m.api + '/getActiveStreams', { id });
     fill(streams, list.length ? list.map((s) => h('tr', {},
       h('th', { scope: 'row', class: 'mono' }, s.stream_id), h('td', {}, s.publisher), h('td', {}, fmtTime(s.since)),
