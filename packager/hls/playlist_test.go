@@ -202,3 +202,22 @@ func TestStartTag(t *testing.T) {
 		}
 	}
 }
+
+// TestClassicHasNoLowLatencyTags (issue 16): a classic player's playlist, plain or answered to
+// a blocking reload, carries none of the Low-Latency HLS tags, so players that do not know
+// them see what they saw before.
+func TestClassicHasNoLowLatencyTags(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1})
+	f.feed(t, 6500*time.Millisecond)
+	_, reload := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
+	for _, body := range []string{f.playlist(t), reload} {
+		if !strings.Contains(body, "#EXTINF:") {
+			t.Fatalf("not a playlist:\n%s", body)
+		}
+		for _, tag := range []string{"#EXT-X-PART", "#EXT-X-PART-INF", "#EXT-X-SERVER-CONTROL", "#EXT-X-PRELOAD-HINT", "#EXT-X-SKIP", "#EXT-X-RENDITION-REPORT"} {
+			if got := lines(body, tag); len(got) != 0 {
+				t.Errorf("classic playlist has %v", got)
+			}
+		}
+	}
+}
