@@ -62,7 +62,7 @@ type Options struct {
 	// Default three fragment sizes.
 	BlockTimeout time.Duration
 	// MaxBlocked caps the playlist requests blocked at once on this handler; one more is
-	// answered 503 at once, so that clients cannot pile up waiting goroutines. Default 64.
+	// answered 503 at once, so that clients cannot pile up waiting goroutines. Default 256.
 	MaxBlocked int
 }
 
@@ -87,7 +87,7 @@ func (o Options) withDefaults() Options {
 		o.BlockTimeout = 3 * o.FragmentSize
 	}
 	if o.MaxBlocked <= 0 {
-		o.MaxBlocked = 64
+		o.MaxBlocked = 256
 	}
 	return o
 }
