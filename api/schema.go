@@ -27,6 +27,12 @@ func jsInt(lo, hi int64) map[string]any {
 		"description": "an integer, or a string holding one"}
 }
 
+// withDefault returns schema s with a default value.
+func withDefault(s map[string]any, def any) map[string]any {
+	s["default"] = def
+	return s
+}
+
 func jsIntEnum(values ...int) map[string]any {
 	return map[string]any{"type": []string{"integer", "string"}, "enum": values}
 }

@@ -71,5 +71,7 @@ func playerSchema() map[string]any {
 			"dash_fragment_length":       jsNumber(1, 86400),
 			"transcoding":                jsRef("Transcoding"),
 			"active":                     jsBool(true),
+			"low_latency":                jsBool(false),
+			"part_duration_ms":           withDefault(jsInt(100, 1000), storage.DefaultPartDurationMS),
 		})
 }

@@ -48,6 +48,32 @@ func TestVodCreateAndRead(t *testing.T) {
 	}
 }
 
+// A classic player's record has no low-latency fields; a low-latency one gets the default
+// part duration, or keeps the one given; an update can turn low latency on.
+func TestVodLowLatencyFields(t *testing.T) {
+	e := newEnv(t)
+	classic := e.getByID("vod", e.mustCreate("vod", playerBody("classic", 8000)))
+	if _, ok := classic["low_latency"]; ok {
+		t.Fatalf("classic record has low_latency: %v", classic)
+	}
+	if _, ok := classic["part_duration_ms"]; ok {
+		t.Fatalf("classic record has part_duration_ms: %v", classic)
+	}
+	ll := e.getByID("vod", e.mustCreate("vod", merge(playerBody("ll", 8100), map[string]any{"low_latency": true})))
+	if ll["low_latency"] != true || ll["part_duration_ms"] != 333.0 {
+		t.Fatalf("low-latency record %v %v", ll["low_latency"], ll["part_duration_ms"])
+	}
+	given := e.getByID("vod", e.mustCreate("vod", merge(playerBody("ll2", 8200), map[string]any{"low_latency": true, "part_duration_ms": "200"})))
+	if given["part_duration_ms"] != 200.0 {
+		t.Fatalf("part_duration_ms %v", given["part_duration_ms"])
+	}
+	wantSuccess(t, e.post("/api/vod/update", map[string]any{"id": classic["id"], "low_latency": true}))
+	up := e.getByID("vod", classic["id"].(string))
+	if up["low_latency"] != true || up["part_duration_ms"] != 333.0 {
+		t.Fatalf("updated record %v %v", up["low_latency"], up["part_duration_ms"])
+	}
+}
+
 func TestVodPublicHostAndState(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PublicHost = "https://media.example.org:8443" })
 	id := e.mustCreate("vod", playerBody("a", 8000))
@@ -108,6 +134,11 @@ func TestVodValidation(t *testing.T) {
 		{"listen same as vod_port", map[string]any{"input": listen(8000, "tcp")}, "input.input_stream_listen_port.port"},
 		{"transcoding crf", map[string]any{"transcoding": map[string]any{"crf": 52}}, "transcoding.crf"},
 		{"transcoding not object", map[string]any{"transcoding": []any{}}, "transcoding"},
+		{"low_latency string", map[string]any{"low_latency": "yes"}, "low_latency"},
+		{"part duration small", map[string]any{"low_latency": true, "part_duration_ms": 99}, "part_duration_ms"},
+		{"part duration large", map[string]any{"low_latency": true, "part_duration_ms": 1001}, "part_duration_ms"},
+		{"part duration fraction", map[string]any{"part_duration_ms": 250.5}, "part_duration_ms"},
+		{"part duration not below fragment", map[string]any{"hls_fragment_size": 0.5, "part_duration_ms": 500}, "part_duration_ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

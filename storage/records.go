@@ -129,7 +129,17 @@ type Player struct {
 	DASHFragmentSize        float64      `json:"dash_fragment_size"`  // seconds
 	DASHFragmentLength      float64      `json:"dash_fragment_length"`
 	Transcoding             *Transcoding `json:"transcoding,omitempty"`
+	// LowLatency opts the player into Low-Latency HLS (issue 16). Omitted when false, so a
+	// classic player's record is unchanged.
+	LowLatency bool `json:"low_latency,omitempty"`
+	// PartDurationMS is the LL-HLS part duration in milliseconds (100..1000, below
+	// hls_fragment_size). 333 when low_latency is set without it; 0 (omitted) for a classic
+	// player that did not give it.
+	PartDurationMS int `json:"part_duration_ms,omitempty"`
 }
+
+// DefaultPartDurationMS is part_duration_ms when a low-latency player does not give it.
+const DefaultPartDurationMS = 333
 
 // Module implements Record.
 func (*Player) Module() Module { return ModuleVOD }

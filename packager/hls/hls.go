@@ -61,7 +61,14 @@ type Options struct {
 	// BlockTimeout bounds how long a playlist request with _HLS_msn waits for that segment.
 	// Default three fragment sizes.
 	BlockTimeout time.Duration
+	// MaxBlocked caps the playlist requests blocked at once on this handler; one more is
+	// answered 503 at once, so that clients cannot pile up waiting goroutines. Default 256.
+	MaxBlocked int
 }
+
+// aheadLimit is how far past the newest segment a blocking reload may ask: further is a 400
+// (RFC 8216bis 6.2.5.2, "plus two").
+const aheadLimit = 2
 
 func (o Options) withDefaults() Options {
 	if o.InitialSegments <= 0 {
@@ -79,14 +86,18 @@ func (o Options) withDefaults() Options {
 	if o.BlockTimeout <= 0 {
 		o.BlockTimeout = 3 * o.FragmentSize
 	}
+	if o.MaxBlocked <= 0 {
+		o.MaxBlocked = 256
+	}
 	return o
 }
 
 // Handler serves one player's HLS files from a Store. Safe for concurrent use.
 type Handler struct {
-	st    *segment.Store
-	opts  Options
-	cache atomic.Pointer[rendered]
+	st      *segment.Store
+	opts    Options
+	cache   atomic.Pointer[rendered]
+	blocked atomic.Int64 // playlist requests waiting in waitFor
 }
 
 // rendered is the playlist of one store snapshot, made once and served to every client. It
@@ -101,6 +112,9 @@ type rendered struct {
 func New(st *segment.Store, opts Options) *Handler {
 	return &Handler{st: st, opts: opts.withDefaults()}
 }
+
+// Blocked is the number of playlist requests waiting for a segment now.
+func (h *Handler) Blocked() int { return int(h.blocked.Load()) }
 
 // Owns tells whether a file name (the last element of a request path) is one of the
 // handler's.
@@ -166,7 +180,24 @@ func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad _HLS_msn", http.StatusBadRequest)
 			return
 		}
-		win = h.waitFor(r.Context(), n)
+		newest := int64(-1)
+		if s := win.Newest(); s != nil {
+			newest = s.Seq
+		}
+		if n > newest+aheadLimit {
+			http.Error(w, "_HLS_msn "+msn+" is more than "+strconv.Itoa(aheadLimit)+" segments past the newest ("+strconv.FormatInt(newest, 10)+")", http.StatusBadRequest)
+			return
+		}
+		if n > newest {
+			if h.blocked.Add(1) > int64(h.opts.MaxBlocked) {
+				h.blocked.Add(-1)
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "too many blocked playlist requests (at most "+strconv.Itoa(h.opts.MaxBlocked)+")", http.StatusServiceUnavailable)
+				return
+			}
+			win = h.waitFor(r.Context(), n)
+			h.blocked.Add(-1)
+		}
 	}
 	if win.Added < int64(h.opts.InitialSegments) || len(win.Segments) == 0 {
 		segment.WarmingUp(w, h.opts.ID, win.Added, h.opts.InitialSegments)

@@ -202,3 +202,69 @@ func TestStartTag(t *testing.T) {
 		}
 	}
 }
+
+// TestClassicHasNoLowLatencyTags (issue 16): a classic player's playlist, plain or answered to
+// a blocking reload, carries none of the Low-Latency HLS tags, so players that do not know
+// them see what they saw before.
+func TestClassicHasNoLowLatencyTags(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1})
+	f.feed(t, 6500*time.Millisecond)
+	_, reload := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
+	for _, body := range []string{f.playlist(t), reload} {
+		if !strings.Contains(body, "#EXTINF:") {
+			t.Fatalf("not a playlist:\n%s", body)
+		}
+		for _, tag := range []string{"#EXT-X-PART", "#EXT-X-PART-INF", "#EXT-X-SERVER-CONTROL", "#EXT-X-PRELOAD-HINT", "#EXT-X-SKIP", "#EXT-X-RENDITION-REPORT"} {
+			if got := lines(body, tag); len(got) != 0 {
+				t.Errorf("classic playlist has %v", got)
+			}
+		}
+	}
+}
+
+// TestBlockingReloadLimits: a request more than two segments past the newest is answered 400
+// at once (RFC 8216bis 6.2.5.2); blocked requests are capped per player, the one over the cap
+// answered 503 at once, and every blocked request lets go of its place when answered.
+func TestBlockingReloadLimits(t *testing.T) {
+	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Minute, MaxBlocked: 2})
+	f.feed(t, 4500*time.Millisecond) // segments 0, 1
+	if res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=4"); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("msn 4 with newest 1: %d %s", res.StatusCode, body)
+	}
+	if res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=1"); res.StatusCode != http.StatusOK || f.h.Blocked() != 0 {
+		t.Fatalf("msn of an existing segment: %d %s, blocked %d", res.StatusCode, body, f.h.Blocked())
+	}
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			res, _ := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=3")
+			done <- res.StatusCode
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for f.h.Blocked() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked %d, want 2", f.h.Blocked())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=2")
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || time.Since(start) > 5*time.Second {
+		t.Fatalf("over the cap: %d %s %v", res.StatusCode, body, res.Header)
+	}
+	f.feed(t, 4*time.Second) // segments 2, 3
+	for range 2 {
+		select {
+		case code := <-done:
+			if code != http.StatusOK {
+				t.Fatalf("blocked request answered %d", code)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("blocked request not answered")
+		}
+	}
+	if f.h.Blocked() != 0 {
+		t.Fatalf("blocked %d after answers", f.h.Blocked())
+	}
+}
