@@ -26,17 +26,3 @@ func TestPlaylistCacheDoesNotPinSegments(t *testing.T) {
 	}
 	runtime.KeepAlive(f) // the handler and its cache
 }
-
-func TestZZDebug(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, Window: 4 * time.Second})
-	f.feed(t, 11*time.Second)
-	r, body := f.get(t, http.MethodGet, "index.m3u8")
-	t.Log(r.StatusCode, body)
-	s0 := f.st.Snapshot().Segments[0]
-	first := weak.Make(s0)
-	t.Log(s0.Seq)
-	f.feed(t, 20*time.Second)
-	t.Log(f.st.Snapshot().Segments[0].Seq)
-	runtime.GC()
-	t.Log(first.Value() != nil)
-}
