@@ -1,16 +1,12 @@
 package app
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,22 +110,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	if p := os.Getenv("SLUICE_CHROMIUM"); p != "" {
 		chromium = p
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", harness, "--base", ts.base, "--password", "correct-horse-battery",
+	start := time.Now()
+	stdout, stderr, runErr := browser.RunNode(dir, 200*time.Second, harness, "--base", ts.base, "--password", "correct-horse-battery",
 		"--vod-port", strconv.Itoa(vodPort), "--srt-port", strconv.Itoa(srtPort), "--rtmp-port", strconv.Itoa(rtmpPort),
 		"--out", out, "--chromium", chromium)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-	start := time.Now()
-	runErr := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var r consoleRun
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {

@@ -148,22 +148,8 @@ func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Resul
 	}
 
 	// play.mjs bounds itself; this is the backstop should node hang.
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout+d+90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Chromium runs in node's process group, so one signal reaches the whole tree.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-
 	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	stdout, stderr, err := RunNode(dir, startTimeout+d+90*time.Second, args...)
 	r, perr := parse(stdout.Bytes())
 	if perr != nil {
 		t.Fatalf("browser: play %s %s: %v (exit: %v, after %v)\nstderr:\n%s", kind, url, perr, err,
@@ -179,6 +165,26 @@ func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Resul
 		t.Logf("browser: samples %+v; warnings %q; console %q", r.Samples, r.Warnings, r.Console)
 	}
 	return r
+}
+
+// RunNode runs node with args in dir (a harness script and its flags) and returns its output.
+// Node and the Chromium it starts run in a process group of their own, so one signal reaches
+// the whole tree: SIGTERM when timeout passes, SIGKILL to whatever is left once node returns.
+func RunNode(dir string, timeout time.Duration, args ...string) (stdout, stderr *bytes.Buffer, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return stdout, stderr, err
 }
 
 // Require returns the harness folder (testdata/player) when node, Chromium and the npm packages
