@@ -302,5 +302,5 @@ func TestLifecycleHammer(t *testing.T) {
 	}
 	checkNothingLeft(t, ts, ports)
 	http.DefaultClient.CloseIdleConnections()
-	settled(t, "goroutines", baseG, 2, runtime.NumGoroutine)
+	settled(t, "goroutines", baseG, 2, runtime.NumGoroutine, nil)
 }
