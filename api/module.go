@@ -76,6 +76,16 @@ func (s *server) load(r *http.Request, m *module, id string) (storage.Record, er
 	return rec, nil
 }
 
+// readRecord reads a body that addresses one record of m by id, and loads that record.
+func (s *server) readRecord(r *http.Request, m *module) (string, storage.Record, error) {
+	id, err := s.readID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	rec, err := s.load(r, m, id)
+	return id, rec, err
+}
+
 // readID reads a body that addresses one record by id (or _id).
 func (s *server) readID(r *http.Request) (string, error) {
 	body, err := readBody(r)
@@ -302,12 +312,7 @@ func (s *server) remove(m *module) http.HandlerFunc {
 
 func (s *server) getByID(m *module) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.readID(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		rec, err := s.load(r, m, id)
+		_, rec, err := s.readRecord(r, m)
 		if err != nil {
 			s.fail(w, r, err)
 			return

@@ -7,12 +7,8 @@ import (
 // activeStreams lists the streams published to a server module now.
 func (s *server) activeStreams(m *module) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.readID(r)
+		id, _, err := s.readRecord(r, m)
 		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if _, err := s.load(r, m, id); err != nil {
 			s.fail(w, r, err)
 			return
 		}

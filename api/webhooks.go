@@ -142,12 +142,7 @@ func attachDelivery(s *server, r *http.Request, rec storage.Record, doc map[stri
 // active, like every delivery.
 func (s *server) testWebhook(m *module) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.readID(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		rec, err := s.load(r, m, id)
+		id, rec, err := s.readRecord(r, m)
 		if err != nil {
 			s.fail(w, r, err)
 			return
