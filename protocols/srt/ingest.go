@@ -78,6 +78,9 @@ func feedLoop(conn *link.Conn, feed *ingest.TSFeed, rl *relay) (ingestResult, er
 		res.bytes += int64(n)
 		if rl != nil {
 			rl.write(buf[:n])
+			if !conn.Deliverable() {
+				rl.flush()
+			}
 		}
 		if _, err := feed.Write(buf[:n]); err != nil {
 			return res, err

@@ -27,8 +27,13 @@ const maxRelayGOP = 32 << 20
 // publisher, every receiver waits for its first random access point. Writes to receivers
 // never block (link.Conn.WriteShared drops the oldest unacknowledged packet of a full send
 // buffer).
+//
+// Writes to the receivers go through one link.Batch, flushed once the publisher's packets due
+// at this step are all written (feedLoop asks link.Conn.Deliverable): fifty receivers' packets
+// leave in one round of the socket, from the publisher's goroutine.
 type relay struct {
 	mu      sync.Mutex
+	batch   link.Batch
 	targets []*relayTarget
 	scan    tsScan
 	gop     []*link.Payload // since the latest random access point; gop[0] is the PAT and PMT
@@ -55,6 +60,7 @@ func (r *relay) attach(conn *link.Conn) *relayTarget {
 	} else {
 		t.waiting = true
 	}
+	r.batch.Flush()
 	r.targets = append(r.targets, t)
 	return t
 }
@@ -96,7 +102,15 @@ func (r *relay) begin() {
 func (r *relay) end() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.batch.Flush()
 	r.dropGOP()
+}
+
+// flush sends what write queued for the receivers.
+func (r *relay) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batch.Flush()
 }
 
 // write passes one payload of the publisher's (at most link.MaxPayloadSize bytes, as
@@ -168,7 +182,7 @@ func (r *relay) send(t *relayTarget, p *link.Payload) {
 	if t.failed || p == nil {
 		return
 	}
-	if _, err := t.conn.WriteShared(p); err != nil {
+	if _, err := t.conn.WriteSharedBatch(p, &r.batch); err != nil {
 		t.failed, t.waiting = true, true
 	}
 }

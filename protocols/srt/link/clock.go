@@ -27,15 +27,22 @@ func (k *clock) poke() {
 
 // markReady asks for c's service at once (it has packets to send).
 func (k *clock) markReady(c *Conn) {
+	if k.addReady(c) {
+		k.poke()
+	}
+}
+
+// addReady puts c on the ready list without waking the clock (a Batch sends it); it reports
+// whether c was not on it.
+func (k *clock) addReady(c *Conn) bool {
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	if c.inReady {
-		k.mu.Unlock()
-		return
+		return false
 	}
 	c.inReady = true
 	k.ready = append(k.ready, c)
-	k.mu.Unlock()
-	k.poke()
+	return true
 }
 
 // takeReady returns the ready connections and empties the list.

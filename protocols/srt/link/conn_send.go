@@ -91,26 +91,31 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if len(p) > c.cfg.PayloadSize {
 		return 0, fmt.Errorf("srt write of %d bytes, payload size %d: %w", len(p), c.cfg.PayloadSize, ErrMessageTooLong)
 	}
-	return c.write(newPayload(p))
+	return c.write(newPayload(p), nil)
 }
 
 // WriteShared sends pl as one message, as Write, taking a reference on it for as long as the
 // packet waits for acknowledgement: the same payload written to many connections is held
 // once. The caller keeps its own reference. An encrypting connection sends a copy, encrypted
 // with its own key.
-func (c *Conn) WriteShared(pl *Payload) (int, error) {
+func (c *Conn) WriteShared(pl *Payload) (int, error) { return c.WriteSharedBatch(pl, nil) }
+
+// WriteSharedBatch is WriteShared whose packet leaves when b is flushed (at once when b is
+// nil), so that what one goroutine writes to many connections in a row leaves in one round.
+func (c *Conn) WriteSharedBatch(pl *Payload, b *Batch) (int, error) {
 	if pl.n > c.cfg.PayloadSize {
 		return 0, fmt.Errorf("srt write of %d bytes, payload size %d: %w", pl.n, c.cfg.PayloadSize, ErrMessageTooLong)
 	}
 	if c.scrypt != nil {
-		return c.write(newPayload(pl.Bytes()))
+		return c.write(newPayload(pl.Bytes()), b)
 	}
 	pl.Retain()
-	return c.write(pl)
+	return c.write(pl, b)
 }
 
-// write queues pl, whose reference it takes over, as the next message.
-func (c *Conn) write(pl *Payload) (int, error) {
+// write queues pl, whose reference it takes over, as the next message: sent by the clock, or
+// by b's Flush.
+func (c *Conn) write(pl *Payload, b *Batch) (int, error) {
 	c.mu.Lock()
 	switch c.state {
 	case stateClosed:
@@ -149,7 +154,12 @@ func (c *Conn) write(pl *Payload) (int, error) {
 	pk.seq, pk.pl, pk.origin = seq, pl, now
 	s.buf.bytes += n
 	s.inRate.add(now, n)
-	c.m.clk.markReady(c)
+	if b == nil {
+		c.m.clk.markReady(c)
+	} else {
+		c.m.clk.addReady(c)
+		b.add(c.m)
+	}
 	c.mu.Unlock()
 	// pl is not touched past the unlock: an ACK may release the buffer's reference at once.
 	return n, nil

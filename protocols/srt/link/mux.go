@@ -45,7 +45,8 @@ type mux struct {
 
 	readBatch int     // datagrams per read
 	rout      *outbox // the read loop's
-	cout      *outbox // the clock's
+	sendMu    sync.Mutex
+	cout      *outbox // the clock's, or a flushing Batch's (under sendMu)
 
 	// Readers whose too-late drop waits for the read loop to catch up (see Conn.tooLateLocked)
 	// wait on lagCh, closed the next time the loop finds the socket empty.
@@ -311,27 +312,34 @@ func (m *mux) clockLoop() {
 		case <-m.clk.wake:
 		case <-timer.C:
 		}
-		now := m.now()
-		list := m.clk.takeReady()
-		for _, c := range list {
-			m.serve(c, now)
-		}
-		m.clk.giveBack(list)
-		for {
-			c := m.clk.popDue(now)
-			if c == nil {
-				break
-			}
-			m.serve(c, now)
-		}
-		if err := m.cout.flush(m.tr); err != nil && !m.isClosed() {
-			m.logLimited("srt socket write failed", "addr", m.tr.localAddr(), "err", err)
-		}
+		m.sendMu.Lock()
+		m.round(m.now())
+		m.sendMu.Unlock()
 		d := m.clk.next(m.now())
 		if d < 0 {
 			d = time.Hour
 		}
 		timer.Reset(d)
+	}
+}
+
+// round serves the ready connections and those due at now, and sends what they made. The
+// caller holds sendMu: the clock goroutine, or a Batch flushing from its writer's goroutine.
+func (m *mux) round(now int64) {
+	list := m.clk.takeReady()
+	for _, c := range list {
+		m.serve(c, now)
+	}
+	m.clk.giveBack(list)
+	for {
+		c := m.clk.popDue(now)
+		if c == nil {
+			break
+		}
+		m.serve(c, now)
+	}
+	if err := m.cout.flush(m.tr); err != nil && !m.isClosed() {
+		m.logLimited("srt socket write failed", "addr", m.tr.localAddr(), "err", err)
 	}
 }
 
