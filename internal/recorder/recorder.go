@@ -1,60 +1,123 @@
-package app
+// Package recorder is the recording sink: it writes a stream to files, one per publisher
+// session, and keeps their entries in a store; or keeps the last minutes in memory.
+package recorder
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync/atomic"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/record"
-	"github.com/sluicemedia/sluice/storage"
 )
 
 // fileSaveEvery is how often a growing file's size and duration are written to the store.
 const fileSaveEvery = 2 * time.Second
 
-// fileRecorder writes a Stream to files: one per publisher session, from its first key frame,
-// closed (with its index) when the publisher leaves.
-type fileRecorder struct {
-	src      *stream.Stream
-	store    *storage.Store
-	files    recordingFiles
-	recordID string
-	format   string
-	log      *slog.Logger
-	// count is what a scrape reads; only this recorder's goroutine writes it.
-	count *recCounters
-	// emit gets file_opened, file_closed and file_repaired (nil: none); name is the
-	// recording's.
-	emit emitter
-	name string
+// States of a recorded file.
+const (
+	StateRecording = "recording" // being written
+	StateComplete  = "complete"  // closed with its index
+	StateRepaired  = "repaired"  // cut back to what is whole after a write error or a crash
+)
 
-	cur *openFile // owned by run's goroutine
+// Entry is a recorded file as the store keeps it. Its fields are those of the store's record,
+// so that one converts to the other.
+type Entry struct {
+	ID       string
+	RecordID string
+	Name     string
+	Path     string // relative to the recordings folder
+	Format   string
+	Size     int64   // bytes
+	Duration float64 // seconds
+	Created  time.Time
+	Ended    *time.Time
+	State    string
+}
+
+// ErrGone is what a Store's UpdateFile wraps when the entry was removed (through the API while
+// the file was written).
+var ErrGone = errors.New("recorded file entry removed")
+
+// Store keeps the entries of the recorded files.
+type Store interface {
+	// AddFile stores a new entry and returns the id it gave it.
+	AddFile(ctx context.Context, e Entry) (id string, err error)
+	// UpdateFile replaces the entry with e.ID; it wraps ErrGone when there is none.
+	UpdateFile(ctx context.Context, e Entry) error
+}
+
+// Counters are a file recording's figures, written by its recorder goroutine and read by a
+// metrics scrape.
+type Counters struct {
+	Files       atomic.Int64 // files opened
+	ClosedBytes atomic.Int64 // bytes of the files closed
+	OpenBytes   atomic.Int64 // bytes of the open file at its last save
+	WriteErrors atomic.Int64
+	Repairs     atomic.Int64 // files cut back after a write error
+}
+
+// Options set up a file Recorder.
+type Options struct {
+	// Source is the stream recorded.
+	Source *stream.Stream
+	// Store keeps the files' entries.
+	Store Store
+	// Dir is the recordings folder; the files go to Dir/<Name>/<Name>_<UTC start>.<Format>.
+	Dir string
+	// Name is the recording's name (sanitised for the folder and files); RecordID its id.
+	Name, RecordID string
+	// Format is the file format: mp4, mov, flv or avi (record.NewWriter).
+	Format string
+	// Log gets the recorder's messages; nil: slog.Default.
+	Log *slog.Logger
+	// OnFile, when set, is called with the entry of each file opened (StateRecording), closed
+	// (StateComplete) or cut back after a write error (StateRepaired).
+	OnFile func(Entry)
+}
+
+// Recorder writes a Stream to files: one per publisher session, from its first key frame,
+// closed (with its index) when the publisher leaves.
+type Recorder struct {
+	o     Options
+	count Counters
+
+	cur *openFile // owned by Run's goroutine
 }
 
 // openFile is the file being written.
 type openFile struct {
 	f     *os.File
 	w     record.Writer
-	entry storage.RecordedFile
+	entry Entry
 	saved time.Time
 	ctx   context.Context // ends when the session's publisher leaves
 	stop  context.CancelFunc
 	done  chan struct{} // closed when the session watcher returned
 }
 
-// run is the recorder part.
-func (fr *fileRecorder) run(ctx context.Context, rep supervisor.Reporter) (err error) {
-	rd, err := fr.src.NewReader("recorder")
+// New returns a file recorder; Run runs it.
+func New(o Options) *Recorder {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Recorder{o: o}
+}
+
+// Counters are the recorder's figures.
+func (fr *Recorder) Counters() *Counters { return &fr.count }
+
+// Run records until ctx ends or the source is closed; it is a supervised part.
+func (fr *Recorder) Run(ctx context.Context, rep supervisor.Reporter) (err error) {
+	rd, err := fr.o.Source.NewReader("recorder")
 	if err != nil {
 		return err
 	}
@@ -93,14 +156,21 @@ func (fr *fileRecorder) run(ctx context.Context, rep supervisor.Reporter) (err e
 	}
 }
 
+// onFile reports an entry to Options.OnFile.
+func (fr *Recorder) onFile(e Entry) {
+	if fr.o.OnFile != nil {
+		fr.o.OnFile(e)
+	}
+}
+
 // write writes one unit, opening a file at a session's first key frame and closing the
 // previous one at a discontinuity.
-func (fr *fileRecorder) write(ctx context.Context, au *media.AccessUnit) error {
+func (fr *Recorder) write(ctx context.Context, au *media.AccessUnit) error {
 	if au.Discontinuity && fr.cur != nil {
 		fr.closeFile(nil)
 	}
 	if fr.cur == nil {
-		tracks := fr.src.Tracks()
+		tracks := fr.o.Source.Tracks()
 		if !keyGate(tracks, au) {
 			return nil
 		}
@@ -110,64 +180,64 @@ func (fr *fileRecorder) write(ctx context.Context, au *media.AccessUnit) error {
 	}
 	cur := fr.cur
 	if err := cur.w.WriteUnit(au); err != nil {
-		fr.count.writeErrors.Add(1)
-		err = fmt.Errorf("recording %s: write %s: %w", fr.recordID, cur.entry.Path, err)
+		fr.count.WriteErrors.Add(1)
+		err = fmt.Errorf("recording %s: write %s: %w", fr.o.RecordID, cur.entry.Path, err)
 		fr.closeFile(err)
 		return err
 	}
 	if time.Since(cur.saved) >= fileSaveEvery {
 		cur.saved = time.Now()
 		cur.entry.Size, cur.entry.Duration = cur.w.Size(), cur.w.Duration().Seconds()
-		fr.count.openBytes.Store(cur.entry.Size)
-		if err := fr.store.UpdateFile(ctx, cur.entry); errors.Is(err, storage.ErrNotFound) {
+		fr.count.OpenBytes.Store(cur.entry.Size)
+		if err := fr.o.Store.UpdateFile(ctx, cur.entry); errors.Is(err, ErrGone) {
 			// Removed through the API while being written: stop writing it; the next key frame
 			// starts a new file.
-			fr.log.Info("recorded file removed while recording", "file", cur.entry.Path)
+			fr.o.Log.Info("recorded file removed while recording", "file", cur.entry.Path)
 			fr.dropFile()
 		} else if err != nil && ctx.Err() == nil {
-			fr.log.Warn("recorded file: saving its progress", "file", cur.entry.Path, "error", err)
+			fr.o.Log.Warn("recorded file: saving its progress", "file", cur.entry.Path, "error", err)
 		}
 	}
 	return nil
 }
 
-// openFile creates the session's file and its recordedFiles entry.
-func (fr *fileRecorder) openFile(ctx context.Context, tracks []media.Track) error {
+// openFile creates the session's file and its entry.
+func (fr *Recorder) openFile(ctx context.Context, tracks []media.Track) error {
 	start := time.Now().UTC()
-	rel, f, err := fr.files.create(start, fr.format)
+	rel, f, err := createFile(fr.o.Dir, fr.o.Name, start, fr.o.Format)
 	if err != nil {
-		fr.count.writeErrors.Add(1)
-		return fmt.Errorf("recording %s: %w", fr.recordID, err)
+		fr.count.WriteErrors.Add(1)
+		return fmt.Errorf("recording %s: %w", fr.o.RecordID, err)
 	}
-	w, err := record.NewWriter(fr.format, f, tracks)
+	w, err := record.NewWriter(fr.o.Format, f, tracks)
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return fmt.Errorf("recording %s: %s file: %w", fr.recordID, fr.format, err)
+		return fmt.Errorf("recording %s: %s file: %w", fr.o.RecordID, fr.o.Format, err)
 	}
-	entry := storage.RecordedFile{ID: storage.NewID(), RecordID: fr.recordID, Name: filepath.Base(rel), Path: rel,
-		Format: fr.format, Size: w.Size(), Created: start, State: storage.FileRecording}
-	if err := fr.store.AddFile(ctx, entry); err != nil {
+	entry := Entry{RecordID: fr.o.RecordID, Name: filepath.Base(rel), Path: rel,
+		Format: fr.o.Format, Size: w.Size(), Created: start, State: StateRecording}
+	if entry.ID, err = fr.o.Store.AddFile(ctx, entry); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return fmt.Errorf("recording %s: %w", fr.recordID, err)
+		return fmt.Errorf("recording %s: %w", fr.o.RecordID, err)
 	}
 	sctx, stop := context.WithCancel(ctx)
 	cur := &openFile{f: f, w: w, entry: entry, saved: time.Now(), ctx: sctx, stop: stop, done: make(chan struct{})}
 	go fr.watchSession(cur)
 	fr.cur = cur
-	fr.count.files.Add(1)
-	fr.count.openBytes.Store(entry.Size)
-	fr.log.Info("recording to a new file", "file", rel)
-	fr.emit.emit(fileEvent(events.FileOpened, fr.recordID, fr.name, entry))
+	fr.count.Files.Add(1)
+	fr.count.OpenBytes.Store(entry.Size)
+	fr.o.Log.Info("recording to a new file", "file", rel)
+	fr.onFile(entry)
 	return nil
 }
 
 // watchSession ends cur.ctx when the stream's publisher leaves.
-func (fr *fileRecorder) watchSession(cur *openFile) {
+func (fr *Recorder) watchSession(cur *openFile) {
 	defer close(cur.done)
 	for {
-		pub, changed := fr.src.WatchPublishing()
+		pub, changed := fr.o.Source.WatchPublishing()
 		if !pub {
 			cur.stop()
 			return
@@ -182,7 +252,7 @@ func (fr *fileRecorder) watchSession(cur *openFile) {
 
 // closeFile finishes the open file: its index, then its entry, "complete", or "repaired" when
 // writing failed (cause) and the file was cut back to what is whole.
-func (fr *fileRecorder) closeFile(cause error) {
+func (fr *Recorder) closeFile(cause error) {
 	cur := fr.cur
 	if cur == nil {
 		return
@@ -191,7 +261,7 @@ func (fr *fileRecorder) closeFile(cause error) {
 	cur.stop()
 	<-cur.done
 	e := cur.entry
-	e.State = storage.FileComplete
+	e.State = StateComplete
 	if cause == nil {
 		cause = cur.w.Close()
 	}
@@ -200,92 +270,36 @@ func (fr *fileRecorder) closeFile(cause error) {
 	}
 	e.Size, e.Duration = cur.w.Size(), cur.w.Duration().Seconds()
 	if cause != nil {
-		e.State = storage.FileRepaired
-		if d, err := record.Repair(fr.format, cur.f); err == nil {
+		e.State = StateRepaired
+		if d, err := record.Repair(fr.o.Format, cur.f); err == nil {
 			e.Duration = d.Seconds()
 		}
 		if st, err := cur.f.Stat(); err == nil {
 			e.Size = st.Size()
 		}
-		fr.count.repairs.Add(1)
-		fr.log.Warn("recorded file cut back after a write error", "file", e.Path, "error", cause)
+		fr.count.Repairs.Add(1)
+		fr.o.Log.Warn("recorded file cut back after a write error", "file", e.Path, "error", cause)
 	}
-	fr.count.closedBytes.Add(e.Size)
-	fr.count.openBytes.Store(0)
+	fr.count.ClosedBytes.Add(e.Size)
+	fr.count.OpenBytes.Store(0)
 	cur.f.Close()
 	now := time.Now().UTC()
 	e.Ended = &now
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := fr.store.UpdateFile(ctx, e); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		fr.log.Warn("recorded file: saving its end", "file", e.Path, "error", err)
+	if err := fr.o.Store.UpdateFile(ctx, e); err != nil && !errors.Is(err, ErrGone) {
+		fr.o.Log.Warn("recorded file: saving its end", "file", e.Path, "error", err)
 	}
-	fr.log.Info("recorded file closed", "file", e.Path, "seconds", e.Duration, "bytes", e.Size, "state", e.State)
-	typ := events.FileClosed
-	if e.State == storage.FileRepaired {
-		typ = events.FileRepaired
-	}
-	fr.emit.emit(fileEvent(typ, fr.recordID, fr.name, e))
+	fr.o.Log.Info("recorded file closed", "file", e.Path, "seconds", e.Duration, "bytes", e.Size, "state", e.State)
+	fr.onFile(e)
 }
 
 // dropFile stops writing the open file without touching its (deleted) entry.
-func (fr *fileRecorder) dropFile() {
+func (fr *Recorder) dropFile() {
 	cur := fr.cur
 	fr.cur = nil
 	cur.stop()
 	<-cur.done
-	fr.count.closedBytes.Add(fr.count.openBytes.Swap(0))
+	fr.count.ClosedBytes.Add(fr.count.OpenBytes.Swap(0))
 	cur.f.Close()
-}
-
-// recordingFiles names a recording's files: <dir>/<name>/<name>_<UTC start>.<ext>, with the
-// name sanitised so that nothing can leave dir.
-type recordingFiles struct {
-	dir, name string
-}
-
-// create makes a new file for a session that started at start; rel is relative to dir.
-func (rf recordingFiles) create(start time.Time, ext string) (rel string, f *os.File, err error) {
-	base := safeName(rf.name)
-	folder := filepath.Join(rf.dir, base)
-	if err := os.MkdirAll(folder, 0o755); err != nil {
-		return "", nil, fmt.Errorf("recordings folder: %w", err)
-	}
-	stamp := start.UTC().Format("20060102T150405.000Z")
-	for i := 0; ; i++ {
-		name := fmt.Sprintf("%s_%s.%s", base, stamp, ext)
-		if i > 0 {
-			name = fmt.Sprintf("%s_%s-%d.%s", base, stamp, i, ext)
-		}
-		f, err = os.OpenFile(filepath.Join(folder, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) && i < 100 {
-			continue
-		}
-		if err != nil {
-			return "", nil, fmt.Errorf("create recorded file: %w", err)
-		}
-		return base + "/" + name, f, nil
-	}
-}
-
-// safeName turns a recording name into a folder and file name: letters, digits, '-', '_' and
-// '.' are kept, anything else becomes '_'; no leading dot; at most 100 bytes.
-func safeName(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-		if b.Len() >= 100 {
-			break
-		}
-	}
-	s := strings.TrimLeft(b.String(), ".")
-	if s == "" {
-		return "recording"
-	}
-	return s
 }

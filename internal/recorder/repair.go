@@ -1,38 +1,20 @@
-package app
+package recorder
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/packager/record"
-	"github.com/sluicemedia/sluice/storage"
 )
 
-// repairRecordings repairs the files a crash left "recording": each is cut back to its last whole
-// fragment, gets its index, and is marked "repaired". It runs at start, before any recorder.
-// Each repair is counted in repaired for the recording's metrics.
-// Each repaired file is a file_repaired event.
-func repairRecordings(ctx context.Context, st *storage.Store, dir string, repaired *bootRepairs, emit emitter, log *slog.Logger) {
-	files, err := st.FilesInState(ctx, storage.FileRecording)
-	if err != nil {
-		log.Error("listing recordings left open by a crash", "error", err)
-		return
-	}
-	for _, e := range files {
-		repaired.add(e.RecordID)
-		e = repairFile(ctx, st, dir, e, log)
-		name := recordName(ctx, st, storage.RecordRef{Module: storage.ModuleRecording, ID: e.RecordID})
-		emit.emit(fileEvent(events.FileRepaired, e.RecordID, name, e))
-	}
-}
-
-func repairFile(ctx context.Context, st *storage.Store, dir string, e storage.RecordedFile, log *slog.Logger) storage.RecordedFile {
-	e.State = storage.FileRepaired
+// Repair repairs a file a crash left being written (e, under the recordings folder dir): it is
+// cut back to its last whole fragment and gets its index. The entry returned is e with its new
+// size, duration and end, in StateRepaired; the caller saves it.
+func Repair(dir string, e Entry, log *slog.Logger) Entry {
+	e.State = StateRepaired
 	path := filepath.Join(dir, filepath.Clean("/"+e.Path))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	switch {
@@ -61,9 +43,6 @@ func repairFile(ctx context.Context, st *storage.Store, dir string, e storage.Re
 	if e.Ended == nil {
 		now := time.Now().UTC()
 		e.Ended = &now
-	}
-	if err := st.UpdateFile(ctx, e); err != nil {
-		log.Error("recorded file: saving its repair", "file", e.Path, "error", err)
 	}
 	return e
 }
