@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -212,7 +213,7 @@ func fuzzListServer(t testing.TB) (*server, []map[string]any) {
 	for i, name := range []string{"a", "b", "8000", " 8001 ", "B", "é", "x"} {
 		p := &storage.Player{Base: storage.Base{ID: storage.NewID(), Active: i%2 == 0, UserID: []string{"", "u1", "8001"}[i%3],
 			Created: t0.Add(time.Duration(i/2) * time.Second)}, VodName: name, VodPort: 8000 + i%3*1000 + i, HLSFragmentSize: float64(i%3) + 0.5,
-			Input: storage.Input{InputType: InputGenerateVideo}}
+			Input: storage.Input{InputType: kinds.InputGenerateVideo}}
 		if i%3 == 0 {
 			p.Transcoding = &storage.Transcoding{VideoTranscoding: "libx264"}
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/sluicemedia/sluice/internal/kinds"
 )
 
 // DefaultInputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may name unless the
@@ -112,7 +114,7 @@ func (p *InputPolicy) check(address string, depth int) error {
 	outer, _, isNested := strings.Cut(name, "+")
 	if !slices.Contains(p.schemes(), outer) {
 		return fmt.Errorf("uses protocol %q, which this server does not allow for %s (allowed: %s; the operator sets --input-schemes)",
-			outer, InputOther, strings.Join(p.schemes(), ", "))
+			outer, kinds.InputOther, strings.Join(p.schemes(), ", "))
 	}
 	if isNested {
 		// ffmpeg opens the rest with the inner protocol: crypto+http://... reads http://...

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/kinds"
 )
 
 // otherCases are INPUT_TYPE_OTHER addresses under the default policy, shared with the fuzz seeds:
@@ -127,7 +129,7 @@ func TestOtherInputWrappersCheckWhatTheyWrap(t *testing.T) {
 func TestOtherInputRefusedAtCreateAndUpdate(t *testing.T) {
 	e := newEnv(t)
 	other := func(addr string) map[string]any {
-		return map[string]any{"input_type": InputOther, "input_stream_url": addr}
+		return map[string]any{"input_type": kinds.InputOther, "input_stream_url": addr}
 	}
 	for _, addr := range []string{"/etc/passwd", "gopher://10.0.0.1/", "concat:/a|/b", "crypto+file:/etc/shadow"} {
 		res := e.post("/api/recording/create", merge(recordingBody("r"), map[string]any{"input": other(addr)}))

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -59,7 +60,7 @@ func recordingsAPI(t testing.TB, n int) (*env, *countingProcs, *countingStore) {
 	for i := range n {
 		rec := &storage.Recording{Base: storage.Base{ID: storage.NewID(), Active: i%3 == 0, Created: t0.Add(time.Duration(i) * time.Second)},
 			RecordingName: fmt.Sprintf("rec-%04d", i), RecordingType: "RECORDING_STREAM_TO_FILE", OutputFormat: formats[i%3],
-			Input: storage.Input{InputType: InputGenerateVideo, EncodingRate: 24}}
+			Input: storage.Input{InputType: kinds.InputGenerateVideo, EncodingRate: 24}}
 		if err := st.Create(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +201,7 @@ func TestStoreQueryMatchesMemory(t *testing.T) {
 		p := &storage.Player{Base: storage.Base{ID: storage.NewID(), Active: rng.IntN(2) == 0, UserID: users[rng.IntN(len(users))],
 			Created: t0.Add(time.Duration(rng.IntN(20)) * time.Second)}, // ties on created
 			VodName: fmt.Sprintf("%s#%d", names[rng.IntN(len(names))], i), VodPort: 8000 + i, HLSFragmentSize: sizes[rng.IntN(len(sizes))],
-			LiveSyncDurationCount: rng.IntN(3), Input: storage.Input{InputType: InputGenerateVideo}}
+			LiveSyncDurationCount: rng.IntN(3), Input: storage.Input{InputType: kinds.InputGenerateVideo}}
 		if i%7 == 0 {
 			p.VodName = names[i/7] // bare, so that numeric names exist
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -55,16 +56,16 @@ func TestRestreamCreateAndRead(t *testing.T) {
 
 func TestRestreamTypeDerivation(t *testing.T) {
 	ins := map[string]string{
-		InputSRTSoftware: "SRT", InputSRTHardware: "SRT", InputRTMPSoftware: "RTMP", InputRTMPHardware: "RTMP",
-		InputSRTListen: "SRT", InputRTMPListen: "RTMP", InputRTSPListen: "RTSP", InputUDPListen: "UDP", InputHTTPListen: "HTTP",
-		InputSRTURL: "SRT", InputRTMPURL: "RTMP", InputRTSPURL: "RTSP", InputUDPURL: "UDP", InputHTTPURL: "HTTP",
-		InputHLSURL: "HLS", InputMPEGDASHURL: "DASH", InputOther: "OTHER", InputGenerateVideo: "TEST",
+		kinds.InputSRTSoftware: "SRT", kinds.InputSRTHardware: "SRT", kinds.InputRTMPSoftware: "RTMP", kinds.InputRTMPHardware: "RTMP",
+		kinds.InputSRTListen: "SRT", kinds.InputRTMPListen: "RTMP", kinds.InputRTSPListen: "RTSP", kinds.InputUDPListen: "UDP", kinds.InputHTTPListen: "HTTP",
+		kinds.InputSRTURL: "SRT", kinds.InputRTMPURL: "RTMP", kinds.InputRTSPURL: "RTSP", kinds.InputUDPURL: "UDP", kinds.InputHTTPURL: "HTTP",
+		kinds.InputHLSURL: "HLS", kinds.InputMPEGDASHURL: "DASH", kinds.InputOther: "OTHER", kinds.InputGenerateVideo: "TEST",
 	}
 	outs := map[string]string{
-		OutputLocalRTMPURL: "RTMP", OutputOtherRTMPURL: "RTMP", OutputRTSPURL: "RTSP", OutputSRTURL: "SRT",
-		OutputUDPURL: "UDP", OutputHTTPURL: "HTTP", OutputRTPURL: "RTP",
+		kinds.OutputLocalRTMPURL: "RTMP", kinds.OutputOtherRTMPURL: "RTMP", kinds.OutputRTSPURL: "RTSP", kinds.OutputSRTURL: "SRT",
+		kinds.OutputUDPURL: "UDP", kinds.OutputHTTPURL: "HTTP", kinds.OutputRTPURL: "RTP",
 	}
-	if len(ins) != len(inputTypes) || len(outs) != len(outputTypes) {
+	if len(ins) != len(kinds.InputTypes()) || len(outs) != len(kinds.OutputTypes()) {
 		t.Fatal("table does not cover every type")
 	}
 	for it, iw := range ins {
@@ -180,4 +181,12 @@ func TestRestreamListenPortConflictAcrossModules(t *testing.T) {
 	wantErr(t, e.post("/api/restream/create", body), http.StatusConflict, CodePortTaken, "input.input_stream_listen_port.port")
 	body["input"].(map[string]any)["input_stream_listen_port"] = map[string]any{"port": 9001, "transport": "udp"}
 	e.mustCreate("restream", body)
+}
+
+// TestKindsTransportsAreTheStores: a listen input's transport from the types table is checked
+// against the stored port's.
+func TestKindsTransportsAreTheStores(t *testing.T) {
+	if kinds.TCP != storage.TCP || kinds.UDP != storage.UDP {
+		t.Fatalf("kinds transports %q %q, store's %q %q", kinds.TCP, kinds.UDP, storage.TCP, storage.UDP)
+	}
 }

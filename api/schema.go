@@ -1,6 +1,10 @@
 package api
 
-import "maps"
+import (
+	"maps"
+
+	"github.com/sluicemedia/sluice/internal/kinds"
+)
 
 // JSON Schema helpers for the OpenAPI document. Numbers are also accepted as numeric strings.
 
@@ -77,7 +81,7 @@ func componentName(m *module) string {
 
 func inputSchema() map[string]any {
 	return jsObject([]string{"input_type"}, map[string]any{
-		"input_type":      jsEnum(inputTypes...),
+		"input_type":      jsEnum(kinds.InputTypes()...),
 		"input_server_id": jsID(),
 		"input_module_id": jsID(),
 		"input_stream_id": jsString(1, 512),
@@ -97,7 +101,7 @@ func inputSchema() map[string]any {
 
 func outputSchema() map[string]any {
 	return jsObject([]string{"output_type", "output_stream_url"}, map[string]any{
-		"output_type":       jsEnum(outputTypes...),
+		"output_type":       jsEnum(kinds.OutputTypes()...),
 		"output_stream_url": jsString(1, maxURL),
 		"output_stream_key": jsString(0, 1024),
 	})

@@ -5,68 +5,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
-
-// Input types of spec 2.1.
-const (
-	InputSRTSoftware   = "INPUT_TYPE_SRT_SOFTWARE"
-	InputSRTHardware   = "INPUT_TYPE_SRT_HARDWARE"
-	InputRTMPSoftware  = "INPUT_TYPE_RTMP_SOFTWARE"
-	InputRTMPHardware  = "INPUT_TYPE_RTMP_HARDWARE"
-	InputSRTListen     = "INPUT_TYPE_SRT_LISTEN"
-	InputRTMPListen    = "INPUT_TYPE_RTMP_LISTEN"
-	InputRTSPListen    = "INPUT_TYPE_RTSP_LISTEN"
-	InputUDPListen     = "INPUT_TYPE_UDP_LISTEN"
-	InputHTTPListen    = "INPUT_TYPE_HTTP_LISTEN"
-	InputSRTURL        = "INPUT_TYPE_SRT_URL"
-	InputRTMPURL       = "INPUT_TYPE_RTMP_URL"
-	InputRTSPURL       = "INPUT_TYPE_RTSP_URL"
-	InputUDPURL        = "INPUT_TYPE_UDP_URL"
-	InputHTTPURL       = "INPUT_TYPE_HTTP_URL"
-	InputHLSURL        = "INPUT_TYPE_HLS_URL"
-	InputMPEGDASHURL   = "INPUT_TYPE_MPEG_DASH_URL"
-	InputOther         = "INPUT_TYPE_OTHER"
-	InputGenerateVideo = "INPUT_TYPE_GENERATE_TEST_VIDEO"
-)
-
-// inputKind says what an input type needs and which protocol word names it in restream_type.
-type inputKind struct {
-	word      string   // protocol word of restream_type
-	server    string   // "srt" or "rtmp" for server-module inputs
-	listen    string   // required transport for listen inputs
-	schemes   []string // accepted URL schemes for pull inputs (and optional on listen inputs)
-	needsHost bool
-}
-
-var inputKinds = map[string]inputKind{
-	InputSRTSoftware:   {word: "SRT", server: "srt"},
-	InputSRTHardware:   {word: "SRT", server: "srt"},
-	InputRTMPSoftware:  {word: "RTMP", server: "rtmp"},
-	InputRTMPHardware:  {word: "RTMP", server: "rtmp"},
-	InputSRTListen:     {word: "SRT", listen: storage.UDP, schemes: []string{"srt"}},
-	InputUDPListen:     {word: "UDP", listen: storage.UDP, schemes: []string{"udp"}},
-	InputRTMPListen:    {word: "RTMP", listen: storage.TCP, schemes: []string{"rtmp", "rtmps"}},
-	InputRTSPListen:    {word: "RTSP", listen: storage.TCP, schemes: []string{"rtsp", "rtsps"}},
-	InputHTTPListen:    {word: "HTTP", listen: storage.TCP, schemes: []string{"http", "https"}},
-	InputSRTURL:        {word: "SRT", schemes: []string{"srt"}},
-	InputRTMPURL:       {word: "RTMP", schemes: []string{"rtmp", "rtmps"}, needsHost: true},
-	InputRTSPURL:       {word: "RTSP", schemes: []string{"rtsp", "rtsps"}, needsHost: true},
-	InputUDPURL:        {word: "UDP", schemes: []string{"udp"}},
-	InputHTTPURL:       {word: "HTTP", schemes: []string{"http", "https"}, needsHost: true},
-	InputHLSURL:        {word: "HLS", schemes: []string{"http", "https"}, needsHost: true},
-	InputMPEGDASHURL:   {word: "DASH", schemes: []string{"http", "https"}, needsHost: true},
-	InputOther:         {word: "OTHER"},
-	InputGenerateVideo: {word: "TEST"},
-}
-
-// inputTypes lists the input types in the spec's order (for messages and the OpenAPI enum).
-var inputTypes = []string{
-	InputSRTSoftware, InputSRTHardware, InputRTMPSoftware, InputRTMPHardware,
-	InputSRTListen, InputRTMPListen, InputRTSPListen, InputUDPListen, InputHTTPListen,
-	InputSRTURL, InputRTMPURL, InputRTSPURL, InputUDPURL, InputHTTPURL, InputOther,
-	InputHLSURL, InputMPEGDASHURL, InputGenerateVideo,
-}
 
 // maxURL bounds stream addresses.
 const maxURL = 4096
@@ -74,25 +15,25 @@ const maxURL = 4096
 // validateInput reads an input object (spec 2.1). Only the fields its type uses are kept.
 func validateInput(f *fields) storage.Input {
 	var in storage.Input
-	typ, _ := f.enum("input_type", true, inputTypes...)
-	kind := inputKinds[typ]
+	typ, _ := f.enum("input_type", true, kinds.InputTypes()...)
+	kind, _ := kinds.InputOf(typ)
 	in.InputType = typ
 	in.ModuleName, _ = f.text("module_name", false, 256)
 	in.ModuleType, _ = f.text("module_type", false, 256)
 	f.alias("input_server_id", "input_module_id")
 	switch {
 	case !f.ok():
-	case kind.server != "":
-		in.InputServerID, in.InputStreamID = validateServerInput(f, kind.server)
-	case kind.listen != "":
-		in.InputStreamListenPort = validateListenPort(f, true, kind.listen)
-		in.InputStreamURL = streamURL(f, "input_stream_url", false, kind.schemes, false, true)
-	case typ == InputOther:
+	case kind.Server != "":
+		in.InputServerID, in.InputStreamID = validateServerInput(f, kind.Server)
+	case kind.Listen != "":
+		in.InputStreamListenPort = validateListenPort(f, true, kind.Listen)
+		in.InputStreamURL = streamURL(f, "input_stream_url", false, kind.Schemes, false, true)
+	case typ == kinds.InputOther:
 		in.InputStreamURL = otherURL(f)
-	case typ == InputGenerateVideo:
+	case typ == kinds.InputGenerateVideo:
 		validateTestVideo(f, &in)
 	default:
-		in.InputStreamURL = streamURL(f, "input_stream_url", true, kind.schemes, kind.needsHost, false)
+		in.InputStreamURL = streamURL(f, "input_stream_url", true, kind.Schemes, kind.NeedsHost, false)
 		// A pull input may also name the port it listens on (SRT with mode=listener).
 		in.InputStreamListenPort = validateListenPort(f, false, "")
 	}

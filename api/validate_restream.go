@@ -1,6 +1,9 @@
 package api
 
-import "github.com/sluicemedia/sluice/storage"
+import (
+	"github.com/sluicemedia/sluice/internal/kinds"
+	"github.com/sluicemedia/sluice/storage"
+)
 
 // validateRestream reads a restreaming process record (spec 2.5). Input and output may come as
 // one-element arrays, as reads return them. restream_type is derived; a client's value is ignored.
@@ -30,12 +33,12 @@ func validateRestream(f *fields) *storage.Restream {
 // restreamType derives RESTREAM_TYPE_<IN>_TO_<OUT> from the protocol words of the types
 // (API.md "restream_type").
 func restreamType(inputType, outputType string) string {
-	in, okIn := inputKinds[inputType]
-	out, okOut := outputKinds[outputType]
+	in, okIn := kinds.InputOf(inputType)
+	out, okOut := kinds.OutputOf(outputType)
 	if !okIn || !okOut {
 		return ""
 	}
-	return "RESTREAM_TYPE_" + in.word + "_TO_" + out.word
+	return "RESTREAM_TYPE_" + in.Word + "_TO_" + out.Word
 }
 
 // keepID returns the id an input or output object carries (as read back from getById), or a new

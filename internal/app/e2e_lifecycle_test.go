@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
@@ -93,7 +94,7 @@ func checkNothingLeft(t *testing.T, ts *testServer, ports []int) {
 	if kids := testutil.Children(os.Getpid()); len(kids) > 0 {
 		t.Errorf("child processes left after every record was removed: %v", kids)
 	}
-	mine, err := ownSockets()
+	mine, _, err := procfs.Listeners(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func checkNothingLeft(t *testing.T, ts *testServer, ports []int) {
 		switch {
 		case err == nil:
 			l.Close()
-		case mine[storageKey(p, "TCP")]:
+		case mine[p]:
 			t.Errorf("port %d still bound by the server after every record was removed: %v", p, err)
 		default:
 			t.Logf("port %d taken by another program meanwhile: %v", p, err)
@@ -154,7 +155,7 @@ func TestStartRemovePairs(t *testing.T) {
 	checkNothingLeft(t, ts, ports)
 	// Each port can be taken again at once. Only a program other than this one may hold one
 	// meanwhile (this machine is busy); the server itself must hold none.
-	mine, err := ownSockets()
+	mine, _, err := procfs.Listeners(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestStartRemovePairs(t *testing.T) {
 		switch {
 		case st == http.StatusCreated:
 		case st == http.StatusConflict && strings.Contains(string(raw), "bound by another program") &&
-			!mine[storageKey(ports[i], "TCP")]:
+			!mine[ports[i]]:
 			t.Logf("port %d taken by another program meanwhile", ports[i])
 		default:
 			t.Errorf("create again on port %d: status %d: %s", ports[i], st, raw)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/protocols/dash"
@@ -19,28 +20,6 @@ import (
 	"github.com/sluicemedia/sluice/protocols/testsrc"
 	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
-)
-
-// Input types (spec 2.1).
-const (
-	inSRTSoftware  = "INPUT_TYPE_SRT_SOFTWARE"
-	inSRTHardware  = "INPUT_TYPE_SRT_HARDWARE"
-	inRTMPSoftware = "INPUT_TYPE_RTMP_SOFTWARE"
-	inRTMPHardware = "INPUT_TYPE_RTMP_HARDWARE"
-	inSRTListen    = "INPUT_TYPE_SRT_LISTEN"
-	inRTMPListen   = "INPUT_TYPE_RTMP_LISTEN"
-	inRTSPListen   = "INPUT_TYPE_RTSP_LISTEN"
-	inUDPListen    = "INPUT_TYPE_UDP_LISTEN"
-	inHTTPListen   = "INPUT_TYPE_HTTP_LISTEN"
-	inSRTURL       = "INPUT_TYPE_SRT_URL"
-	inRTMPURL      = "INPUT_TYPE_RTMP_URL"
-	inRTSPURL      = "INPUT_TYPE_RTSP_URL"
-	inUDPURL       = "INPUT_TYPE_UDP_URL"
-	inHTTPURL      = "INPUT_TYPE_HTTP_URL"
-	inHLSURL       = "INPUT_TYPE_HLS_URL"
-	inDASHURL      = "INPUT_TYPE_MPEG_DASH_URL"
-	inOther        = "INPUT_TYPE_OTHER"
-	inTest         = "INPUT_TYPE_GENERATE_TEST_VIDEO"
 )
 
 // inputs builds the input side of process pipelines.
@@ -58,28 +37,21 @@ type sourceFunc func(ctx context.Context, s *stream.Stream) error
 // build returns the Stream a process reads and the part that feeds it (nil when a server
 // module feeds it).
 func (in *inputs) build(id string, input storage.Input, log *slog.Logger) (*stream.Stream, *Part, error) {
-	switch input.InputType {
-	case inRTMPSoftware, inRTMPHardware:
-		s := in.hub.registry(input.InputServerID).GetOrCreate(input.InputStreamID)
-		if input.InputType == inRTMPHardware {
-			s.SetHardware(true) // see the SRT case below
-		}
-		return s, nil, nil
-	case inSRTSoftware, inSRTHardware:
-		name, err := in.srtStreamName(input)
+	if kind, _ := kinds.InputOf(input.InputType); kind.Server != "" {
+		name, err := in.moduleStreamName(input, kind)
 		if err != nil {
 			return nil, nil, err
 		}
 		s := in.hub.registry(input.InputServerID).GetOrCreate(name)
 		// The repair belongs to the published stream, which several processes may read: one
 		// *_HARDWARE reader turns it on for the stream's next publishers, and it stays on.
-		if input.InputType == inSRTHardware {
+		if kind.Hardware {
 			s.SetHardware(true)
 		}
 		return s, nil, nil
 	}
 	var probe *srt.Probe
-	if input.InputType == inSRTListen || input.InputType == inSRTURL {
+	if input.InputType == kinds.InputSRTListen || input.InputType == kinds.InputSRTURL {
 		probe = &srt.Probe{}
 	}
 	src, err := in.source(input, probe, log)
@@ -105,15 +77,15 @@ func (in *inputs) listenAddr(input storage.Input) string {
 // source maps an input type to its protocol; probe reports an SRT input's link.
 func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger) (sourceFunc, error) {
 	switch input.InputType {
-	case inRTMPListen:
+	case kinds.InputRTMPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtmp.Listen(ctx, in.listenAddr(input), s, log)
 		}, nil
-	case inRTMPURL:
+	case kinds.InputRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtmp.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
-	case inSRTListen:
+	case kinds.InputSRTListen:
 		opts := srt.Options{}
 		if input.InputStreamURL != "" {
 			ep, err := srt.ParseListenURL(input.InputStreamURL)
@@ -129,43 +101,43 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 			}
 			return l.Run(ctx)
 		}, nil
-	case inSRTURL:
+	case kinds.InputSRTURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return srt.Pull(ctx, input.InputStreamURL, s, log, probe)
 		}, nil
-	case inRTSPListen:
+	case kinds.InputRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtsp.Listen(ctx, in.listenAddr(input), s, log)
 		}, nil
-	case inRTSPURL:
+	case kinds.InputRTSPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return rtsp.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
-	case inUDPListen:
+	case kinds.InputUDPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Host: in.cfg.MediaBind, Log: log})
 		}, nil
-	case inUDPURL:
+	case kinds.InputUDPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return udp.Pull(ctx, input.InputStreamURL, s, udp.Options{Log: log})
 		}, nil
-	case inHTTPListen:
+	case kinds.InputHTTPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Host: in.cfg.MediaBind, Log: log})
 		}, nil
-	case inHTTPURL:
+	case kinds.InputHTTPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return httpts.Pull(ctx, input.InputStreamURL, s, httpts.PullOptions{Log: log})
 		}, nil
-	case inHLSURL:
+	case kinds.InputHLSURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return hls.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
-	case inDASHURL:
+	case kinds.InputMPEGDASHURL:
 		return func(ctx context.Context, s *stream.Stream) error {
 			return dash.Pull(ctx, input.InputStreamURL, s, log)
 		}, nil
-	case inOther:
+	case kinds.InputOther:
 		// Records stored before the policy (or under a wider one) are held to it at each start.
 		policy := api.InputPolicy{Schemes: in.cfg.InputSchemes, AllowLocalFiles: in.cfg.AllowLocalFiles}
 		if err := policy.Check(input.InputStreamURL); err != nil {
@@ -174,7 +146,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		return func(ctx context.Context, s *stream.Stream) error {
 			return ffin.Run(ctx, in.cfg.FFmpeg, input.InputStreamURL, s, log)
 		}, nil
-	case inTest:
+	case kinds.InputGenerateVideo:
 		p := testsrc.Params{FPS: input.EncodingRate, SoundHz: input.SoundHz, Width: input.ResolutionWidth,
 			Height: input.ResolutionHeight, DurationSec: input.VideoDurationSec, BitrateKbps: input.TestVideoBitrate}
 		if _, err := testsrc.Args(p); err != nil {
@@ -185,6 +157,15 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	}
 	return nil, fmt.Errorf("input type %s is not built in this version", input.InputType)
+}
+
+// moduleStreamName is the stream a server module input reads: an RTMP module's is its
+// input_stream_id, an SRT module's srtStreamName.
+func (in *inputs) moduleStreamName(input storage.Input, kind kinds.Input) (string, error) {
+	if kind.Server == kinds.ServerSRT {
+		return in.srtStreamName(input)
+	}
+	return input.InputStreamID, nil
 }
 
 // srtStreamName is the stream an SRT module input reads: the name in its input_stream_id

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -25,7 +26,7 @@ func TestManagerStartRules(t *testing.T) {
 	runs := &fakeRunners{started: map[string]int{}}
 	m := NewManager(st, runs.factory, t.TempDir(), slog.New(slog.DiscardHandler))
 	player := func(name string, port int, active bool) string {
-		p := &storage.Player{VodName: name, VodPort: port, Input: storage.Input{InputType: inTest}}
+		p := &storage.Player{VodName: name, VodPort: port, Input: storage.Input{InputType: kinds.InputGenerateVideo}}
 		p.ID, p.Active, p.Created, p.Modified = storage.NewID(), active, time.Now(), time.Now()
 		if err := st.Create(ctx, p); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/metrics"
+	"github.com/sluicemedia/sluice/internal/recorder"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/segment"
 )
@@ -156,16 +157,11 @@ func playerFigures(stores []*segment.Store, pc *playerCounters) func(*metrics.Pr
 	}
 }
 
-// recCounters are a file recording's counters, written by its recorder goroutine.
-type recCounters struct {
-	files, closedBytes, openBytes, writeErrors, repairs atomic.Int64
-}
-
 // recordingFigures reports a file recording's counters, and the repairs done at start for it.
-func recordingFigures(rc *recCounters, bootRepairs func() int64) func(*metrics.Process) {
+func recordingFigures(rc *recorder.Counters, bootRepairs func() int64) func(*metrics.Process) {
 	return func(p *metrics.Process) {
-		p.Recording = &metrics.Recording{Files: rc.files.Load(), BytesWritten: rc.closedBytes.Load() + rc.openBytes.Load(),
-			WriteErrors: rc.writeErrors.Load(), Repairs: rc.repairs.Load() + bootRepairs()}
+		p.Recording = &metrics.Recording{Files: rc.Files.Load(), BytesWritten: rc.ClosedBytes.Load() + rc.OpenBytes.Load(),
+			WriteErrors: rc.WriteErrors.Load(), Repairs: rc.Repairs.Load() + bootRepairs()}
 	}
 }
 

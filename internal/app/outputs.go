@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
@@ -18,17 +19,6 @@ import (
 	"github.com/sluicemedia/sluice/protocols/srt"
 	"github.com/sluicemedia/sluice/protocols/udp"
 	"github.com/sluicemedia/sluice/storage"
-)
-
-// Output types (spec 2.3).
-const (
-	outLocalRTMP = "OUTPUT_TYPE_LOCAL_RTMP_URL"
-	outOtherRTMP = "OUTPUT_TYPE_OTHER_RTMP_URL"
-	outRTSP      = "OUTPUT_TYPE_RTSP_URL"
-	outSRT       = "OUTPUT_TYPE_SRT_URL"
-	outUDP       = "OUTPUT_TYPE_UDP_URL"
-	outHTTP      = "OUTPUT_TYPE_HTTP_URL"
-	outRTP       = "OUTPUT_TYPE_RTP_URL"
 )
 
 // sendFunc delivers a reader's units to one destination until ctx ends or it fails.
@@ -44,7 +34,7 @@ type outputs struct {
 // part returns the supervised part that reads s and delivers it to out.
 func (o *outputs) part(s *stream.Stream, out storage.Output, log *slog.Logger) (Part, error) {
 	var probe *srt.Probe
-	if out.OutputType == outSRT {
+	if out.OutputType == kinds.OutputSRTURL {
 		probe = &srt.Probe{}
 	}
 	send, err := o.sender(out, probe, log)
@@ -92,29 +82,29 @@ func waitTracks(ctx context.Context, s *stream.Stream) ([]media.Track, error) {
 func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger) (sendFunc, error) {
 	target := out.OutputStreamURL
 	switch out.OutputType {
-	case outOtherRTMP:
+	case kinds.OutputOtherRTMPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return rtmp.Push(ctx, target, out.OutputStreamKey, r, tracks)
 		}, nil
-	case outLocalRTMP:
+	case kinds.OutputLocalRTMPURL:
 		return o.localRTMP(out)
-	case outRTSP:
+	case kinds.OutputRTSPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return rtsp.Push(ctx, target, r, tracks, log)
 		}, nil
-	case outSRT:
+	case kinds.OutputSRTURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return srt.Send(ctx, target, r, tracks, log, probe)
 		}, nil
-	case outUDP:
+	case kinds.OutputUDPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return udp.Send(ctx, target, r, tracks, udp.SendOptions{Log: log})
 		}, nil
-	case outRTP:
+	case kinds.OutputRTPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
 			return udp.SendRTP(ctx, target, r, tracks, udp.SendOptions{Log: log})
 		}, nil
-	case outHTTP:
+	case kinds.OutputHTTPURL:
 		u, method, err := httpMethod(target)
 		if err != nil {
 			return nil, err

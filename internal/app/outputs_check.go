@@ -4,18 +4,22 @@ import (
 	"fmt"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/flv"
+	"github.com/sluicemedia/sluice/packager/record"
 	"github.com/sluicemedia/sluice/storage"
 )
 
-// carries tells whether an output type can carry a codec as it is. RTMP is FLV: H.264, H.265
-// (enhanced RTMP), AAC and MP3, no Opus; RTSP and the MPEG-TS outputs carry every codec the
-// bus knows.
-// Recording formats: flv and avi carry no Opus either; mp4 and mov carry every codec.
-func carries(outputType string, c media.Codec) bool {
-	switch outputType {
-	case outLocalRTMP, outOtherRTMP, "flv", "avi":
-		return c != media.CodecOpus
+// carries tells whether an output type or a recording format can carry a codec as it is: RTMP
+// is FLV (flv.Carries); recording formats say it themselves (record.Carries); RTSP and the
+// MPEG-TS outputs carry every codec the bus knows.
+func carries(output string, c media.Codec) bool {
+	switch output {
+	case kinds.OutputLocalRTMPURL, kinds.OutputOtherRTMPURL:
+		return flv.Carries(c)
+	case record.FormatMP4, record.FormatMOV, record.FormatFLV, record.FormatAVI:
+		return record.Carries(output, c)
 	}
 	return true
 }
@@ -60,16 +64,12 @@ func checkCarried(in *inputs, input storage.Input, tc *storage.Transcoding, outp
 
 // knownTracks returns the tracks of a server module stream that is publishing now, else nil.
 func (in *inputs) knownTracks(input storage.Input) []media.Track {
-	name := input.InputStreamID
-	switch input.InputType {
-	case inRTMPSoftware, inRTMPHardware:
-	case inSRTSoftware, inSRTHardware:
-		n, err := in.srtStreamName(input)
-		if err != nil {
-			return nil
-		}
-		name = n
-	default:
+	kind, _ := kinds.InputOf(input.InputType)
+	if kind.Server == "" {
+		return nil
+	}
+	name, err := in.moduleStreamName(input, kind)
+	if err != nil {
 		return nil
 	}
 	s, ok := in.hub.registry(input.InputServerID).Get(name)

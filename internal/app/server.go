@@ -19,6 +19,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/internal/sysstats"
 	"github.com/sluicemedia/sluice/internal/webhooks"
 	"github.com/sluicemedia/sluice/storage"
 	"github.com/sluicemedia/sluice/transcode"
@@ -138,7 +139,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		return nil
 	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
-		Speed: &SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
+		Speed: &sysstats.SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
 	evHub.SetStats(utils.ServerStat)
 	// Events emitted before wait in the hub's queue.
 	evWG.Go(func() {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/sysstats"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -127,7 +128,7 @@ func TestSpeedTestBetweenTwoServers(t *testing.T) {
 	t.Setenv("SLUICE_SPEEDTEST_URL", peer.base+"/api/utils/speedtest")
 	ts := startServerEnv(t, t.TempDir(), runs.factory, Getenv)
 	defer ts.stop()
-	var res SpeedResult
+	var res sysstats.SpeedResult
 	ts.call("/api/utils/speedtest", nil, http.StatusOK, &res)
 	t.Logf("latency %.2f ms jitter %.2f ms; down %.0f B/s (%d B in %.0f ms); up %.0f B/s (%d B in %.0f ms); iface %+v",
 		res.Ping.Latency, res.Ping.Jitter, res.Download.Bandwidth, res.Download.Bytes, res.Download.Elapsed,
@@ -135,7 +136,7 @@ func TestSpeedTestBetweenTwoServers(t *testing.T) {
 	if res.Ping.Latency <= 0 || res.Ping.Latency >= 50 || res.Ping.Jitter < 0 {
 		t.Errorf("latency %v ms jitter %v ms", res.Ping.Latency, res.Ping.Jitter)
 	}
-	for name, d := range map[string]SpeedTransfer{"download": res.Download, "upload": res.Upload} {
+	for name, d := range map[string]sysstats.SpeedTransfer{"download": res.Download, "upload": res.Upload} {
 		if d.Bandwidth <= 0 || d.Bytes <= 0 || d.Elapsed <= 0 {
 			t.Errorf("%s: %+v", name, d)
 		}
@@ -148,44 +149,6 @@ func TestSpeedTestBetweenTwoServers(t *testing.T) {
 	}
 	if res.Timestamp.IsZero() {
 		t.Error("no timestamp")
-	}
-}
-
-func TestOwnSocketsSeesListenersOnly(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	closed, _ := net.Listen("tcp", "127.0.0.1:0")
-	closedPort := closed.Addr().(*net.TCPAddr).Port
-	closed.Close()
-	// A connected client socket is not a listener.
-	conn, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	clientPort := conn.LocalAddr().(*net.TCPAddr).Port
-
-	got, err := ownSockets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcp := storage.PortKey{Port: l.Addr().(*net.TCPAddr).Port, Transport: storage.TCP}
-	udp := storage.PortKey{Port: pc.LocalAddr().(*net.UDPAddr).Port, Transport: storage.UDP}
-	if !got[tcp] || !got[udp] {
-		t.Fatalf("own sockets %v lack %v or %v", got, tcp, udp)
-	}
-	for _, k := range []storage.PortKey{{Port: closedPort, Transport: storage.TCP}, {Port: clientPort, Transport: storage.TCP}} {
-		if got[k] {
-			t.Errorf("%v listed, but it is not listening", k)
-		}
 	}
 }
 

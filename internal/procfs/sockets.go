@@ -92,3 +92,29 @@ func SocketInodes(pid int) (map[string]bool, error) {
 	}
 	return inodes, nil
 }
+
+// Listeners returns the ports process pid (0: this process) listens on now, by transport:
+// TCP sockets in LISTEN and unconnected bound UDP sockets, matched to the process through the
+// socket inodes of its fd folder.
+func Listeners(pid int) (tcp, udp map[int]bool, err error) {
+	inodes, err := SocketInodes(pid)
+	if err != nil {
+		return nil, nil, err
+	}
+	tcp, udp = map[int]bool{}, map[int]bool{}
+	for _, t := range []struct {
+		proto, state string
+		out          map[int]bool
+	}{{"tcp", TCPListen, tcp}, {"udp", UDPUnconnected, udp}} {
+		socks, err := Sockets(t.proto)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range socks {
+			if s.State == t.state && inodes[s.Inode] {
+				t.out[s.Port] = true
+			}
+		}
+	}
+	return tcp, udp, nil
+}

@@ -62,3 +62,44 @@ func TestOwnSockets(t *testing.T) {
 		t.Error("own UDP socket not found")
 	}
 }
+
+// TestListenersSeesListenersOnly: this process's TCP listener and bound UDP socket are listed;
+// a closed listener and a connected client socket are not.
+func TestListenersSeesListenersOnly(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+	// A connected client socket is not a listener.
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	clientPort := conn.LocalAddr().(*net.TCPAddr).Port
+
+	tcp, udp, err := Listeners(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp, up := l.Addr().(*net.TCPAddr).Port, pc.LocalAddr().(*net.UDPAddr).Port; !tcp[lp] || !udp[up] {
+		t.Fatalf("listeners tcp %v udp %v lack TCP %d or UDP %d", tcp, udp, lp, up)
+	}
+	for _, p := range []int{closedPort, clientPort} {
+		if tcp[p] {
+			t.Errorf("TCP %d listed, but it is not listening", p)
+		}
+	}
+}

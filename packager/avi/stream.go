@@ -45,6 +45,9 @@ func newStream(i int, trk media.Track) (*stream, error) {
 	if trk.ClockRate <= 0 {
 		return nil, fmt.Errorf("avi: track %d (%v): clock rate %d is not positive", i, trk.Codec, trk.ClockRate)
 	}
+	if !Carries(trk.Codec) {
+		return nil, fmt.Errorf("avi: track %d: %w: %v (H264, H265, AAC and MP3 are)", i, ErrUnsupportedCodec, trk.Codec)
+	}
 	s := &stream{trk: trk, scale: 1, rate: 25}
 	switch trk.Codec {
 	case media.CodecH264, media.CodecH265:
@@ -65,10 +68,17 @@ func newStream(i int, trk media.Track) (*stream, error) {
 		if s.rate < 32000 {
 			s.scale = mp3LSFrameSamples
 		}
-	default:
-		return nil, fmt.Errorf("avi: track %d: %w: %v (H264, H265, AAC and MP3 are)", i, ErrUnsupportedCodec, trk.Codec)
 	}
 	return s, nil
+}
+
+// Carries tells whether an AVI file carries codec c: H.264, H.265, AAC and MP3; not Opus.
+func Carries(c media.Codec) bool {
+	switch c {
+	case media.CodecH264, media.CodecH265, media.CodecAAC, media.CodecMP3:
+		return true
+	}
+	return false
 }
 
 // sampleRate is the audio sample rate in Hz.

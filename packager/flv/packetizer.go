@@ -17,6 +17,16 @@ type Packetizer struct {
 	buf    []byte
 }
 
+// Carries tells whether the Packetizer, and so RTMP and FLV files, carries codec c: H.264,
+// H.265 (enhanced RTMP), AAC and MP3; not Opus.
+func Carries(c media.Codec) bool {
+	switch c {
+	case media.CodecH264, media.CodecH265, media.CodecAAC, media.CodecMP3:
+		return true
+	}
+	return false
+}
+
 // NewPacketizer returns a Packetizer for the tracks. It fails for codecs FLV does not carry
 // here (Opus) and for tracks without decoder parameters.
 func NewPacketizer(tracks []media.Track) (*Packetizer, error) {
@@ -25,20 +35,17 @@ func NewPacketizer(tracks []media.Track) (*Packetizer, error) {
 		if trk.ClockRate <= 0 {
 			return nil, fmt.Errorf("flv: track %d (%s): clock rate %d", trk.ID, trk.Codec, trk.ClockRate)
 		}
-		switch trk.Codec {
-		case media.CodecH264, media.CodecH265, media.CodecMP3:
-		case media.CodecAAC:
-			if len(trk.Params.AudioConfig) == 0 {
-				asc, err := mpeg4audio.AudioSpecificConfig{Type: mpeg4audio.ObjectTypeAACLC,
-					SampleRate: trk.Params.SampleRate, ChannelCount: trk.Params.Channels}.Marshal()
-				if err != nil {
-					return nil, fmt.Errorf("flv: track %d (AAC) has no AudioSpecificConfig and %d Hz, %d channels: %w",
-						trk.ID, trk.Params.SampleRate, trk.Params.Channels, err)
-				}
-				trk.Params.AudioConfig = asc
-			}
-		default:
+		if !Carries(trk.Codec) {
 			return nil, fmt.Errorf("flv: track %d: codec %s: %w", trk.ID, trk.Codec, ErrUnsupportedCodec)
+		}
+		if trk.Codec == media.CodecAAC && len(trk.Params.AudioConfig) == 0 {
+			asc, err := mpeg4audio.AudioSpecificConfig{Type: mpeg4audio.ObjectTypeAACLC,
+				SampleRate: trk.Params.SampleRate, ChannelCount: trk.Params.Channels}.Marshal()
+			if err != nil {
+				return nil, fmt.Errorf("flv: track %d (AAC) has no AudioSpecificConfig and %d Hz, %d channels: %w",
+					trk.ID, trk.Params.SampleRate, trk.Params.Channels, err)
+			}
+			trk.Params.AudioConfig = asc
 		}
 		p.tracks = append(p.tracks, trk)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/avi"
+	"github.com/sluicemedia/sluice/packager/flv"
 )
 
 // Formats a recording can be written in (the recording's output_format).
@@ -58,6 +60,18 @@ func NewWriter(format string, f io.WriteSeeker, tracks []media.Track) (Writer, e
 		return newAVI(f, tracks)
 	}
 	return nil, fmt.Errorf("record: unknown format %q", format)
+}
+
+// Carries tells whether a file of format carries codec c as it is: MP4 and MOV carry every
+// codec of the bus; FLV and AVI carry H.264, H.265, AAC and MP3 (no Opus).
+func Carries(format string, c media.Codec) bool {
+	switch format {
+	case FormatFLV:
+		return flv.Carries(c)
+	case FormatAVI:
+		return avi.Carries(c)
+	}
+	return true
 }
 
 // Repair makes a file cut by a crash readable: it truncates it to its last whole fragment,

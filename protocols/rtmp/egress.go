@@ -82,8 +82,7 @@ func (e *egress) timestamp(au *media.AccessUnit) int64 {
 func (e *egress) configure(tracks []media.Track, ts int64) error {
 	var carried []media.Track
 	for _, t := range tracks {
-		switch t.Codec {
-		case media.CodecH264, media.CodecH265, media.CodecAAC, media.CodecMP3:
+		if flv.Carries(t.Codec) {
 			carried = append(carried, t)
 		}
 	}

@@ -1,4 +1,4 @@
-package app
+package sysstats
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/sluicemedia/sluice/api"
 )
 
 // SpeedTester measures the network against another sluice's speed-test peer endpoints
@@ -82,7 +80,7 @@ func (st *SpeedTester) Run(ctx context.Context) (any, error) {
 	}
 	if st.URL == "" {
 		return nil, fmt.Errorf("%w: no speed-test target is configured; start sluice with --speedtest-url "+
-			"(or SLUICE_SPEEDTEST_URL) set to another sluice's http://host:port/api/utils/speedtest", api.ErrNotAvailable)
+			"(or SLUICE_SPEEDTEST_URL) set to another sluice's http://host:port/api/utils/speedtest", ErrNotAvailable)
 	}
 	phase, pings := st.Phase, st.Pings
 	if phase <= 0 {
@@ -176,12 +174,12 @@ func get(ctx context.Context, client *http.Client, target string) (int64, error)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%w: speed test: %w", api.ErrNotAvailable, err)
+		return 0, fmt.Errorf("%w: speed test: %w", ErrNotAvailable, err)
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return n, fmt.Errorf("%w: speed test: %s answered %s", api.ErrNotAvailable, target, resp.Status)
+		return n, fmt.Errorf("%w: speed test: %s answered %s", ErrNotAvailable, target, resp.Status)
 	}
 	return n, err
 }
@@ -197,12 +195,12 @@ func upload(ctx context.Context, client *http.Client, target string) (int64, err
 	req.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%w: speed test: %w", api.ErrNotAvailable, err)
+		return 0, fmt.Errorf("%w: speed test: %w", ErrNotAvailable, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%w: speed test: %s answered %s", api.ErrNotAvailable, target, resp.Status)
+		return 0, fmt.Errorf("%w: speed test: %s answered %s", ErrNotAvailable, target, resp.Status)
 	}
 	return int64(len(uploadBody)), nil
 }
@@ -253,11 +251,11 @@ func (st *SpeedTester) runOokla(ctx context.Context) (any, error) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, st.Command, "--format=json", "--accept-license", "--accept-gdpr").Output()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", api.ErrNotAvailable, st.Command, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotAvailable, st.Command, err)
 	}
 	var v json.RawMessage
 	if err := json.Unmarshal(bytes.TrimSpace(out), &v); err != nil {
-		return nil, fmt.Errorf("%w: %s printed no JSON: %w", api.ErrNotAvailable, st.Command, err)
+		return nil, fmt.Errorf("%w: %s printed no JSON: %w", ErrNotAvailable, st.Command, err)
 	}
 	return v, nil
 }

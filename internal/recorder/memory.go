@@ -1,4 +1,4 @@
-package app
+package recorder
 
 import (
 	"context"
@@ -6,41 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
-	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/record"
-	"github.com/sluicemedia/sluice/storage"
 )
-
-// recordingPipeline is an input (optionally transcoded) written to files, a new one per
-// publisher session, or kept in memory.
-func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string, r *storage.Recording, repaired *bootRepairs, emit emitter, log *slog.Logger) (*Pipeline, error) {
-	p, err := processPipeline(in, r.ID, r.Input, log)
-	if err != nil {
-		return nil, err
-	}
-	src := tr.attach(p, r.ID, r.Transcoding, log)
-	if r.RecordingType == api.RecordingToMemory {
-		window := time.Duration(r.MemoryDurationSec) * time.Second
-		if window <= 0 {
-			window = 300 * time.Second
-		}
-		mem := record.NewMemoryWith(record.MemoryOptions{Window: window, MaxBytes: in.cfg.MemoryRecordingMaxBytes, Log: log})
-		p.Sinks = append(p.Sinks, Part{Name: "memory", Run: memoryRecorder(src, mem, log)})
-		p.Memory = mem.MP4
-		return p, nil
-	}
-	fr := &fileRecorder{src: src, store: st, files: recordingFiles{dir: dir, name: r.RecordingName},
-		recordID: r.ID, format: r.OutputFormat, log: log, count: &recCounters{}, emit: emit, name: r.RecordingName}
-	p.Sinks = append(p.Sinks, Part{Name: "recorder", Run: fr.run})
-	id := r.ID
-	p.Figures = append(p.Figures, recordingFigures(fr.count, func() int64 { return repaired.get(id) }))
-	return p, nil
-}
 
 // keyGate tells whether a unit may start a file or a memory session: with video, only a video
 // key frame.
@@ -53,9 +24,9 @@ func keyGate(tracks []media.Track, au *media.AccessUnit) bool {
 	return true
 }
 
-// memoryRecorder feeds a Memory: each publisher session is a SetTracks, and the session's
-// media is kept from its first key frame.
-func memoryRecorder(src *stream.Stream, mem *record.Memory, log *slog.Logger) supervisor.RunFunc {
+// Memory returns the part that feeds mem from src: each publisher session is a SetTracks, and
+// the session's media is kept from its first key frame.
+func Memory(src *stream.Stream, mem *record.Memory, log *slog.Logger) supervisor.RunFunc {
 	return func(ctx context.Context, rep supervisor.Reporter) error {
 		rd, err := src.NewReader("memory recorder")
 		if err != nil {
