@@ -128,7 +128,8 @@ type Segmenter struct {
 	partStart int64
 	partKey   bool
 	moofSeq   uint32
-	lastStep  int64 // the main track's last DTS step, in its clock
+	lastStep  int64         // the main track's last DTS step, in its clock
+	expected  time.Duration // the open segment's expected duration: the previous one's, or Target
 
 	dropped  int64
 	overRate int64
@@ -455,6 +456,9 @@ func (sg *Segmenter) begin(au *media.AccessUnit) {
 	}
 	sg.open, sg.startDTS, sg.key = true, au.DTS, au.Key || !sg.video
 	sg.partStart, sg.partKey = au.DTS, sg.key
+	if sg.expected <= 0 {
+		sg.expected = sg.opts.Target
+	}
 	sg.arrival = au.Arrival
 	if sg.arrival.IsZero() {
 		sg.arrival = sg.opts.Now()
@@ -482,6 +486,7 @@ func (sg *Segmenter) closeSegment(next *media.AccessUnit) error {
 			return nil
 		}
 		seg = sg.partialSegment(data, parts)
+		sg.expected = seg.Duration
 	} else {
 		frag, err := sg.frag.Flush(uint32(sg.seq+1), next)
 		if err != nil {
@@ -551,14 +556,26 @@ func (sg *Segmenter) previewDateTime(seg *Segment) time.Time {
 }
 
 // partDue tells whether the open partial segment ends before au, a unit of the main track
-// that does not end the segment: when au and one more frame interval would take it past
-// PartTarget.
+// that does not end the segment. Two rules: a part never runs past PartTarget (it ends
+// before the unit that, with one more frame interval, would take it there); and the parts
+// left until the segment's expected end (its start plus the previous segment's duration, or
+// Target) are balanced, so that the segment does not end with a sliver of a part (players
+// look parts up with a tolerance of a few hundred milliseconds and skip one of 40 ms).
 func (sg *Segmenter) partDue(au *media.AccessUnit) bool {
 	if sg.opts.PartTarget <= 0 || sg.frag.Samples() == 0 {
 		return false
 	}
 	step := max(au.DTS-sg.lastMain, sg.lastStep, 0)
-	return ticksToDuration(au.DTS-sg.partStart+step, sg.clock) > sg.opts.PartTarget
+	elapsed := ticksToDuration(au.DTS-sg.partStart, sg.clock)
+	if elapsed+ticksToDuration(step, sg.clock) > sg.opts.PartTarget {
+		return true
+	}
+	left := sg.expected - ticksToDuration(sg.partStart-sg.startDTS, sg.clock)
+	if left <= sg.opts.PartTarget {
+		return false // the rest is the segment's last part
+	}
+	parts := (left + sg.opts.PartTarget - 1) / sg.opts.PartTarget
+	return elapsed >= left/parts
 }
 
 // cutPartial ends the open partial segment before next, a unit of the main track, and
