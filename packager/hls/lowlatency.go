@@ -206,10 +206,10 @@ func nextPart(win *segment.Window) (int64, int) {
 // counts from that segment's start).
 func partComing(win *segment.Window, seq int64, index, advance int) bool {
 	ns, ni := nextPart(win)
-	switch {
-	case seq == ns:
+	switch seq {
+	case ns:
 		return index >= ni && index < ni+advance
-	case seq == ns+1:
+	case ns + 1:
 		return index < advance
 	}
 	return false
