@@ -157,3 +157,69 @@ func TestPartialTrackData(t *testing.T) {
 		}
 	}
 }
+
+// checkJoined fails unless every kept segment has parts that join to its bytes, none longer
+// than max.
+func checkJoined(t *testing.T, st *segment.Store, limit time.Duration, allIndependent bool) {
+	t.Helper()
+	for _, s := range st.Snapshot().Segments {
+		if len(s.Partials) == 0 {
+			t.Fatalf("segment %d has no parts", s.Seq)
+		}
+		var joined []byte
+		for _, p := range s.Partials {
+			joined = append(joined, s.PartialData(&p)...)
+			if p.Duration > limit || p.Independent != (allIndependent || p.Index == 0) {
+				t.Errorf("segment %d part %d: %v, independent %v", s.Seq, p.Index, p.Duration, p.Independent)
+			}
+		}
+		if !bytes.Equal(joined, s.Data) {
+			t.Fatalf("segment %d: parts do not join to it", s.Seq)
+		}
+	}
+}
+
+// TestPartialsAcrossGapAndAudioOnly: a publisher gap mid-segment ends the segment in progress
+// (its parts so far make a segment, the next one is a discontinuity) and the store's segment
+// in progress is then of the new timeline; an audio-only stream is cut into independent parts.
+func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
+	t.Parallel()
+	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
+	src := segtest.NewSource(25, wall)
+	if err := sg.SetTracks(src.Tracks()); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Feed(sg, 2500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	src.Restart(time.Second)
+	if err := src.Feed(sg, 2600*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	win := st.Snapshot()
+	checkJoined(t, st, 333*time.Millisecond, false)
+	var discs int
+	for _, s := range win.Segments {
+		if s.Discontinuity {
+			discs++
+		}
+	}
+	if discs != 1 || win.Open == nil || win.Open.Seq != win.Newest().Seq+1 || win.Open.DiscSeq != 1 {
+		t.Fatalf("%d discontinuities; open %+v", discs, win.Open)
+	}
+
+	audio := segment.NewStore(segment.StoreOptions{Window: time.Hour})
+	asg := segment.NewSegmenter(audio, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
+	asrc := &segtest.Source{Audio: segtest.AAC(0), Wall: wall}
+	if err := asg.SetTracks(asrc.Tracks()); err != nil {
+		t.Fatal(err)
+	}
+	if err := asrc.Feed(asg, 4*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(audio.Snapshot().Segments); n < 3 {
+		t.Fatalf("%d audio segments", n)
+	}
+	checkJoined(t, audio, 333*time.Millisecond, true)
+}
