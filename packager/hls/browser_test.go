@@ -90,7 +90,11 @@ func TestHLSJSLowLatency(t *testing.T) {
 	if res.Latency == nil || !res.Latency.LowLatencyMode {
 		t.Errorf("hls.js not in lowLatencyMode, or no latency: %+v", res.Latency)
 	}
-	if parts.Load() < 30 || blocking.Load() < 30 {
+	// hls.js loads parts while it is within three target durations of the edge (about 100
+	// in 22 s on an idle machine); on a machine so loaded that it falls further behind it loads
+	// whole segments (28 parts seen at a load average of 15 on 2 cores), but it keeps
+	// reloading by part.
+	if parts.Load() < 10 || blocking.Load() < 30 {
 		t.Errorf("hls.js did not play it the low-latency way: %d part requests, %d blocking reloads", parts.Load(), blocking.Load())
 	}
 }
