@@ -126,14 +126,21 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		stores = []*segment.Store{hlsStore, dashStore}
 		targets = []time.Duration{hlsSize, dashSize}
 	}
+	// A low-latency player's HLS segmenter cuts partial segments (LL-HLS); when DASH shares its
+	// store, DASH serves the same segments (classic DASH over chunked segments).
+	var partTarget time.Duration
+	if r.LowLatency {
+		partTarget = time.Duration(r.PartDurationMS) * time.Millisecond
+	}
 	files := &playerFiles{
 		prefix: fmt.Sprintf("/hls/%s/%s/", r.ID, r.ID),
 		home:   "/hls/" + r.ID + "/",
 		watch: pb.site.Watch(console.Player{ID: r.ID, Name: r.VodName,
-			InitialLiveManifestSize: r.InitialLiveManifestSize, LiveSyncDurationCount: r.LiveSyncDurationCount}),
+			InitialLiveManifestSize: r.InitialLiveManifestSize, LiveSyncDurationCount: r.LiveSyncDurationCount,
+			LowLatency: r.LowLatency}),
 		assets: pb.site.Assets(),
 		hls: hls.New(hlsStore, hls.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
-			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: hlsSize, Window: hlsWin}),
+			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: hlsSize, Window: hlsWin, PartTarget: partTarget}),
 		dash: dash.New(dashStore, dash.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
 			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin}),
 	}
@@ -148,7 +155,11 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		defer rd.Close()
 		sgs := make([]*segment.Segmenter, len(stores))
 		for i, st := range stores {
-			sgs[i] = segment.NewSegmenter(st, segment.SegmenterOptions{Target: targets[i], Log: log})
+			opts := segment.SegmenterOptions{Target: targets[i], Log: log}
+			if st == hlsStore {
+				opts.PartTarget = partTarget
+			}
+			sgs[i] = segment.NewSegmenter(st, opts)
 		}
 		rep.SetState(supervisor.Running)
 		if emit != nil && !ready.Load() {

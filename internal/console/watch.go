@@ -18,6 +18,10 @@ type Player struct {
 	// LiveSyncDurationCount is hls.js's liveSyncDurationCount and dash.js's
 	// liveDelayFragmentCount (segments behind the live edge).
 	LiveSyncDurationCount int
+	// LowLatency plays with hls.js lowLatencyMode: the player serves LL-HLS (low_latency).
+	// hls.js then keeps PART-HOLD-BACK behind the live edge, not LiveSyncDurationCount
+	// segments, and plays up to 1.5x fast to get back to it.
+	LowLatency bool
 }
 
 // watchData is the template's data.

@@ -165,9 +165,9 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, name string)
 			continue
 		}
 		if p, ok := s.Part(track); ok && p.BaseTime == t {
+			pieces, _ := s.TrackData(track)
 			video := s.Init.Tracks[s.Init.Index(track)].Codec.IsVideo()
-			segment.ServeContent(w, r, mimeType(video), segment.CacheImmutable, s.Created,
-				segment.Concat(p.Header, s.Data[p.Start:p.End]))
+			segment.ServeContent(w, r, mimeType(video), segment.CacheImmutable, s.Created, segment.Concat(pieces...))
 			return
 		}
 	}

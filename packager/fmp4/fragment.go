@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/Eyevinn/mp4ff/bits"
 	"github.com/Eyevinn/mp4ff/mp4"
@@ -54,10 +55,16 @@ var styp = func() []byte {
 
 const mdatHeaderSize = 8
 
-// encode writes the open fragment. Box objects are made per fragment (a few dozen small
-// allocations per segment); sample tables and bytes are the reusable buffers.
-func (f *Fragmenter) encode(seq uint32) (*Fragment, error) {
-	if len(styp)+f.bytes+64*1024+16*f.n > math.MaxUint32 {
+// StypSize is the size of the styp box that starts a fragment's Data and every
+// TrackFragment's Header.
+func StypSize() int { return len(styp) }
+
+// encode writes the open fragment after dst (a new buffer when dst is nil), with the styp box
+// first when withStyp is set. Box objects are made per fragment (a few dozen small
+// allocations per segment); sample tables and bytes are the reusable buffers. The offsets of
+// the returned Tracks count from the start of dst.
+func (f *Fragmenter) encode(dst []byte, seq uint32, withStyp bool) (*Fragment, error) {
+	if len(dst)+len(styp)+f.bytes+64*1024+16*f.n > math.MaxUint32 {
 		return nil, fmt.Errorf("fmp4: fragment of %d bytes too large", f.bytes)
 	}
 	mfhd := mp4.CreateMfhd(seq)
@@ -101,8 +108,19 @@ func (f *Fragmenter) encode(seq uint32) (*Fragment, error) {
 		trun.DataOffset = int32(off)
 		off += len(bufs[i].data)
 	}
-	data := make([]byte, len(styp)+moofSize+mdatHeaderSize+f.bytes)
-	n := copy(data, styp)
+	lead := 0
+	if withStyp {
+		lead = len(styp)
+	}
+	need := lead + moofSize + mdatHeaderSize + f.bytes
+	var data []byte
+	if dst == nil {
+		data = make([]byte, need)
+	} else {
+		data = slices.Grow(dst, need)[:len(dst)+need]
+	}
+	n := len(dst)
+	n += copy(data[n:], styp[:lead])
 	if err := encodeBox(moof, data[n:n+moofSize]); err != nil {
 		return nil, fmt.Errorf("fmp4: encode moof %d: %w", seq, err)
 	}

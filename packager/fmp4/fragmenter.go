@@ -120,6 +120,15 @@ func duration(d int64) uint32 {
 // nil: the last sample of next's track lasts until next's DTS, other tracks' last samples
 // repeat their previous duration.
 func (f *Fragmenter) Flush(seq uint32, next *media.AccessUnit) (*Fragment, error) {
+	return f.FlushTo(nil, seq, next, true)
+}
+
+// FlushTo is Flush writing the fragment after dst, as a low-latency segment's parts are
+// written one after the other into one buffer: the returned Data is dst with the fragment
+// appended (dst's array when it has the room), its Tracks' offsets count from the start of
+// dst, and the styp box is left out unless withStyp is set (a segment's first part has it).
+// Each TrackFragment's Header still starts with styp.
+func (f *Fragmenter) FlushTo(dst []byte, seq uint32, next *media.AccessUnit, withStyp bool) (*Fragment, error) {
 	if f.n == 0 {
 		return nil, nil
 	}
@@ -137,7 +146,7 @@ func (f *Fragmenter) Flush(seq uint32, next *media.AccessUnit) (*Fragment, error
 		}
 		t.samples[n-1].Dur = d
 	}
-	frag, err := f.encode(seq)
+	frag, err := f.encode(dst, seq, withStyp)
 	f.empty()
 	return frag, err
 }

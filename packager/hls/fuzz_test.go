@@ -41,3 +41,40 @@ func FuzzServe(f *testing.F) {
 		}
 	})
 }
+
+// FuzzServeLowLatency does the same on a low-latency player, with part names and the
+// _HLS_msn, _HLS_part and _HLS_skip queries; a wait that times out answers 503.
+func FuzzServeLowLatency(f *testing.F) {
+	fx := newLowLatencyFixture(f, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Millisecond})
+	if err := fx.src.Feed(fx.sg, 6500*time.Millisecond); err != nil {
+		f.Fatal(err)
+	}
+	id := fx.st.ID()
+	for _, s := range []string{"part_" + id + "_1_0.m4s", "part_" + id + "_6_1.m4s", "part_" + id + "_6_9.m4s", "part_" + id + "_7_0.m4s",
+		"part_" + id + "_1.m4s", "part_" + id + "_1_-1.m4s", "part__.m4s", "part_" + id + "_1_99999999999999999999.m4s"} {
+		f.Add(s, "", "")
+	}
+	for _, q := range []string{"_HLS_msn=6&_HLS_part=1", "_HLS_msn=6&_HLS_part=40", "_HLS_part=1", "_HLS_msn=7&_HLS_part=0&_HLS_skip=YES",
+		"_HLS_skip=YES", "_HLS_skip=v2", "_HLS_msn=1&_HLS_part=x"} {
+		f.Add("index.m3u8", q, "")
+	}
+	f.Add("part_"+id+"_1_0.m4s", "", "bytes=5-1")
+	f.Fuzz(func(t *testing.T, name, query, rng string) {
+		req := httptest.NewRequest(http.MethodGet, "/hls/p1/p1/x", nil)
+		req.URL.Path = "/hls/p1/p1/" + name
+		req.URL.RawQuery = url.PathEscape(query)
+		if rng != "" {
+			req.Header.Set("Range", rng)
+		}
+		rec := httptest.NewRecorder()
+		fx.h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 206, 304, 400, 404, 416, 503:
+		default:
+			t.Fatalf("%q ?%q: status %d", name, query, rec.Code)
+		}
+		if fx.h.Blocked() != 0 {
+			t.Fatalf("%q ?%q: %d requests still blocked", name, query, fx.h.Blocked())
+		}
+	})
+}

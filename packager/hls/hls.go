@@ -63,7 +63,12 @@ type Options struct {
 	BlockTimeout time.Duration
 	// MaxBlocked caps the playlist requests blocked at once on this handler; one more is
 	// answered 503 at once, so that clients cannot pile up waiting goroutines. Default 256.
+	// Waits for a partial segment (low-latency) count against the same cap.
 	MaxBlocked int
+	// PartTarget, when set, serves the low-latency playlist (LL-HLS, see lowlatency.go): the
+	// store's segmenter must cut partial segments of this target (part_duration_ms). A
+	// blocking reload that times out is then answered 503. Default 0: the classic playlist.
+	PartTarget time.Duration
 }
 
 // aheadLimit is how far past the newest segment a blocking reload may ask: further is a 400
@@ -97,7 +102,8 @@ type Handler struct {
 	st      *segment.Store
 	opts    Options
 	cache   atomic.Pointer[rendered]
-	blocked atomic.Int64 // playlist requests waiting in waitFor
+	llCache [2]atomic.Pointer[rendered] // low-latency: the full playlist and the delta update
+	blocked atomic.Int64                // playlist requests waiting in waitFor
 }
 
 // rendered is the playlist of one store snapshot, made once and served to every client. It
@@ -105,6 +111,7 @@ type Handler struct {
 // the store lets go are not kept alive by the cache.
 type rendered struct {
 	added int64
+	parts int // partial segments of the segment in progress (low-latency)
 	body  []byte
 }
 
@@ -119,7 +126,8 @@ func (h *Handler) Blocked() int { return int(h.blocked.Load()) }
 // Owns tells whether a file name (the last element of a request path) is one of the
 // handler's.
 func (h *Handler) Owns(name string) bool {
-	return name == playlistName || strings.HasPrefix(name, "init_") || strings.HasPrefix(name, "seg_")
+	return name == playlistName || strings.HasPrefix(name, "init_") || strings.HasPrefix(name, "seg_") ||
+		strings.HasPrefix(name, partPrefix)
 }
 
 // ServeHTTP serves the playlist, init segments and segments named by the request path's last
@@ -130,8 +138,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := path.Base(r.URL.Path)
 	switch {
+	case name == playlistName && h.lowLatency():
+		h.serveLowLatencyPlaylist(w, r)
 	case name == playlistName:
 		h.servePlaylist(w, r)
+	case strings.HasPrefix(name, partPrefix) && strings.HasSuffix(name, ".m4s"):
+		h.servePartial(w, r, name)
 	case strings.HasPrefix(name, "init_") && strings.HasSuffix(name, ".mp4"):
 		v, ok := h.number(strings.TrimSuffix(strings.TrimPrefix(name, "init_"), ".mp4"))
 		in, found := h.st.Snapshot().Init(int(v))

@@ -25,6 +25,7 @@ package segment
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -98,8 +99,82 @@ type Segment struct {
 	// Tracks describes each track's part of Data; a part's Header followed by its bytes of Data
 	// is the single-track segment DASH serves.
 	Tracks []fmp4.TrackFragment
+	// Partials are the segment's partial segments, in order, for a low-latency player's
+	// segmenter (SegmenterOptions.PartTarget); nil otherwise. Data is their bytes one after
+	// the other, and Tracks then sums theirs (without Header, Start and End: see TrackData).
+	Partials []Partial
 	// Created is when the segment was stored.
 	Created time.Time
+}
+
+// Partial is one partial segment of a low-latency segment (an LL-HLS EXT-X-PART): a moof and
+// mdat chunk of its segment's Data, the first one after the segment's styp box. Its bytes are
+// those of the segment, not a copy.
+type Partial struct {
+	// Index numbers the partial segments of a segment from 0.
+	Index int
+	// Start and End locate the partial segment in its segment's Data.
+	Start, End int
+	// Duration is the main track's duration in the partial segment.
+	Duration time.Duration
+	// Independent tells whether it starts with a video key frame (or is audio only).
+	Independent bool
+	// Tracks describes each track's part of it; offsets count from the start of the
+	// segment's Data and each Header starts with a styp box.
+	Tracks []fmp4.TrackFragment
+}
+
+// PartialData returns the bytes of a partial segment of s.
+func (s *Segment) PartialData(p *Partial) []byte { return s.Data[p.Start:p.End] }
+
+// TrackData returns the single-track segment of the track with media ID id (what DASH
+// serves) as pieces to concatenate (see Concat): the track's header and sample bytes, for a
+// low-latency segment those of each partial segment (one styp box at the start). The sample
+// bytes are those of Data, not a copy.
+func (s *Segment) TrackData(id int) ([][]byte, bool) {
+	if s.Partials == nil {
+		p, ok := s.Part(id)
+		if !ok {
+			return nil, false
+		}
+		return [][]byte{p.Header, s.Data[p.Start:p.End]}, true
+	}
+	var out [][]byte
+	for i := range s.Partials {
+		for j := range s.Partials[i].Tracks {
+			tf := &s.Partials[i].Tracks[j]
+			if tf.Track != id {
+				continue
+			}
+			hdr := tf.Header
+			if len(out) > 0 {
+				hdr = hdr[fmp4.StypSize():]
+			}
+			out = append(out, hdr, s.Data[tf.Start:tf.End])
+		}
+	}
+	return out, len(out) > 0
+}
+
+// sumTracks adds up the partial segments' track fragments: per track (in ID order) the first
+// one's BaseTime and Key, the sums of Duration and Samples; no Header, Start or End.
+func sumTracks(parts []Partial) []fmp4.TrackFragment {
+	var out []fmp4.TrackFragment
+	for i := range parts {
+		for _, tf := range parts[i].Tracks {
+			k := 0
+			for k < len(out) && out[k].Track != tf.Track {
+				k++
+			}
+			if k == len(out) {
+				out = append(out, fmp4.TrackFragment{Track: tf.Track, BaseTime: tf.BaseTime, Key: tf.Key})
+			}
+			out[k].Duration += tf.Duration
+			out[k].Samples += tf.Samples
+		}
+	}
+	slices.SortFunc(out, func(a, b fmp4.TrackFragment) int { return a.Track - b.Track })
+	return out
 }
 
 // Timeline is a run of segments without a gap between them (a DASH Period): their media times

@@ -40,6 +40,14 @@ type SegmenterOptions struct {
 	// its video track until the next key frame (counted in SegmenterStats.OverRate). In bytes
 	// per second of media. Default DefaultByteRate (100 Mbit/s).
 	ByteRate int64
+	// PartTarget, when set, makes low-latency segments: each is cut into partial segments
+	// (moof/mdat chunks, Segment.Partials) of at most about this much of the main track,
+	// written one after the other into the segment's one buffer, and the Store publishes the
+	// segment in progress at every partial segment (Window.Open). A partial segment ends
+	// before the unit that would take it past PartTarget (given the last frame interval), so
+	// it is no longer than PartTarget while frames come more often than that. Default 0: one
+	// moof/mdat per segment, as before (classic players). At least 50 ms when set.
+	PartTarget time.Duration
 	// Now is the clock for units without an arrival time. Default time.Now.
 	Now func() time.Time
 	// Log receives warnings. Default slog.Default().
@@ -65,6 +73,9 @@ func (o SegmenterOptions) withDefaults() SegmenterOptions {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.PartTarget > 0 {
+		o.PartTarget = max(o.PartTarget, 50*time.Millisecond)
 	}
 	return o
 }
@@ -108,6 +119,17 @@ type Segmenter struct {
 	anchorWall  time.Time
 	anchorMedia time.Duration
 	lastEnd     time.Time // program date time at which the last segment ended
+
+	// Low-latency segments (PartTarget): the open segment's bytes so far, its partial
+	// segments, where the open partial segment started and whether at a key frame, and the
+	// moof sequence number of the next partial segment.
+	buf       []byte
+	partials  []Partial
+	partStart int64
+	partKey   bool
+	moofSeq   uint32
+	lastStep  int64         // the main track's last DTS step, in its clock
+	expected  time.Duration // the open segment's expected duration: the previous one's, or Target
 
 	dropped  int64
 	overRate int64
@@ -335,6 +357,10 @@ func (sg *Segmenter) write(au *media.AccessUnit) error {
 				return err
 			}
 			sg.begin(au)
+		} else if sg.partDue(au) {
+			if err := sg.cutPartial(au); err != nil {
+				return err
+			}
 		}
 	}
 	if sg.trim && !main && sg.before(au) {
@@ -355,6 +381,9 @@ func (sg *Segmenter) write(au *media.AccessUnit) error {
 		return fmt.Errorf("segment: %w", err)
 	}
 	if main {
+		if d := au.DTS - sg.lastMain; d > 0 && ticksToDuration(d, sg.clock) <= time.Second {
+			sg.lastStep = d
+		}
 		sg.lastMain = au.DTS
 	}
 	if au.Key && au.Track < len(sg.await) {
@@ -426,6 +455,10 @@ func (sg *Segmenter) begin(au *media.AccessUnit) {
 		sg.trim = false
 	}
 	sg.open, sg.startDTS, sg.key = true, au.DTS, au.Key || !sg.video
+	sg.partStart, sg.partKey = au.DTS, sg.key
+	if sg.expected <= 0 {
+		sg.expected = sg.opts.Target
+	}
 	sg.arrival = au.Arrival
 	if sg.arrival.IsZero() {
 		sg.arrival = sg.opts.Now()
@@ -439,24 +472,34 @@ func (sg *Segmenter) closeSegment(next *media.AccessUnit) error {
 		return nil
 	}
 	sg.open = false
-	frag, err := sg.frag.Flush(uint32(sg.seq+1), next)
-	if err != nil {
-		return fmt.Errorf("segment %d: %w", sg.seq, err)
-	}
-	if frag == nil {
-		return nil
-	}
-	seg := &Segment{
-		Seq: sg.seq, Init: sg.init, Data: frag.Data, Tracks: frag.Tracks, Key: sg.key,
-		Discontinuity: sg.pendingDisc,
-	}
-	if p, ok := seg.Part(sg.main); ok {
-		seg.Start = ticksToDuration(p.BaseTime, sg.clock)
-		seg.Duration = ticksToDuration(p.Duration, sg.clock)
+	var seg *Segment
+	if sg.opts.PartTarget > 0 {
+		err := sg.flushPartial(next)
+		parts, data := sg.partials, sg.buf
+		if err != nil {
+			sg.partials, sg.buf = nil, nil
+			sg.st.publish(nil)
+			return err
+		}
+		sg.partials, sg.buf = nil, make([]byte, 0, len(data)+len(data)/4)
+		if len(parts) == 0 {
+			return nil
+		}
+		seg = sg.partialSegment(data, parts)
+		sg.expected = seg.Duration
 	} else {
-		p := &frag.Tracks[0]
-		clock := sg.init.Tracks[sg.init.Index(p.Track)].ClockRate
-		seg.Start, seg.Duration = ticksToDuration(p.BaseTime, clock), ticksToDuration(p.Duration, clock)
+		frag, err := sg.frag.Flush(uint32(sg.seq+1), next)
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", sg.seq, err)
+		}
+		if frag == nil {
+			return nil
+		}
+		seg = &Segment{
+			Seq: sg.seq, Init: sg.init, Data: frag.Data, Tracks: frag.Tracks, Key: sg.key,
+			Discontinuity: sg.pendingDisc,
+		}
+		sg.setTimes(seg)
 	}
 	if seg.Discontinuity {
 		sg.discSeq++
@@ -478,10 +521,30 @@ func (sg *Segmenter) closeSegment(next *media.AccessUnit) error {
 	return nil
 }
 
+// setTimes sets the segment's Start and Duration from its main track (else its first).
+func (sg *Segmenter) setTimes(seg *Segment) {
+	if p, ok := seg.Part(sg.main); ok {
+		seg.Start = ticksToDuration(p.BaseTime, sg.clock)
+		seg.Duration = ticksToDuration(p.Duration, sg.clock)
+	} else {
+		p := &seg.Tracks[0]
+		clock := sg.init.Tracks[sg.init.Index(p.Track)].ClockRate
+		seg.Start, seg.Duration = ticksToDuration(p.BaseTime, clock), ticksToDuration(p.Duration, clock)
+	}
+}
+
 // dateTime maps the segment's start to the wall clock: along the media timeline from an
 // anchor (the arrival of a timeline's first unit), re-anchored to the arrival time when the
 // two drift apart, and never before the end of the previous segment.
 func (sg *Segmenter) dateTime(seg *Segment) time.Time {
+	pdt := sg.previewDateTime(seg)
+	sg.anchored, sg.anchorWall, sg.anchorMedia = true, pdt, seg.Start
+	sg.lastEnd = pdt.Add(seg.Duration)
+	return pdt
+}
+
+// previewDateTime is dateTime without moving the anchor, for a segment in progress.
+func (sg *Segmenter) previewDateTime(seg *Segment) time.Time {
 	pdt := sg.anchorWall.Add(seg.Start - sg.anchorMedia)
 	if d := pdt.Sub(sg.arrival); !sg.anchored || d > reanchorDrift || d < -reanchorDrift {
 		pdt = sg.arrival
@@ -489,7 +552,85 @@ func (sg *Segmenter) dateTime(seg *Segment) time.Time {
 	if pdt.Before(sg.lastEnd) {
 		pdt = sg.lastEnd
 	}
-	sg.anchored, sg.anchorWall, sg.anchorMedia = true, pdt, seg.Start
-	sg.lastEnd = pdt.Add(seg.Duration)
 	return pdt
+}
+
+// partDue tells whether the open partial segment ends before au, a unit of the main track
+// that does not end the segment. Two rules: a part never runs past PartTarget (it ends
+// before the unit that, with one more frame interval, would take it there); and the parts
+// left until the segment's expected end (its start plus the previous segment's duration, or
+// Target) are balanced, so that the segment does not end with a sliver of a part (players
+// look parts up with a tolerance of a few hundred milliseconds and skip one of 40 ms).
+func (sg *Segmenter) partDue(au *media.AccessUnit) bool {
+	if sg.opts.PartTarget <= 0 || sg.frag.Samples() == 0 {
+		return false
+	}
+	step := max(au.DTS-sg.lastMain, sg.lastStep, 0)
+	elapsed := ticksToDuration(au.DTS-sg.partStart, sg.clock)
+	if elapsed+ticksToDuration(step, sg.clock) > sg.opts.PartTarget {
+		return true
+	}
+	left := sg.expected - ticksToDuration(sg.partStart-sg.startDTS, sg.clock)
+	if left <= sg.opts.PartTarget {
+		return false // the rest is the segment's last part
+	}
+	parts := (left + sg.opts.PartTarget - 1) / sg.opts.PartTarget
+	return elapsed >= left/parts
+}
+
+// cutPartial ends the open partial segment before next, a unit of the main track, and
+// publishes the segment in progress.
+func (sg *Segmenter) cutPartial(next *media.AccessUnit) error {
+	if err := sg.flushPartial(next); err != nil {
+		return err
+	}
+	sg.partStart, sg.partKey = next.DTS, next.Key || !sg.video
+	if len(sg.partials) == 0 {
+		return nil
+	}
+	open := sg.partialSegment(sg.buf, append([]Partial(nil), sg.partials...))
+	if open.Discontinuity {
+		open.DiscSeq = sg.discSeq + 1
+	} else {
+		open.DiscSeq = sg.discSeq
+	}
+	open.ProgramDateTime = sg.previewDateTime(open)
+	sg.st.publish(open)
+	return nil
+}
+
+// flushPartial writes the open partial segment after the segment's bytes so far.
+func (sg *Segmenter) flushPartial(next *media.AccessUnit) error {
+	sg.moofSeq++
+	frag, err := sg.frag.FlushTo(sg.buf, sg.moofSeq, next, len(sg.partials) == 0)
+	if err != nil {
+		return fmt.Errorf("segment %d part %d: %w", sg.seq, len(sg.partials), err)
+	}
+	if frag == nil {
+		return nil
+	}
+	p := Partial{Index: len(sg.partials), Start: len(sg.buf), End: len(frag.Data), Independent: sg.partKey, Tracks: frag.Tracks}
+	main := &frag.Tracks[0]
+	for i := range frag.Tracks {
+		if frag.Tracks[i].Track == sg.main {
+			main = &frag.Tracks[i]
+		}
+	}
+	clock := sg.init.Tracks[sg.init.Index(main.Track)].ClockRate
+	p.Duration = ticksToDuration(main.Duration, clock)
+	sg.buf = frag.Data
+	sg.partials = append(sg.partials, p)
+	return nil
+}
+
+// partialSegment makes a segment of the partial segments so far, over data[:their end]
+// (the segment in progress, or the whole segment once it ends).
+func (sg *Segmenter) partialSegment(data []byte, parts []Partial) *Segment {
+	end := parts[len(parts)-1].End
+	seg := &Segment{
+		Seq: sg.seq, Init: sg.init, Data: data[:end:end], Tracks: sumTracks(parts), Key: sg.key,
+		Discontinuity: sg.pendingDisc, Partials: parts, Timeline: sg.timeline,
+	}
+	sg.setTimes(seg)
+	return seg
 }

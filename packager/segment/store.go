@@ -184,12 +184,43 @@ func (s *Store) add(seg *Segment) {
 	s.changed = make(chan struct{})
 }
 
+// publish makes open the segment in progress of the snapshots (nil for none) and wakes the
+// waiters: a low-latency segmenter calls it at every partial segment. The segments kept do
+// not change.
+func (s *Store) publish(open *Segment) {
+	if open != nil {
+		open.Created = s.opts.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.snap.Load()
+	s.snap.Store(&Window{Segments: prev.Segments, Added: prev.Added, Open: open})
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
 // Window is an immutable snapshot of a Store.
 type Window struct {
 	// Segments are the segments kept, oldest first, with consecutive Seq.
 	Segments []*Segment
 	// Added counts the segments added since the store was made.
 	Added int64
+	// Open is the low-latency segment in progress, with the partial segments made so far
+	// (SegmenterOptions.PartTarget), or nil. It is not among Segments and not counted in
+	// Added; the next segment added replaces it.
+	Open *Segment
+}
+
+// Partial returns partial segment i of segment seq, kept or in progress, with its segment.
+func (w *Window) Partial(seq int64, i int) (*Segment, *Partial, bool) {
+	s, ok := w.Segment(seq)
+	if !ok && w.Open != nil && w.Open.Seq == seq {
+		s, ok = w.Open, true
+	}
+	if !ok || i < 0 || i >= len(s.Partials) {
+		return nil, nil, false
+	}
+	return s, &s.Partials[i], true
 }
 
 // Last returns the newest segments that cover d of media, or all when they cover less: the

@@ -1,16 +1,21 @@
 // Plays one HLS or DASH URL in headless Chromium with hls.js or dash.js and prints one JSON line.
 //
 //   node play.mjs --kind hls|dash --src URL [--duration 12] [--start-timeout 20]
-//                 [--live-delay SECONDS] [--chromium /usr/bin/chromium] [--screenshot out.png]
+//                 [--live-delay SECONDS] [--low-latency] [--chromium /usr/bin/chromium]
+//                 [--screenshot out.png]
 //
 // It serves this folder (player.html and the players under node_modules) on 127.0.0.1:0, opens
 // player.html?kind=..&src=.., waits until the video plays, then samples window.__state() every
 // 500 ms for --duration seconds. The media server must send Access-Control-Allow-Origin.
 // --live-delay sets how far behind a live edge the player stays (hls.js liveSyncDuration, dash.js
 // liveDelay); without it hls.js keeps 3 target durations and dash.js @suggestedPresentationDelay.
+// --low-latency plays with hls.js lowLatencyMode (LL-HLS); without it lowLatencyMode is off.
 //
-// Result: {ok, kind, src, playedSeconds, advance, startupSeconds, seeks, readTimeouts, samples,
-// decoded, errors, warnings, console, support, player, browser, reason, elapsedSeconds}.
+// Result: {ok, kind, src, playedSeconds, advance, startupSeconds, seeks, stalls, latency,
+// readTimeouts, samples, decoded, errors, warnings, console, support, player, browser, reason,
+// elapsedSeconds}. stalls counts the video element's 'waiting' events during the window;
+// latency sums up hls.js's hls.latency over the window's samples ({last, mean, max}, seconds,
+// null for dash.js).
 // playedSeconds sums the currentTime steps between samples that look like playback (at most twice
 // the wall-clock step); larger jumps are counted in seeks. Exit status: 0 played, 1 the player
 // failed or did not advance, 2 the harness itself failed (arguments, browser launch, watchdog).
@@ -38,7 +43,7 @@ const root = path.dirname(fileURLToPath(import.meta.url));
 const started = Date.now();
 const result = {
   ok: false, kind: '', src: '', playedSeconds: 0, advance: 0, startupSeconds: -1, seeks: 0,
-  readTimeouts: 0, samples: [], errors: [], warnings: [], console: [], support: {}, player: '',
+  stalls: 0, latency: null, readTimeouts: 0, samples: [], errors: [], warnings: [], console: [], support: {}, player: '',
   browser: '', reason: '',
 };
 
@@ -70,6 +75,7 @@ try {
       duration: { type: 'string', default: '12' },
       'start-timeout': { type: 'string', default: '20' },
       'live-delay': { type: 'string' },
+      'low-latency': { type: 'boolean', default: false },
       chromium: { type: 'string', default: '/usr/bin/chromium' },
       screenshot: { type: 'string' },
     },
@@ -144,6 +150,7 @@ async function run(server, profile, duration, startTimeout, setCtx) {
   let url = 'http://127.0.0.1:' + port + '/player.html?kind=' + encodeURIComponent(opts.kind) +
     '&src=' + encodeURIComponent(opts.src);
   if (opts['live-delay'] !== undefined) url += '&liveDelay=' + encodeURIComponent(opts['live-delay']);
+  if (opts['low-latency']) url += '&lowLatency=1';
   await page.goto(url, { timeout: NAV_TIMEOUT_MS, waitUntil: 'load' });
 
   // state reads __state(). A read can wait behind a busy renderer; one that takes over
@@ -212,6 +219,17 @@ async function run(server, profile, duration, startTimeout, setCtx) {
   }
   result.playedSeconds = round(played);
   result.advance = round(s.currentTime - first.currentTime);
+  result.stalls = s.waiting - first.waiting;
+  const lat = result.samples.map((x) => x.latency).filter((x) => typeof x === 'number');
+  if (lat.length > 0) {
+    result.latency = {
+      last: round(lat[lat.length - 1]),
+      mean: round(lat.reduce((a, b) => a + b, 0) / lat.length),
+      max: round(Math.max(...lat)),
+      target: s.targetLatency === null ? null : round(s.targetLatency),
+      lowLatencyMode: s.lowLatencyMode,
+    };
+  }
   result.decoded = {
     videoFrames: s.videoFrames, droppedFrames: s.droppedFrames,
     audioBytes: s.audioDecodedBytes, videoBytes: s.videoDecodedBytes,
@@ -239,6 +257,7 @@ function sample(s, since) {
     currentTime: round(s.currentTime), paused: s.paused, readyState: s.readyState,
     rate: s.playbackRate, buffered: s.buffered.map((r) => r.map(round)),
     videoFrames: s.videoFrames, audioDecodedBytes: s.audioDecodedBytes, readMs: s.readMs,
+    latency: s.latency === null ? null : round(s.latency), waiting: s.waiting,
   };
 }
 

@@ -40,6 +40,12 @@ type Result struct {
 	StartupSeconds float64 `json:"startupSeconds"`
 	// Seeks counts currentTime jumps between samples that were not playback.
 	Seeks int `json:"seeks"`
+	// Stalls counts the video element's 'waiting' events during the window (playback stopped
+	// for want of data).
+	Stalls int `json:"stalls"`
+	// Latency sums up hls.js's own measure of the distance to the live edge (hls.latency)
+	// over the window's samples; nil for dash.js or when hls.js had none.
+	Latency *Latency `json:"latency"`
 	// ReadTimeouts counts state reads that waited over 5 s for the page and were skipped.
 	ReadTimeouts int `json:"readTimeouts"`
 	// Samples are the player states read every 500 ms during the window.
@@ -64,6 +70,17 @@ type Result struct {
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
 }
 
+// Latency is hls.js's hls.latency over a playback window, in seconds.
+type Latency struct {
+	Last float64 `json:"last"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+	// Target is hls.targetLatency at the end (for LL-HLS, from PART-HOLD-BACK).
+	Target *float64 `json:"target"`
+	// LowLatencyMode is hls.lowLatencyMode at the end.
+	LowLatencyMode bool `json:"lowLatencyMode"`
+}
+
 // Sample is one reading of the page's video element.
 type Sample struct {
 	// T is seconds since the window began.
@@ -78,6 +95,9 @@ type Sample struct {
 	AudioDecodedBytes int64 `json:"audioDecodedBytes"`
 	// ReadMS is how long reading this sample from the page took.
 	ReadMS int `json:"readMs"`
+	// Latency is hls.latency then (nil for dash.js); Waiting counts 'waiting' events so far.
+	Latency *float64 `json:"latency"`
+	Waiting int      `json:"waiting"`
 }
 
 // Decoded counts what reached Chromium's decoders.
@@ -96,6 +116,12 @@ func (r Result) String() string {
 		"%d video frames (%dx%d), %d audio bytes decoded",
 		r.Player, r.Browser, r.Kind, r.PlayedSeconds, r.Advance, r.StartupSeconds, r.Seeks,
 		r.Decoded.VideoFrames, r.Decoded.Width, r.Decoded.Height, r.Decoded.AudioBytes)
+	if r.Stalls > 0 {
+		s += fmt.Sprintf("; %d stalls", r.Stalls)
+	}
+	if l := r.Latency; l != nil {
+		s += fmt.Sprintf("; hls.latency last %.2f s, mean %.2f s, max %.2f s (lowLatencyMode %v)", l.Last, l.Mean, l.Max, l.LowLatencyMode)
+	}
 	if r.ReadTimeouts > 0 {
 		s += fmt.Sprintf("; %d state reads timed out", r.ReadTimeouts)
 	}
@@ -113,8 +139,12 @@ type Option func(*config)
 
 type config struct {
 	liveDelay  time.Duration
+	lowLatency bool
 	screenshot string
 }
+
+// LowLatency plays with hls.js lowLatencyMode on (it is off otherwise).
+func LowLatency() Option { return func(c *config) { c.lowLatency = true } }
 
 // LiveDelay keeps the player d behind a live edge (hls.js liveSyncDuration, dash.js liveDelay)
 // instead of its default: 3 target durations for hls.js, @suggestedPresentationDelay for dash.js.
@@ -142,6 +172,9 @@ func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Resul
 	}
 	if c.liveDelay > 0 {
 		args = append(args, "--live-delay", seconds(c.liveDelay))
+	}
+	if c.lowLatency {
+		args = append(args, "--low-latency")
 	}
 	if c.screenshot != "" {
 		args = append(args, "--screenshot", c.screenshot)

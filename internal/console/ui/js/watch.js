@@ -14,6 +14,7 @@
     src: new URL(root.dataset.src, location.href).href,
     initialLiveManifestSize: Number(root.dataset.initialLiveManifestSize),
     liveSyncDurationCount: Number(root.dataset.liveSyncDurationCount),
+    lowLatency: root.dataset.lowLatency === 'true',
     worker: root.dataset.hlsWorker,
   };
   // A player that is starting has no playlist yet: retry until it has one.
@@ -52,15 +53,25 @@
     if (Hls && Hls.isSupported()) {
       let hls = null;
       const start = () => {
-        hls = new Hls({
+        const config = {
           initialLiveManifestSize: cfg.initialLiveManifestSize,
-          liveSyncDurationCount: cfg.liveSyncDurationCount,
+          lowLatencyMode: cfg.lowLatency,
           workerPath: cfg.worker,
-        });
-        applied('hls.js ' + Hls.version, {
+        };
+        if (cfg.lowLatency) {
+          // LL-HLS: the playlist's PART-HOLD-BACK sets the distance to the live edge (a
+          // liveSyncDurationCount given here would override it); catch up by playing faster.
+          config.maxLiveSyncPlaybackRate = 1.5;
+        } else {
+          config.liveSyncDurationCount = cfg.liveSyncDurationCount;
+        }
+        hls = new Hls(config);
+        const shown = {
           initialLiveManifestSize: hls.config.initialLiveManifestSize,
-          liveSyncDurationCount: hls.config.liveSyncDurationCount,
-        });
+          lowLatencyMode: hls.config.lowLatencyMode,
+        };
+        if (!cfg.lowLatency) shown.liveSyncDurationCount = hls.config.liveSyncDurationCount;
+        applied('hls.js ' + Hls.version, shown);
         hls.on(Hls.Events.ERROR, (_, data) => {
           if (!data.fatal) return;
           if (data.type === Hls.ErrorTypes.MEDIA_ERROR) {

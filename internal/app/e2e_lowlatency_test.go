@@ -1,0 +1,68 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/browser"
+)
+
+// TestLowLatencyPlayer: a low-latency player (low_latency, default part_duration_ms) of the
+// test stream transcoded to a 1 s GOP, with 1 s fragments, serves LL-HLS (parts, preload
+// hint, blocking reload by part) and its watch page asks for hls.js lowLatencyMode; hls.js
+// in lowLatencyMode plays it 22 s in headless Chromium without a stall (the log shows
+// hls.latency), and DASH from the same segments still probes.
+func TestLowLatencyPlayer(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	browser.Require(t)
+	ts := startServer(t, t.TempDir(), nil)
+	defer ts.stop()
+	vodPort := testutil.FreePort(t)
+	body := playerBody("ll", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 640, "resolution_height": 360, "encoding_rate": 25, "test_video_bitrate": 800})
+	body["hls_fragment_size"], body["dash_fragment_size"] = 1, 1
+	body["hls_fragment_length"], body["dash_fragment_length"] = 12, 12
+	body["low_latency"] = true
+	body["transcoding"] = map[string]any{"video_transcoding": "libx264", "gop": 25, "preset": "ultrafast",
+		"tune": "zerolatency", "output_video_bitrate": 800}
+	id := ts.create("vod", body)
+	base := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/", vodPort, id, id)
+
+	testutil.Eventually(t, 40*time.Second, "playlist served", func() bool {
+		code, _ := httpGet(t, base+"index.m3u8")
+		return code == http.StatusOK
+	})
+	_, pl := httpGet(t, base+"index.m3u8")
+	for _, tag := range []string{"#EXT-X-VERSION:9", "#EXT-X-PART-INF:PART-TARGET=0.333", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES",
+		"PART-HOLD-BACK=0.999", "#EXT-X-PART:", "#EXT-X-PRELOAD-HINT:TYPE=PART"} {
+		if !strings.Contains(pl, tag) {
+			t.Errorf("low-latency playlist lacks %s:\n%s", tag, pl)
+		}
+	}
+	var part string
+	for _, l := range strings.Split(pl, "\n") {
+		if strings.HasPrefix(l, "#EXT-X-PART:") {
+			_, uri, _ := strings.Cut(l, `URI="`)
+			part, _, _ = strings.Cut(uri, `"`)
+		}
+	}
+	if code, data := httpGet(t, base+part); code != http.StatusOK || !strings.Contains(data, "moof") {
+		t.Errorf("part %s: %d, %d bytes", part, code, len(data))
+	}
+	if code, watch := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", vodPort)); code != http.StatusOK || !strings.Contains(watch, `data-low-latency="true"`) {
+		t.Errorf("watch page: %d, no data-low-latency=\"true\"", code)
+	}
+	hasCodecs(t, base+"index.mpd")
+
+	res := browser.Play(t, "hls", base+"index.m3u8", 22*time.Second, browser.LowLatency())
+	if l := res.Latency; l != nil {
+		t.Logf("hls.js latency on a low-latency player: last %.2f s, mean %.2f s, max %.2f s", l.Last, l.Mean, l.Max)
+	}
+	if !res.OK || res.PlayedSeconds < 18 || res.Stalls != 0 || res.Latency == nil || !res.Latency.LowLatencyMode {
+		t.Errorf("hls.js lowLatencyMode: %s; warnings %q", res, res.Warnings)
+	}
+}
