@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // member is a top-level member of a JSON object: its name and its encoded value.
@@ -43,6 +44,9 @@ func setMembers(doc []byte, set []member) ([]byte, error) {
 		return nil, errors.New("document is not one JSON object")
 	}
 	closing := dec.InputOffset() - 1 // the closing brace
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("document has more than one JSON object")
+	}
 	type edit struct {
 		span
 		text []byte
