@@ -100,9 +100,6 @@ func (s *Store) Warnings() []string { return s.warnings }
 // Backend names the store's database engine: "sqlite" or "postgres".
 func (s *Store) Backend() string { return s.d.name }
 
-// Location is where the store is: the SQLite file, or the PostgreSQL URL without its password.
-func (s *Store) Location() string { return s.path }
-
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
 	var errs []error
