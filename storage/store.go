@@ -22,9 +22,10 @@ const busyTimeoutMS = 10000
 // database (OpenPostgres). It is safe for concurrent use. Both backends run the same queries
 // through a dialect (dialect.go) and behave the same; what is SQLite's alone is said where it is.
 //
-// On SQLite, every write runs in a BEGIN IMMEDIATE transaction on a single writer connection, so writers of
-// one process queue in Go instead of contending for SQLite's lock; reads use a separate pool of
-// read-only connections and, thanks to WAL, never wait for the writer.
+// On SQLite, every write runs in a BEGIN IMMEDIATE transaction on a single writer connection, so
+// writers of one process queue in Go instead of contending for SQLite's lock; reads use a
+// separate pool of read-only connections and, thanks to WAL, never wait for the writer. On
+// PostgreSQL one pool serves all, and writers queue on an advisory lock (pgWriteLockKey).
 type Store struct {
 	w *sql.DB
 	r *sql.DB
@@ -127,11 +128,11 @@ func dsn(path string, extra ...string) string {
 	return "file:" + esc + "?" + strings.Join(params, "&")
 }
 
-// write runs fn in a BEGIN IMMEDIATE transaction on the writer connection and commits it when fn
-// succeeds. fn must use only tx: the writer has one connection.
-// A write that fails for lack of space returns a *NoSpaceError (errors.Is ErrNoSpace).
-// On PostgreSQL the transaction first takes the dialect's write lock: writers of every process
-// queue as on SQLite.
+// write runs fn in a write transaction and commits it when fn succeeds: on SQLite a BEGIN
+// IMMEDIATE transaction on the writer connection (fn must use only tx: the writer has one
+// connection), on PostgreSQL one that first takes the dialect's write lock, so that writers of
+// every process queue as on SQLite. A SQLite write that fails for lack of space returns a
+// *NoSpaceError (errors.Is ErrNoSpace).
 func (s *Store) write(ctx context.Context, fn func(tx dbq) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
