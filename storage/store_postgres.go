@@ -11,12 +11,17 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 )
 
-// Settings of the PostgreSQL connection pool.
+// The PostgreSQL connections of one Store, in three pools as on SQLite: writers waiting for the
+// write lock never hold the connections reads need, and AuthRevision never waits behind reads.
 const (
-	// pgMaxConns is the most connections one Store opens to PostgreSQL.
-	pgMaxConns = 8
+	// pgWriteConns is the most connections the writes use.
+	pgWriteConns = 4
+	// pgReadConns is the most connections the reads use.
+	pgReadConns = 8
 	// pgConnectTimeout bounds Open's first connection and migrations.
 	pgConnectTimeout = 30 * time.Second
+	// pgIdleTime is how long an unused connection stays open.
+	pgIdleTime = 5 * time.Minute
 )
 
 // IsPostgresURL tells whether target names a PostgreSQL database (postgres:// or
@@ -44,22 +49,28 @@ func OpenTarget(target string) (*Store, error) {
 // disk (NoSpaceError): PostgreSQL's disk is the server's, and its errors come back as they are.
 func OpenPostgres(dbURL string) (*Store, error) {
 	where := redactURL(dbURL)
-	db, err := sql.Open("pgx", dbURL)
-	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", where, err)
+	s := &Store{path: where, d: postgresDialect}
+	var err error
+	for _, p := range []struct {
+		db    **sql.DB
+		conns int
+	}{{&s.w, pgWriteConns}, {&s.r, pgReadConns}, {&s.a, 1}} {
+		if *p.db, err = sql.Open("pgx", dbURL); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("storage: open %s: %w", where, err)
+		}
+		(*p.db).SetMaxOpenConns(p.conns)
+		(*p.db).SetMaxIdleConns(p.conns)
+		(*p.db).SetConnMaxIdleTime(pgIdleTime)
 	}
-	db.SetMaxOpenConns(pgMaxConns)
-	db.SetMaxIdleConns(pgMaxConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{w: db, r: db, a: db, path: where, d: postgresDialect}
 	ctx, cancel := context.WithTimeout(context.Background(), pgConnectTimeout)
 	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
+	if err := s.w.PingContext(ctx); err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", where, err)
 	}
-	if s.migrated, err = migrate(ctx, db, s.d); err != nil {
-		_ = db.Close()
+	if s.migrated, err = migrate(ctx, s.w, s.d); err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("storage: %s: %w", where, err)
 	}
 	return s, nil
