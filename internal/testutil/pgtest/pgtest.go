@@ -5,7 +5,8 @@
 //
 // It needs Debian's postgresql package (scripts/ensure-test-deps.sh installs it). PostgreSQL
 // refuses to run as root: as root, the cluster is made and run as the package's "postgres" user
-// (the temporary folder is handed to it); otherwise as the current user.
+// (the temporary folder is handed to it, so TMPDIR must be a folder that user can reach, as
+// /tmp is); otherwise as the current user.
 package pgtest
 
 import (
