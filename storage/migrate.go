@@ -103,10 +103,19 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect) (int, error) {
 		version INTEGER PRIMARY KEY,
 		applied TEXT NOT NULL
 	)`
-	err := inTx(ctx, db, d, func(tx dbq) error {
-		_, err := tx.ExecContext(ctx, create)
-		return err
-	})
+	var err error
+	if d.writeLock == "" {
+		// SQLite: on its own, as before. (In a BEGIN IMMEDIATE transaction, processes opening a
+		// new file at once could fail with SQLITE_BUSY while another one set up its WAL.)
+		_, err = db.ExecContext(ctx, create)
+	} else {
+		// PostgreSQL: under the write lock, else two processes creating the table at once
+		// could collide on its catalog entries.
+		err = inTx(ctx, db, d, func(tx dbq) error {
+			_, err := tx.ExecContext(ctx, create)
+			return err
+		})
+	}
 	if err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
