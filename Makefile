@@ -39,7 +39,7 @@ $(CONSOLE_VENDOR): internal/console/web/package-lock.json
 run: ffmpeg build ## start the server on the embedded defaults (:8080, data in ./data)
 	./$(BIN) serve
 
-deps: ## install what the tests need: ffmpeg, Chromium, the browser players, MediaInfo, GStreamer, VLC, srt-tools
+deps: ## install what the tests need: ffmpeg, Chromium, the browser players, MediaInfo, GStreamer, VLC, srt-tools, PostgreSQL
 	@bash scripts/ensure-ffmpeg.sh
 	@bash scripts/ensure-test-deps.sh
 

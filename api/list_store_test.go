@@ -188,6 +188,11 @@ func TestStoreQueryMatchesMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	storeQueryMatchesMemory(t, st)
+}
+
+// storeQueryMatchesMemory is TestStoreQueryMatchesMemory on st, a new empty store.
+func storeQueryMatchesMemory(t *testing.T, st *storage.Store) {
 	ctx := context.Background()
 	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
 		t.Fatal(err)

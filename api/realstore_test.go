@@ -13,13 +13,19 @@ import (
 	"github.com/sluicemedia/sluice/storage"
 )
 
-// TestWithRealStore runs the main flows against the SQLite store, to hold the fakes to it.
+// TestWithRealStore runs the main flows against the SQLite store, to hold the fakes to it
+// (TestContractOnPostgres runs them on PostgreSQL).
 func TestWithRealStore(t *testing.T) {
 	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	withRealStore(t, st)
+}
+
+// withRealStore runs the main flows against st, a new empty store.
+func withRealStore(t *testing.T, st *storage.Store) {
 	ctx := context.Background()
 	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
 		t.Fatal(err)

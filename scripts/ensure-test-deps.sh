@@ -4,7 +4,7 @@
 # the playback harness (play.mjs) and the web console test (console.mjs);
 # the players of the compatibility suite (internal/compat): MediaInfo, GStreamer, VLC; and libsrt's
 # srt-tools (srt-live-transmit), the SRT tests' reference peer; Prometheus (prometheus, promtool)
-# for the metrics tests.
+# for the metrics tests; PostgreSQL (postgresql) for the storage suites on PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sudo=""
@@ -72,6 +72,13 @@ fi
 # check the exposition with promtool.
 if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
   apt_install --no-install-recommends prometheus
+fi
+
+# PostgreSQL's server (initdb, postgres): the storage suites run again on a throwaway cluster
+# (internal/testutil/pgtest). Debian keeps the programs in /usr/lib/postgresql/<version>/bin; the
+# package also makes the "postgres" user the cluster runs as when the tests run as root.
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
+  apt_install --no-install-recommends postgresql
 fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

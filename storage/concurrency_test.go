@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -75,13 +74,14 @@ func TestConcurrentCreateSamePort(t *testing.T) {
 }
 
 // TestConcurrentWriters mixes writes and reads from many goroutines, on two Stores open on the same
-// file (as the server and a `sluice passwd` would be): nothing may fail with SQLITE_BUSY.
+// file (as the server and a `sluice passwd` would be), or on the same PostgreSQL database (two
+// nodes): nothing may fail with SQLITE_BUSY or a lost update.
 func TestConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sluice.db")
+	target := storage.NewTestTarget(t)
 	var stores [2]*storage.Store
 	for i := range stores {
-		s, err := storage.Open(path)
+		s, err := storage.OpenTarget(target)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,9 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -48,16 +50,47 @@ func sqliteCode(err error) int {
 	return 0
 }
 
+// PostgreSQL's SQLSTATE codes of the constraint failures the store maps.
+const (
+	pgUniqueViolation     = "23505"
+	pgForeignKeyViolation = "23503"
+)
+
+// pgError returns err's SQLSTATE and the name of the constraint it is about, or "" when err is
+// not a PostgreSQL error.
+func pgError(err error) (code, constraint string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code, pe.ConstraintName
+	}
+	return "", ""
+}
+
 // isUniqueViolation tells whether err is a UNIQUE constraint failure (not the primary key).
-func isUniqueViolation(err error) bool { return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE }
+func isUniqueViolation(err error) bool {
+	if code, constraint := pgError(err); code != "" {
+		return code == pgUniqueViolation && !isPrimaryKeyName(constraint)
+	}
+	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
 
 // isPrimaryKeyViolation tells whether err is a PRIMARY KEY constraint failure.
 func isPrimaryKeyViolation(err error) bool {
+	if code, constraint := pgError(err); code != "" {
+		return code == pgUniqueViolation && isPrimaryKeyName(constraint)
+	}
 	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
+// isPrimaryKeyName tells whether a PostgreSQL constraint is a primary key: PostgreSQL names
+// them <table>_pkey, and the migrations name none otherwise.
+func isPrimaryKeyName(constraint string) bool { return strings.HasSuffix(constraint, "_pkey") }
+
 // isForeignKeyViolation tells whether err is a FOREIGN KEY constraint failure.
 func isForeignKeyViolation(err error) bool {
+	if code, _ := pgError(err); code != "" {
+		return code == pgForeignKeyViolation
+	}
 	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 

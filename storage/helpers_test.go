@@ -2,26 +2,17 @@ package storage_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/storage"
 )
 
-// openStore opens a fresh store in a temporary folder, closed when the test ends.
+// openStore opens a fresh store on the backend of the current pass (SQLite, then PostgreSQL:
+// backend_test.go), closed when the test ends.
 func openStore(t *testing.T) *storage.Store {
 	t.Helper()
-	s, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
+	return storage.OpenTestStore(t)
 }
 
 // at returns a fixed time with nanoseconds, in a zone other than UTC, shifted by d.

@@ -95,30 +95,43 @@ CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, l
 `,
 }
 
-// migrate applies the migrations db has not seen yet, each in its own transaction, and returns
-// how many it applied. A database from a newer sluice (more migrations than this one knows) is
-// refused rather than used.
-func migrate(ctx context.Context, db *sql.DB) (int, error) {
+// migrate applies the migrations of d that db has not seen yet, each in its own transaction, and
+// returns how many it applied. A database from a newer sluice (more migrations than this one
+// knows) is refused rather than used.
+func migrate(ctx context.Context, db *sql.DB, d *dialect) (int, error) {
 	const create = `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
 		applied TEXT NOT NULL
 	)`
-	if _, err := db.ExecContext(ctx, create); err != nil {
+	var err error
+	if d.writeLock == "" {
+		// SQLite: on its own, as before. (In a BEGIN IMMEDIATE transaction, processes opening a
+		// new file at once could fail with SQLITE_BUSY while another one set up its WAL.)
+		_, err = db.ExecContext(ctx, create)
+	} else {
+		// PostgreSQL: under the write lock, else two processes creating the table at once
+		// could collide on its catalog entries.
+		err = inTx(ctx, db, d, func(tx dbq) error {
+			_, err := tx.ExecContext(ctx, create)
+			return err
+		})
+	}
+	if err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var newest int
-	if err := db.QueryRowContext(ctx,
+	if err := (dbq{db, d}).QueryRowContext(ctx,
 		`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
-	if newest > len(migrations) {
+	if newest > len(d.migrations) {
 		return 0, fmt.Errorf("schema version %d is newer than this program knows (%d)",
-			newest, len(migrations))
+			newest, len(d.migrations))
 	}
 	applied := 0
-	for i, step := range migrations {
+	for i, step := range d.migrations {
 		version := i + 1
-		ok, err := applyMigration(ctx, db, version, step)
+		ok, err := applyMigration(ctx, db, d, version, step)
 		if err != nil {
 			return applied, fmt.Errorf("migration %d: %w", version, err)
 		}
@@ -130,28 +143,52 @@ func migrate(ctx context.Context, db *sql.DB) (int, error) {
 }
 
 // applyMigration runs one step unless schema_migrations already lists its version. The check and
-// the step share one write transaction, so two processes opening the same file cannot both run it.
-func applyMigration(ctx context.Context, db *sql.DB, version int, step string) (bool, error) {
+// the step share one write transaction, so two processes opening the same database cannot both
+// run it.
+func applyMigration(ctx context.Context, db *sql.DB, d *dialect, version int, step string) (bool, error) {
+	ran := false
+	err := inTx(ctx, db, d, func(tx dbq) error {
+		var n int
+		if err := tx.QueryRowContext(ctx,
+			`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		// The step itself goes unchanged (no placeholders; PostgreSQL function bodies hold '?').
+		if _, err := tx.x.ExecContext(ctx, step); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO schema_migrations (version, applied) VALUES (?, ?)`,
+			version, formatTime(now())); err != nil {
+			return err
+		}
+		ran = true
+		return nil
+	})
+	return ran && err == nil, err
+}
+
+// inTx runs fn in a write transaction on db (after the dialect's write lock) and commits it when
+// fn succeeds.
+func inTx(ctx context.Context, db *sql.DB, d *dialect, fn func(tx dbq) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return false, err
+		return fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var n int
-	if err := tx.QueryRowContext(ctx,
-		`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-		return false, err
+	if d.writeLock != "" {
+		if _, err := tx.ExecContext(ctx, d.writeLock); err != nil {
+			return fmt.Errorf("take the write lock: %w", err)
+		}
 	}
-	if n > 0 {
-		return false, nil
+	if err := fn(dbq{tx, d}); err != nil {
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, step); err != nil {
-		return false, err
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO schema_migrations (version, applied) VALUES (?, ?)`,
-		version, formatTime(now())); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
+	return nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,8 +10,8 @@ import (
 
 func TestReopenKeepsDataAndSchema(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "data", "sluice.db")
-	s, err := Open(path)
+	path := NewTestTarget(t)
+	s, err := OpenTarget(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,14 +23,14 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var applied string
-	if err := s.r.QueryRowContext(ctx, `SELECT MAX(applied) FROM schema_migrations`).Scan(&applied); err != nil {
+	if err := s.read().QueryRowContext(ctx, `SELECT MAX(applied) FROM schema_migrations`).Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	s, err = Open(path)
+	s, err = OpenTarget(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 	}
 	var n int
 	var again string
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), MAX(applied) FROM schema_migrations`).Scan(&n, &again); err != nil {
+	if err := s.read().QueryRowContext(ctx, `SELECT COUNT(*), MAX(applied) FROM schema_migrations`).Scan(&n, &again); err != nil {
 		t.Fatal(err)
 	}
 	if n != len(migrations) || again != applied {
@@ -56,17 +57,17 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sluice.db")
-	s, err := Open(path)
+	path := NewTestTarget(t)
+	s, err := OpenTarget(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied) VALUES (?, 'later')`,
+	if _, err := (dbq{s.w, s.d}).ExecContext(ctx, `INSERT INTO schema_migrations (version, applied) VALUES (?, 'later')`,
 		len(migrations)+1); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
+	if s, err := OpenTarget(path); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Errorf("Open of a newer schema: %v", err)
 		if s != nil {
 			s.Close()
@@ -85,7 +86,7 @@ func TestConnectionSettings(t *testing.T) {
 	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
 	}
-	for _, q := range []querier{s.w, s.r} {
+	for _, q := range []*sql.DB{s.w, s.r} {
 		var fk, busy int
 		if err := q.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil || fk != 1 {
 			t.Errorf("foreign_keys = %d, %v; want 1", fk, err)

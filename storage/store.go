@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -17,11 +18,14 @@ import (
 // Store on the same file, e.g. `sluice passwd` while the server runs) before SQLITE_BUSY.
 const busyTimeoutMS = 10000
 
-// Store keeps sluice's records in one SQLite file. It is safe for concurrent use.
+// Store keeps sluice's records in one SQLite file (Open, the default) or in a PostgreSQL
+// database (OpenPostgres). It is safe for concurrent use. Both backends run the same queries
+// through a dialect (dialect.go) and behave the same; what is SQLite's alone is said where it is.
 //
-// Every write runs in a BEGIN IMMEDIATE transaction on a single writer connection, so writers of
-// one process queue in Go instead of contending for SQLite's lock; reads use a separate pool of
-// read-only connections and, thanks to WAL, never wait for the writer.
+// On SQLite, every write runs in a BEGIN IMMEDIATE transaction on a single writer connection, so
+// writers of one process queue in Go instead of contending for SQLite's lock; reads use a
+// separate pool of read-only connections and, thanks to WAL, never wait for the writer. On
+// PostgreSQL one pool serves all, and writers queue on an advisory lock (pgWriteLockKey).
 type Store struct {
 	w *sql.DB
 	r *sql.DB
@@ -33,6 +37,11 @@ type Store struct {
 	warnings []string
 	// migrated is how many migrations Open applied (0 when the schema was already current).
 	migrated int
+	// d is the SQL dialect of the backend.
+	d *dialect
+	// revocations counts the revocations this Store committed: the revocation stamp of a
+	// PostgreSQL store, which has no file beside it.
+	revocations atomic.Int64
 }
 
 // Open opens, creating it if needed, the database file at path and brings its schema up to date.
@@ -46,7 +55,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	s := &Store{path: path, warnings: warnings}
+	s := &Store{path: path, warnings: warnings, d: sqliteDialect}
 	s.w, err = sql.Open("sqlite", dsn(path,
 		"_journal_mode=WAL", "_synchronous=NORMAL", "_txlock=immediate"))
 	if err != nil {
@@ -58,7 +67,7 @@ func Open(path string) (*Store, error) {
 	s.w.SetConnMaxIdleTime(0)
 
 	ctx := context.Background()
-	if s.migrated, err = migrate(ctx, s.w); err != nil {
+	if s.migrated, err = migrate(ctx, s.w, s.d); err != nil {
 		_ = s.w.Close()
 		return nil, fmt.Errorf("storage: %s: %w", path, err)
 	}
@@ -89,17 +98,18 @@ func Open(path string) (*Store, error) {
 // may enter, a store file they could read before Open narrowed it. Log them at start.
 func (s *Store) Warnings() []string { return s.warnings }
 
+// Backend names the store's database engine: "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.d.name }
+
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
 	var errs []error
-	if s.a != nil {
-		errs = append(errs, s.a.Close())
-	}
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
-	}
-	if s.w != nil {
-		errs = append(errs, s.w.Close())
+	closed := map[*sql.DB]bool{}
+	for _, db := range []*sql.DB{s.a, s.r, s.w} {
+		if db != nil && !closed[db] {
+			closed[db] = true
+			errs = append(errs, db.Close())
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("storage: close %s: %w", s.path, err)
@@ -118,15 +128,23 @@ func dsn(path string, extra ...string) string {
 	return "file:" + esc + "?" + strings.Join(params, "&")
 }
 
-// write runs fn in a BEGIN IMMEDIATE transaction on the writer connection and commits it when fn
-// succeeds. fn must use only tx: the writer has one connection.
-// A write that fails for lack of space returns a *NoSpaceError (errors.Is ErrNoSpace).
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// write runs fn in a write transaction and commits it when fn succeeds: on SQLite a BEGIN
+// IMMEDIATE transaction on the writer connection (fn must use only tx: the writer has one
+// connection), on PostgreSQL one that first takes the dialect's write lock, so that writers of
+// every process queue as on SQLite. A SQLite write that fails for lack of space returns a
+// *NoSpaceError (errors.Is ErrNoSpace).
+func (s *Store) write(ctx context.Context, fn func(tx dbq) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.noSpace(fmt.Errorf("storage: begin: %w", err))
 	}
-	if err := fn(tx); err != nil {
+	if s.d.writeLock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.writeLock); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("storage: take the write lock: %w", err)
+		}
+	}
+	if err := fn(dbq{tx, s.d}); err != nil {
 		_ = tx.Rollback()
 		return s.noSpace(err)
 	}
@@ -136,10 +154,8 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// querier is a *sql.DB or *sql.Tx.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+// read is the read pool in the store's dialect.
+func (s *Store) read() dbq { return dbq{s.r, s.d} }
 
 // timeLayout stores times as fixed-width UTC text with nanoseconds, so that text order is time
 // order and nothing is lost.

@@ -10,7 +10,7 @@ import (
 
 // PortClaims returns every port held by an entity of the service, ordered by port, then transport.
 func (s *Store) PortClaims(ctx context.Context) ([]PortClaim, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+claimColumns+` FROM port_claims ORDER BY port, transport`)
+	rows, err := s.read().QueryContext(ctx, `SELECT `+claimColumns+` FROM port_claims ORDER BY port, transport`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list port claims: %w", err)
 	}
@@ -32,7 +32,7 @@ func (s *Store) PortClaims(ctx context.Context) ([]PortClaim, error) {
 // PortHolder returns the claim on k, and false when nobody holds it. The transport may be given in
 // any case.
 func (s *Store) PortHolder(ctx context.Context, k PortKey) (PortClaim, bool, error) {
-	return portHolder(ctx, s.r, normalizeKey(k))
+	return portHolder(ctx, s.read(), normalizeKey(k))
 }
 
 // ReplaceClaims makes keys the exact set of ports held by the entity (module, entityID) and records
@@ -40,7 +40,7 @@ func (s *Store) PortHolder(ctx context.Context, k PortKey) (PortClaim, bool, err
 // to claim its own port as ModuleAPI at each start. A key held by another entity, or named twice,
 // fails with a *PortTakenError and changes nothing.
 func (s *Store) ReplaceClaims(ctx context.Context, module Module, entityID, entityName string, keys []PortKey) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		return replaceClaims(ctx, tx, module, entityID, entityName, keys)
 	})
 }
@@ -64,7 +64,7 @@ func scanClaim(row rowScanner) (PortClaim, error) {
 }
 
 // portHolder reads the claim on k (already normalised) through q.
-func portHolder(ctx context.Context, q querier, k PortKey) (PortClaim, bool, error) {
+func portHolder(ctx context.Context, q dbq, k PortKey) (PortClaim, bool, error) {
 	c, err := scanClaim(q.QueryRowContext(ctx,
 		`SELECT `+claimColumns+` FROM port_claims WHERE port = ? AND transport = ?`, k.Port, k.Transport))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -83,8 +83,9 @@ func normalizeKey(k PortKey) PortKey {
 }
 
 // replaceClaims is ReplaceClaims inside tx. The database's UNIQUE (port, transport) decides
-// conflicts; the holder is read afterwards only to say who is in the way.
-func replaceClaims(ctx context.Context, tx *sql.Tx, m Module, entityID, entityName string, keys []PortKey) error {
+// conflicts (an insert that conflicts inserts nothing); the holder is read afterwards only to say
+// who is in the way.
+func replaceClaims(ctx context.Context, tx dbq, m Module, entityID, entityName string, keys []PortKey) error {
 	want := make([]PortKey, 0, len(keys))
 	seen := make(map[PortKey]bool, len(keys))
 	for _, k := range keys {
@@ -122,9 +123,17 @@ func replaceClaims(ctx context.Context, tx *sql.Tx, m Module, entityID, entityNa
 		if _, ok := held[k]; ok {
 			continue
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO port_claims (`+claimColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		// ON CONFLICT DO NOTHING rather than a failed insert: on PostgreSQL a failed statement
+		// ends the transaction, and the holder is read in it afterwards.
+		res, err := tx.ExecContext(ctx, `INSERT INTO port_claims (`+claimColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (port, transport) DO NOTHING`,
 			NewID(), k.Port, k.Transport, string(m), entityID, entityName, created)
-		if isUniqueViolation(err) {
+		if err != nil {
+			return fmt.Errorf("storage: claim port %d/%s for %s %q: %w", k.Port, k.Transport, m, entityName, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("storage: claim port %d/%s for %s %q: %w", k.Port, k.Transport, m, entityName, err)
+		} else if n == 0 {
 			holder, ok, herr := portHolder(ctx, tx, k)
 			if herr != nil {
 				return herr
@@ -134,15 +143,12 @@ func replaceClaims(ctx context.Context, tx *sql.Tx, m Module, entityID, entityNa
 			}
 			return &PortTakenError{Key: k, Holder: holder}
 		}
-		if err != nil {
-			return fmt.Errorf("storage: claim port %d/%s for %s %q: %w", k.Port, k.Transport, m, entityName, err)
-		}
 	}
 	return nil
 }
 
 // entityClaims returns the keys an entity holds, with their claim ids.
-func entityClaims(ctx context.Context, tx *sql.Tx, m Module, entityID string) (map[PortKey]string, error) {
+func entityClaims(ctx context.Context, tx dbq, m Module, entityID string) (map[PortKey]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, port, transport FROM port_claims WHERE module = ? AND entity_id = ?`,
 		string(m), entityID)
 	if err != nil {

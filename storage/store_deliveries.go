@@ -34,12 +34,12 @@ type DeliveryStatus struct {
 }
 
 // addDelivery writes one pending delivery through tx.
-func addDelivery(ctx context.Context, tx *sql.Tx, webhookID string, eventID int64, typ string, body []byte, at time.Time) error {
+func addDelivery(ctx context.Context, tx dbq, webhookID string, eventID int64, typ string, body []byte, at time.Time) error {
 	return insertDelivery(ctx, tx, NewID(), webhookID, eventID, typ, body, at)
 }
 
 // insertDelivery writes one pending delivery with id through tx.
-func insertDelivery(ctx context.Context, tx *sql.Tx, id, webhookID string, eventID int64, typ string, body []byte, at time.Time) error {
+func insertDelivery(ctx context.Context, tx dbq, id, webhookID string, eventID int64, typ string, body []byte, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_id, type, body, state, created, next_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, webhookID, eventID, typ, string(body), DeliveryPending,
 		formatTime(at), formatTime(at))
@@ -53,7 +53,7 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, id, webhookID string, event
 // ErrNotFound when the webhook is gone.
 func (s *Store) AddDelivery(ctx context.Context, webhookID, typ string, body []byte, at time.Time) (string, error) {
 	id := NewID()
-	return id, s.write(ctx, func(tx *sql.Tx) error {
+	return id, s.write(ctx, func(tx dbq) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE module = ? AND id = ?`,
 			string(ModuleWebhooks), webhookID).Scan(&n); err != nil {
@@ -73,7 +73,7 @@ const deliveryColumns = `id, webhook_id, event_id, type, body, state, attempts, 
 // one cut short by a crash is tried again once its lease has passed.
 func (s *Store) ClaimDue(ctx context.Context, now, lease time.Time, limit int) ([]Delivery, error) {
 	var out []Delivery
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx dbq) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 			WHERE state = ? AND next_at <= ?
 			AND EXISTS (SELECT 1 FROM records r WHERE r.id = d.webhook_id AND r.active = 1)
@@ -108,7 +108,7 @@ func (s *Store) ClaimDue(ctx context.Context, now, lease time.Time, limit int) (
 // when none is pending.
 func (s *Store) NextDeliveryAt(ctx context.Context) (time.Time, bool, error) {
 	var at sql.NullString
-	err := s.r.QueryRowContext(ctx, `SELECT MIN(next_at) FROM webhook_deliveries d WHERE state = ?
+	err := s.read().QueryRowContext(ctx, `SELECT MIN(next_at) FROM webhook_deliveries d WHERE state = ?
 		AND EXISTS (SELECT 1 FROM records r WHERE r.id = d.webhook_id AND r.active = 1)`, DeliveryPending).Scan(&at)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("storage: read the next delivery: %w", err)
@@ -122,7 +122,7 @@ func (s *Store) NextDeliveryAt(ctx context.Context) (time.Time, bool, error) {
 
 // Deliveries returns a webhook's deliveries, oldest first (for tests and diagnosis).
 func (s *Store) Deliveries(ctx context.Context, webhookID string) ([]Delivery, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+	rows, err := s.read().QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE webhook_id = ? ORDER BY created, id`, webhookID)
 	if err != nil {
 		return nil, fmt.Errorf("storage: read deliveries of %s: %w", webhookID, err)
@@ -166,7 +166,7 @@ func scanDelivery(row rowScanner) (Delivery, error) {
 // failed, or pending again until next), and its error (empty on success). A delivery gone
 // meanwhile (its webhook removed) is not an error.
 func (s *Store) FinishAttempt(ctx context.Context, id, state string, at, next time.Time, errText string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1,
 			last_attempt = ?, next_at = ?, last_error = ? WHERE id = ?`,
 			state, formatTime(at), formatTime(next), errText, id)
@@ -180,7 +180,7 @@ func (s *Store) FinishAttempt(ctx context.Context, id, state string, at, next ti
 // DeliveryStatus sums up the outbox of a webhook.
 func (s *Store) DeliveryStatus(ctx context.Context, webhookID string) (DeliveryStatus, error) {
 	var st DeliveryStatus
-	rows, err := s.r.QueryContext(ctx, `SELECT state, COUNT(*) FROM webhook_deliveries WHERE webhook_id = ? GROUP BY state`, webhookID)
+	rows, err := s.read().QueryContext(ctx, `SELECT state, COUNT(*) FROM webhook_deliveries WHERE webhook_id = ? GROUP BY state`, webhookID)
 	if err != nil {
 		return st, fmt.Errorf("storage: read delivery status of %s: %w", webhookID, err)
 	}
@@ -205,7 +205,7 @@ func (s *Store) DeliveryStatus(ctx context.Context, webhookID string) (DeliveryS
 		return st, fmt.Errorf("storage: read delivery status of %s: %w", webhookID, err)
 	}
 	var last string
-	err = s.r.QueryRowContext(ctx, `SELECT last_attempt, last_error FROM webhook_deliveries
+	err = s.read().QueryRowContext(ctx, `SELECT last_attempt, last_error FROM webhook_deliveries
 		WHERE webhook_id = ? AND last_attempt != '' ORDER BY last_attempt DESC LIMIT 1`, webhookID).Scan(&last, &st.LastError)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -222,7 +222,7 @@ func (s *Store) DeliveryStatus(ctx context.Context, webhookID string) (DeliveryS
 // than before; it returns how many went.
 func (s *Store) PruneDeliveries(ctx context.Context, giveUp, before time.Time) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx dbq) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?,
 			last_error = 'not delivered before the retry limit',
 			last_attempt = CASE WHEN last_attempt = '' THEN ? ELSE last_attempt END

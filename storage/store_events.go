@@ -31,7 +31,7 @@ const (
 // next event takes a higher one.
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	var n sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'events'`).Scan(&n)
+	err := s.read().QueryRowContext(ctx, s.d.lastEventID).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -48,7 +48,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		hooks, err := activeWebhooks(ctx, tx)
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 }
 
 // activeWebhooks reads the active webhooks through q.
-func activeWebhooks(ctx context.Context, tx *sql.Tx) ([]*Webhook, error) {
+func activeWebhooks(ctx context.Context, tx dbq) ([]*Webhook, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT doc FROM records WHERE module = ? AND active = 1`, string(ModuleWebhooks))
 	if err != nil {
 		return nil, fmt.Errorf("storage: list webhooks: %w", err)
@@ -95,7 +95,7 @@ func activeWebhooks(ctx context.Context, tx *sql.Tx) ([]*Webhook, error) {
 
 // EventsAfter returns at most limit stored events with an id above after, oldest first.
 func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, type, time, module, record_id, doc FROM events
+	rows, err := s.read().QueryContext(ctx, `SELECT id, type, time, module, record_id, doc FROM events
 		WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("storage: read events after %d: %w", after, err)
@@ -124,7 +124,7 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Even
 // OldestEventID is the id of the oldest event still kept (0 when none is).
 func (s *Store) OldestEventID(ctx context.Context) (int64, error) {
 	var n sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, `SELECT MIN(id) FROM events`).Scan(&n); err != nil {
+	if err := s.read().QueryRowContext(ctx, `SELECT MIN(id) FROM events`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("storage: read the oldest event id: %w", err)
 	}
 	return n.Int64, nil
@@ -134,7 +134,7 @@ func (s *Store) OldestEventID(ctx context.Context) (int64, error) {
 // how many went.
 func (s *Store) PruneEvents(ctx context.Context, keep int, before time.Time) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx dbq) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM events WHERE time < ?
 			OR id < COALESCE((SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?), 0)`,
 			formatTime(before), max(keep-1, 0))

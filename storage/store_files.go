@@ -21,7 +21,7 @@ func (s *Store) AddFile(ctx context.Context, f RecordedFile) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO recorded_files (id, record_id, created, state, doc)
 			VALUES (?, ?, ?, ?, ?)`, f.ID, f.RecordID, formatTime(f.Created), f.State, doc)
 		return fileWriteErr(f, err)
@@ -34,7 +34,7 @@ func (s *Store) UpdateFile(ctx context.Context, f RecordedFile) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		res, err := tx.ExecContext(ctx, `UPDATE recorded_files SET record_id = ?, created = ?, state = ?, doc = ?
 			WHERE id = ?`, f.RecordID, formatTime(f.Created), f.State, doc, f.ID)
 		if err != nil {
@@ -63,7 +63,7 @@ func (s *Store) FilesInState(ctx context.Context, state string) ([]RecordedFile,
 // File returns one recorded file; it wraps ErrNotFound.
 func (s *Store) File(ctx context.Context, id string) (RecordedFile, error) {
 	var doc []byte
-	err := s.r.QueryRowContext(ctx, `SELECT doc FROM recorded_files WHERE id = ?`, id).Scan(&doc)
+	err := s.read().QueryRowContext(ctx, `SELECT doc FROM recorded_files WHERE id = ?`, id).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return RecordedFile{}, fmt.Errorf("recorded file %q: %w", id, ErrNotFound)
 	}
@@ -79,7 +79,7 @@ func (s *Store) File(ctx context.Context, id string) (RecordedFile, error) {
 
 // DeleteFile removes the entry of a recorded file (not the file on disk); it wraps ErrNotFound.
 func (s *Store) DeleteFile(ctx context.Context, id string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM recorded_files WHERE id = ?`, id)
 		if err != nil {
 			return fmt.Errorf("storage: delete recorded file %q: %w", id, err)
@@ -95,7 +95,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 
 // queryFiles runs a query that selects recorded file documents.
 func (s *Store) queryFiles(ctx context.Context, query string, args ...any) ([]RecordedFile, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list recorded files: %w", err)
 	}

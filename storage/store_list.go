@@ -2,15 +2,12 @@ package storage
 
 import (
 	"context"
-	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"modernc.org/sqlite"
 )
 
 // ListQuery selects, orders and pages the documents of one module in the database (ListPage,
@@ -54,20 +51,6 @@ const numberFunc = "sluice_number"
 // jsonNumberText is a JSON number literal.
 var jsonNumberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
-func init() {
-	sqlite.MustRegisterDeterministicScalarFunction(numberFunc, 1,
-		func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-			s, ok := args[0].(string)
-			if !ok {
-				return nil, nil
-			}
-			if x, ok := NumberText(s); ok {
-				return x, nil
-			}
-			return nil, nil
-		})
-}
-
 // NumberText reads a string holding a JSON number, spaces around it allowed; ok is false for
 // anything else, and for a value out of float64's range.
 func NumberText(s string) (float64, bool) {
@@ -82,20 +65,11 @@ func NumberText(s string) (float64, bool) {
 // ListPage returns the stored JSON documents of module m that q's filter selects, in q's order,
 // after q.Skip and at most q.Limit of them.
 func (s *Store) ListPage(ctx context.Context, m Module, q ListQuery) ([][]byte, error) {
-	where, args, err := filterSQL(m, q.Filter)
+	query, args, err := s.listSQL(m, q)
 	if err != nil {
 		return nil, err
 	}
-	order, oargs, err := orderSQL(q.Sort)
-	if err != nil {
-		return nil, err
-	}
-	limit := q.Limit
-	if limit < 0 {
-		limit = -1 // SQLite: no limit
-	}
-	args = append(append(args, oargs...), limit, max(q.Skip, 0))
-	rows, err := s.r.QueryContext(ctx, `SELECT doc FROM records WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+	rows, err := s.read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list %s: %w", m, err)
 	}
@@ -114,67 +88,60 @@ func (s *Store) ListPage(ctx context.Context, m Module, q ListQuery) ([][]byte, 
 	return docs, nil
 }
 
+// listSQL is the SELECT of ListPage and its arguments.
+func (s *Store) listSQL(m Module, q ListQuery) (string, []any, error) {
+	where, args, err := filterSQL(s.d, m, q.Filter)
+	if err != nil {
+		return "", nil, err
+	}
+	order, oargs, err := orderSQL(s.d, q.Sort)
+	if err != nil {
+		return "", nil, err
+	}
+	var limit any = q.Limit
+	if q.Limit < 0 {
+		limit = s.d.noLimit
+	}
+	args = append(append(args, oargs...), limit, max(q.Skip, 0))
+	return `SELECT doc FROM records WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`, args, nil
+}
+
 // Count returns how many documents of module m filter selects.
 func (s *Store) Count(ctx context.Context, m Module, filter []Match) (int, error) {
-	where, args, err := filterSQL(m, filter)
+	where, args, err := filterSQL(s.d, m, filter)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE `+where, args...).Scan(&n); err != nil {
+	if err := s.read().QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE `+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("storage: count %s: %w", m, err)
 	}
 	return n, nil
 }
 
-// ExplainList returns SQLite's query plan for ListPage(m, q), one step a line, for tests and
-// diagnosis.
+// ExplainList returns the database's query plan for ListPage(m, q), one step a line, for tests
+// and diagnosis.
 func (s *Store) ExplainList(ctx context.Context, m Module, q ListQuery) (string, error) {
-	where, args, err := filterSQL(m, q.Filter)
+	query, args, err := s.listSQL(m, q)
 	if err != nil {
 		return "", err
 	}
-	order, oargs, err := orderSQL(q.Sort)
-	if err != nil {
-		return "", err
-	}
-	args = append(append(args, oargs...), q.Limit, q.Skip)
-	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT doc FROM records WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+	plan, err := s.d.explain(ctx, s.read(), query, args)
 	if err != nil {
 		return "", fmt.Errorf("storage: explain list %s: %w", m, err)
 	}
-	defer rows.Close()
-	var b strings.Builder
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			return "", fmt.Errorf("storage: explain list %s: %w", m, err)
-		}
-		b.WriteString(detail + "\n")
-	}
-	return b.String(), rows.Err()
+	return plan, nil
 }
 
-// jsonPath is the SQLite JSON path of a top-level key.
-func jsonPath(key string) (string, error) {
-	if !ValidListKey(key) {
-		return "", fmt.Errorf("storage: list key %q: want 1 to 64 letters, digits or _", key)
-	}
-	return `$."` + key + `"`, nil
-}
-
-// filterSQL is the WHERE clause of a list of module m under filter, and its arguments.
-func filterSQL(m Module, filter []Match) (string, []any, error) {
+// filterSQL is the WHERE clause of a list of module m under filter, and its arguments. It checks
+// and normalises each Match (numbers become float64) and leaves the JSON condition to d.
+func filterSQL(d *dialect, m Module, filter []Match) (string, []any, error) {
 	where := []string{"module = ?"}
 	args := []any{string(m)}
 	for _, f := range filter {
-		p, err := jsonPath(f.Key)
-		if err != nil {
-			return "", nil, err
+		if !ValidListKey(f.Key) {
+			return "", nil, badListKey(f.Key)
 		}
-		isNum := `json_type(doc, ?) IN ('integer', 'real') AND json_extract(doc, ?) = ?`
-		isText := `json_type(doc, ?) = 'text' AND json_extract(doc, ?) = ?`
 		val := f.Value
 		switch v := val.(type) {
 		case json.Number:
@@ -187,37 +154,25 @@ func filterSQL(m Module, filter []Match) (string, []any, error) {
 			val = float64(v)
 		}
 		switch v := val.(type) {
-		case nil:
-			where = append(where, `COALESCE(json_type(doc, ?), 'null') = 'null'`)
-			args = append(args, p)
-		case bool:
-			where = append(where, `json_type(doc, ?) = ?`)
-			args = append(args, p, strconv.FormatBool(v))
+		case nil, bool, string:
 		case float64:
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return "", nil, fmt.Errorf("storage: list filter %q: %v is not a finite number", f.Key, v)
 			}
-			where = append(where, `((`+isNum+`) OR (json_type(doc, ?) = 'text' AND `+numberFunc+`(json_extract(doc, ?)) = ?))`)
-			args = append(args, p, p, v, p, p, v)
-		case string:
-			if x, ok := NumberText(v); ok {
-				where = append(where, `((`+isText+`) OR (`+isNum+`))`)
-				args = append(args, p, p, v, p, p, x)
-			} else {
-				where = append(where, `(`+isText+`)`)
-				args = append(args, p, p, v)
-			}
 		default:
 			return "", nil, fmt.Errorf("storage: list filter %q: a %T cannot be compared in the database", f.Key, v)
 		}
+		cond, cargs := d.match(f.Key, val)
+		where = append(where, cond)
+		args = append(args, cargs...)
 	}
 	return strings.Join(where, " AND "), args, nil
 }
 
 // orderSQL is the ORDER BY clause of sort, and its arguments. Each key orders first by kind
 // (absent or null, booleans, numbers, strings, then objects and arrays), then by value within
-// its kind; id, created and modified use their columns. Ties stay oldest first.
-func orderSQL(sort []SortKey) (string, []any, error) {
+// its kind (d's terms); id, created and modified use their columns. Ties stay oldest first.
+func orderSQL(d *dialect, sort []SortKey) (string, []any, error) {
 	var terms []string
 	var args []any
 	for _, k := range sort {
@@ -227,20 +182,22 @@ func orderSQL(sort []SortKey) (string, []any, error) {
 		}
 		switch k.Key {
 		case "id", "created", "modified":
-			// Text ids and fixed-width UTC times: text order is their order, and all are strings.
+			// Text ids and fixed-width UTC times in byte order: text order is their order.
 			terms = append(terms, k.Key+" "+dir)
 			continue
 		}
-		p, err := jsonPath(k.Key)
-		if err != nil {
-			return "", nil, err
+		if !ValidListKey(k.Key) {
+			return "", nil, badListKey(k.Key)
 		}
-		terms = append(terms,
-			`CASE json_type(doc, ?) WHEN 'true' THEN 1 WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2
-				WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 4 ELSE 0 END `+dir,
-			`CASE WHEN json_type(doc, ?) IN ('true', 'false', 'integer', 'real', 'text') THEN json_extract(doc, ?) END `+dir)
-		args = append(args, p, p, p)
+		t, a := d.order(k.Key, dir)
+		terms = append(terms, t...)
+		args = append(args, a...)
 	}
 	terms = append(terms, "created ASC", "id ASC")
 	return strings.Join(terms, ", "), args, nil
+}
+
+// badListKey is the error for a key a list may not name.
+func badListKey(key string) error {
+	return fmt.Errorf("storage: list key %q: want 1 to 64 letters, digits or _", key)
 }

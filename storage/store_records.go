@@ -37,10 +37,10 @@ func (s *Store) Create(ctx context.Context, r Record) error {
 		return fmt.Errorf("storage: encode %s %q: %w", r.Module(), b.ID, err)
 	}
 	m, name := r.Module(), r.UniqueName()
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO records (id, module, name, active, created, modified, doc)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			b.ID, string(m), name, b.Active, formatTime(b.Created), formatTime(b.Modified), string(doc))
+			b.ID, string(m), name, boolInt(b.Active), formatTime(b.Created), formatTime(b.Modified), string(doc))
 		if err != nil {
 			return recordWriteErr(m, b.ID, name, err)
 		}
@@ -55,7 +55,7 @@ func (s *Store) Create(ctx context.Context, r Record) error {
 func (s *Store) Update(ctx context.Context, r Record) error {
 	b := r.Meta()
 	m, name := r.Module(), r.UniqueName()
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		var created string
 		err := tx.QueryRowContext(ctx, `SELECT created FROM records WHERE module = ? AND id = ?`,
 			string(m), b.ID).Scan(&created)
@@ -78,7 +78,7 @@ func (s *Store) Update(ctx context.Context, r Record) error {
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE records SET name = ?, active = ?, modified = ?, doc = ?
 			WHERE module = ? AND id = ?`,
-			name, b.Active, formatTime(b.Modified), string(doc), string(m), b.ID)
+			name, boolInt(b.Active), formatTime(b.Modified), string(doc), string(m), b.ID)
 		if err != nil {
 			return recordWriteErr(m, b.ID, name, err)
 		}
@@ -89,7 +89,7 @@ func (s *Store) Update(ctx context.Context, r Record) error {
 // Get decodes the stored document of record id of module m into into; it wraps ErrNotFound.
 func (s *Store) Get(ctx context.Context, m Module, id string, into Record) error {
 	var doc []byte
-	err := s.r.QueryRowContext(ctx, `SELECT doc FROM records WHERE module = ? AND id = ?`,
+	err := s.read().QueryRowContext(ctx, `SELECT doc FROM records WHERE module = ? AND id = ?`,
 		string(m), id).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(m, id)
@@ -105,7 +105,7 @@ func (s *Store) Get(ctx context.Context, m Module, id string, into Record) error
 
 // Delete removes a record with its port claims and recorded files; it wraps ErrNotFound.
 func (s *Store) Delete(ctx context.Context, m Module, id string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM records WHERE module = ? AND id = ?`, string(m), id)
 		if err != nil {
 			return fmt.Errorf("storage: delete %s %q: %w", m, id, err)
@@ -136,19 +136,25 @@ func (s *Store) SetActive(ctx context.Context, m Module, id string, active bool,
 	if active {
 		activeJSON = "true"
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		// json_set keeps the document's key order and every other byte of it.
-		res, err := tx.ExecContext(ctx, `UPDATE records SET active = ?, modified = ?,
-			doc = json_set(doc, '$.active', json(?), '$.modified', json(?))
-			WHERE module = ? AND id = ?`,
-			active, formatTime(at), activeJSON, string(atJSON), string(m), id)
-		if err != nil {
-			return fmt.Errorf("storage: set active of %s %q: %w", m, id, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("storage: set active of %s %q: %w", m, id, err)
-		} else if n == 0 {
+	return s.write(ctx, func(tx dbq) error {
+		var doc []byte
+		err := tx.QueryRowContext(ctx, `SELECT doc FROM records WHERE module = ? AND id = ?`,
+			string(m), id).Scan(&doc)
+		if errors.Is(err, sql.ErrNoRows) {
 			return notFound(m, id)
+		}
+		if err != nil {
+			return fmt.Errorf("storage: read %s %q: %w", m, id, err)
+		}
+		// setMembers keeps the document's key order and every other byte of it.
+		doc, err = setMembers(doc, []member{{"active", []byte(activeJSON)}, {"modified", atJSON}})
+		if err != nil {
+			return fmt.Errorf("storage: stored %s %q: %w", m, id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE records SET active = ?, modified = ?, doc = ?
+			WHERE module = ? AND id = ?`,
+			boolInt(active), formatTime(at), string(doc), string(m), id); err != nil {
+			return fmt.Errorf("storage: set active of %s %q: %w", m, id, err)
 		}
 		return nil
 	})
@@ -156,7 +162,7 @@ func (s *Store) SetActive(ctx context.Context, m Module, id string, active bool,
 
 // ListDocs returns the stored JSON documents of module m, oldest first (created, then id).
 func (s *Store) ListDocs(ctx context.Context, m Module) ([][]byte, error) {
-	rows, err := s.r.QueryContext(ctx,
+	rows, err := s.read().QueryContext(ctx,
 		`SELECT doc FROM records WHERE module = ? ORDER BY created, id`, string(m))
 	if err != nil {
 		return nil, fmt.Errorf("storage: list %s: %w", m, err)
@@ -179,7 +185,7 @@ func (s *Store) ListDocs(ctx context.Context, m Module) ([][]byte, error) {
 // ListActive returns every record whose active flag is set, of every module, oldest first; the
 // server starts them at boot.
 func (s *Store) ListActive(ctx context.Context) ([]RecordRef, error) {
-	rows, err := s.r.QueryContext(ctx,
+	rows, err := s.read().QueryContext(ctx,
 		`SELECT module, id FROM records WHERE active = 1 ORDER BY created, id`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list active: %w", err)

@@ -9,12 +9,12 @@ import (
 
 // Setting returns the value stored under key, and false when there is none.
 func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
-	return setting(ctx, s.r, key)
+	return setting(ctx, s.read(), key)
 }
 
 // SetSetting stores value under key, replacing any earlier value.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 		if err != nil {
@@ -32,7 +32,7 @@ func (s *Store) SettingOrInit(ctx context.Context, key string, init func() (stri
 		return v, err
 	}
 	var value string
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx dbq) error {
 		v, ok, err := setting(ctx, tx, key)
 		if err != nil {
 			return err
@@ -56,7 +56,7 @@ func (s *Store) SettingOrInit(ctx context.Context, key string, init func() (stri
 }
 
 // setting reads one setting through q.
-func setting(ctx context.Context, q querier, key string) (string, bool, error) {
+func setting(ctx context.Context, q dbq, key string) (string, bool, error) {
 	var v string
 	err := q.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -51,7 +51,14 @@ type Stamp struct {
 
 // RevocationStamp returns the Stamp now (zero while no revocation was ever signalled), and false
 // when the file cannot be examined (then assume that something changed).
+//
+// A PostgreSQL store has no file beside it: its stamp counts the revocations this Store committed
+// (Size), so another sluice's revocation is found at the periodic AuthRevision (LISTEN/NOTIFY is
+// to come with the nodes of issue 17).
 func (s *Store) RevocationStamp() (Stamp, bool) {
+	if s.d != sqliteDialect {
+		return Stamp{Size: s.revocations.Load()}, true
+	}
 	fi, err := os.Stat(s.path + authSignalSuffix)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Stamp{}, true
@@ -66,14 +73,18 @@ func (s *Store) RevocationStamp() (Stamp, bool) {
 // best effort: the revocation is in force; another process that misses the signal finds it at
 // its periodic AuthRevision.
 func (s *Store) signalRevocation(rev int64) {
+	s.revocations.Add(1)
+	if s.d != sqliteDialect {
+		return
+	}
 	_ = os.WriteFile(s.path+authSignalSuffix, strconv.AppendInt(nil, rev, 10), fileMode)
 }
 
 // revoke runs a revocation write in a transaction; when fn changed something it bumps the auth
 // revision in the same transaction and, once that is committed, signals it.
-func (s *Store) revoke(ctx context.Context, fn func(tx *sql.Tx) (bool, error)) error {
+func (s *Store) revoke(ctx context.Context, fn func(tx dbq) (bool, error)) error {
 	var rev int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx dbq) error {
 		changed, err := fn(tx)
 		if err != nil || !changed {
 			return err
@@ -88,10 +99,10 @@ func (s *Store) revoke(ctx context.Context, fn func(tx *sql.Tx) (bool, error)) e
 }
 
 // bumpAuthRevision adds one to the auth revision inside tx and returns it.
-func bumpAuthRevision(ctx context.Context, tx *sql.Tx) (int64, error) {
+func bumpAuthRevision(ctx context.Context, tx dbq) (int64, error) {
 	var rev int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO settings (key, value) VALUES (?, '1')
-		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+		ON CONFLICT (key) DO UPDATE SET value = CAST(settings.value AS INTEGER) + 1
 		RETURNING CAST(value AS INTEGER)`, authRevisionKey).Scan(&rev)
 	if err != nil {
 		return 0, fmt.Errorf("storage: bump auth revision: %w", err)
@@ -102,7 +113,7 @@ func bumpAuthRevision(ctx context.Context, tx *sql.Tx) (int64, error) {
 // AuthRevision returns the store's auth revision (0 before the first revocation). It reads
 // through a connection of its own, so that it never waits behind the other reads.
 func (s *Store) AuthRevision(ctx context.Context) (int64, error) {
-	v, ok, err := setting(ctx, s.a, authRevisionKey)
+	v, ok, err := setting(ctx, dbq{s.a, s.d}, authRevisionKey)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -116,7 +127,7 @@ func (s *Store) AuthRevision(ctx context.Context) (int64, error) {
 // RevokeToken records that the token with this jti may no longer be used; exp is the token's
 // expiry, after which PruneRevoked may forget it.
 func (s *Store) RevokeToken(ctx context.Context, jti string, exp time.Time) error {
-	return s.revoke(ctx, func(tx *sql.Tx) (bool, error) {
+	return s.revoke(ctx, func(tx dbq) (bool, error) {
 		_, err := tx.ExecContext(ctx, `INSERT INTO revoked_tokens (jti, exp) VALUES (?, ?)
 			ON CONFLICT (jti) DO UPDATE SET exp = excluded.exp`, jti, formatTime(exp))
 		if err != nil {
@@ -129,7 +140,7 @@ func (s *Store) RevokeToken(ctx context.Context, jti string, exp time.Time) erro
 // TokenRevoked tells whether the token with this jti was revoked.
 func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 	var one int
-	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM revoked_tokens WHERE jti = ?`, jti).Scan(&one)
+	err := s.read().QueryRowContext(ctx, `SELECT 1 FROM revoked_tokens WHERE jti = ?`, jti).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -144,7 +155,7 @@ func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 // tokens).
 func (s *Store) RevokeUserTokens(ctx context.Context, userID string, at time.Time) (time.Time, error) {
 	at = at.UTC().Truncate(time.Millisecond)
-	err := s.revoke(ctx, func(tx *sql.Tx) (bool, error) {
+	err := s.revoke(ctx, func(tx dbq) (bool, error) {
 		old, err := notBefore(ctx, tx, userID)
 		if err != nil {
 			return false, err
@@ -167,11 +178,11 @@ func (s *Store) RevokeUserTokens(ctx context.Context, userID string, at time.Tim
 
 // TokensNotBefore returns the user's token "not before" (zero when none was set).
 func (s *Store) TokensNotBefore(ctx context.Context, userID string) (time.Time, error) {
-	return notBefore(ctx, s.r, userID)
+	return notBefore(ctx, s.read(), userID)
 }
 
 // notBefore reads a user's token "not before" through q.
-func notBefore(ctx context.Context, q querier, userID string) (time.Time, error) {
+func notBefore(ctx context.Context, q dbq, userID string) (time.Time, error) {
 	v, ok, err := setting(ctx, q, notBeforePrefix+userID)
 	if err != nil || !ok {
 		return time.Time{}, err
@@ -187,11 +198,12 @@ func notBefore(ctx context.Context, q querier, userID string) (time.Time, error)
 // tokens that expire at or after since (older ones fail validation anyway) and every user's
 // "not before".
 func (s *Store) Revocations(ctx context.Context, since time.Time) (Revocations, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	sqlTx, err := s.r.BeginTx(ctx, &s.d.snapshot)
 	if err != nil {
 		return Revocations{}, fmt.Errorf("storage: read revocations: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
+	defer func() { _ = sqlTx.Rollback() }()
+	tx := dbq{sqlTx, s.d}
 	r := Revocations{Tokens: map[string]time.Time{}, NotBefore: map[string]time.Time{}}
 	v, ok, err := setting(ctx, tx, authRevisionKey)
 	if err != nil {
@@ -225,7 +237,7 @@ func (s *Store) Revocations(ctx context.Context, since time.Time) (Revocations, 
 }
 
 // scanRows runs a query of two text columns in tx and calls fn for each row.
-func scanRows(ctx context.Context, tx *sql.Tx, query string, args []any, fn func(a, b string) error) error {
+func scanRows(ctx context.Context, tx dbq, query string, args []any, fn func(a, b string) error) error {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -247,7 +259,7 @@ func scanRows(ctx context.Context, tx *sql.Tx, query string, args []any, fn func
 // returns how many it removed.
 func (s *Store) PruneRevoked(ctx context.Context, now time.Time) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx dbq) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM revoked_tokens WHERE exp < ?`, formatTime(now))
 		if err != nil {
 			return fmt.Errorf("storage: prune revoked tokens: %w", err)

@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,8 +43,8 @@ func TestRevokedTokens(t *testing.T) {
 // second handle on the same file (another process) sees the revision and the revocation stamp move.
 func TestRevocationState(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sluice.db")
-	s, other := openPath(t, path), openPath(t, path)
+	target := storage.NewTestTarget(t)
+	s, other := openTarget(t, target), openTarget(t, target)
 	if rev, err := s.AuthRevision(ctx); rev != 0 || err != nil {
 		t.Fatalf("AuthRevision of a new store = %d, %v", rev, err)
 	}
@@ -105,9 +104,9 @@ func TestRevocationState(t *testing.T) {
 	}
 }
 
-func openPath(t *testing.T, path string) *storage.Store {
+func openTarget(t *testing.T, target string) *storage.Store {
 	t.Helper()
-	s, err := storage.Open(path)
+	s, err := storage.OpenTarget(target)
 	if err != nil {
 		t.Fatal(err)
 	}

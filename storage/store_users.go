@@ -16,7 +16,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 	if u.Created.IsZero() {
 		u.Created = now()
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, name, password_hash, created) VALUES (?, ?, ?, ?)`,
 			u.ID, u.Name, u.PasswordHash, formatTime(u.Created))
 		switch {
@@ -34,7 +34,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 
 // UserByName returns the user of that name (compared without regard to case); it wraps ErrNotFound.
 func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
-	return s.user(ctx, `name = ?`, name)
+	return s.user(ctx, s.d.userNameIs, name)
 }
 
 // UserByID returns the user with that id; it wraps ErrNotFound.
@@ -44,7 +44,7 @@ func (s *Store) UserByID(ctx context.Context, id string) (User, error) {
 
 // SetPasswordHash replaces a user's password hash; it wraps ErrNotFound.
 func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx dbq) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID)
 		if err != nil {
 			return fmt.Errorf("storage: set password of user %q: %w", userID, err)
@@ -62,7 +62,7 @@ func (s *Store) SetPasswordHash(ctx context.Context, userID, hash string) error 
 func (s *Store) user(ctx context.Context, where, arg string) (User, error) {
 	var u User
 	var created string
-	err := s.r.QueryRowContext(ctx, `SELECT id, name, password_hash, created FROM users WHERE `+where, arg).
+	err := s.read().QueryRowContext(ctx, `SELECT id, name, password_hash, created FROM users WHERE `+where, arg).
 		Scan(&u.ID, &u.Name, &u.PasswordHash, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("user %q: %w", arg, ErrNotFound)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/storage"
 )
 
 // Config is every setting of the server. Each has a flag and a SLUICE_* environment variable;
@@ -24,6 +25,9 @@ type Config struct {
 	Addr string
 	// Data is the folder for the database and recordings. Default "./data".
 	Data string
+	// Store is the URL of a PostgreSQL database (postgres://… or postgresql://…) that keeps the
+	// records instead of the SQLite file in Data. Default: empty, the SQLite file.
+	Store string
 	// FFmpeg is the ffmpeg binary used for transcoding and the test stream. Default "ffmpeg" from PATH.
 	FFmpeg string
 	// FFmpegNice is how many nice levels below the server its ffmpeg children run (0 to 19;
@@ -164,6 +168,7 @@ func settings() []setting {
 	return []setting{
 		{"addr", "SLUICE_ADDR", ":8080", "API and playback listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 		{"data", "SLUICE_DATA", "./data", "data folder: database and recordings", str(func(c *Config) *string { return &c.Data })},
+		{"store", "SLUICE_STORE", "", "PostgreSQL URL (postgres://user:password@host:5432/db) to keep the records in (empty: the SQLite file sluice.db in the data folder)", str(func(c *Config) *string { return &c.Store })},
 		{"ffmpeg", "SLUICE_FFMPEG", "ffmpeg", "ffmpeg binary (path, or a name looked up in PATH)", str(func(c *Config) *string { return &c.FFmpeg })},
 		{"ffmpeg-nice", "SLUICE_FFMPEG_NICE", strconv.Itoa(supervisor.DefaultNice), "nice levels below the server's CPU priority that ffmpeg children run at, 0 to 19 (0: the same; 19: also SCHED_IDLE on Linux), so that encoding never starves the API", niceLevels},
 		{"public-url", "SLUICE_PUBLIC_URL", "", "base URL whose host goes into returned playlist URLs (empty: the request's host)", str(func(c *Config) *string { return &c.PublicURL })},
@@ -255,6 +260,9 @@ func (c *Config) validate() error {
 	if c.Data == "" {
 		return errors.New("--data: empty data folder")
 	}
+	if c.Store != "" && !storage.IsPostgresURL(c.Store) {
+		return errors.New("--store: want a postgres:// or postgresql:// URL (empty: the SQLite file in the data folder)")
+	}
 	if c.MetricsAddr != "" && c.MetricsToken == "" {
 		return errors.New("--metrics-addr: metrics need --metrics-token (SLUICE_METRICS_TOKEN): without one they are off")
 	}
@@ -319,6 +327,14 @@ func (c *Config) mediaAddr(port int) string {
 
 // DBPath is the database file inside the data folder.
 func (c *Config) DBPath() string { return filepath.Join(c.Data, "sluice.db") }
+
+// StoreTarget is what storage.OpenTarget opens: the PostgreSQL URL of --store, else DBPath.
+func (c *Config) StoreTarget() string {
+	if c.Store != "" {
+		return c.Store
+	}
+	return c.DBPath()
+}
 
 // RecordingsDir is the folder recordings are written to.
 func (c *Config) RecordingsDir() string { return filepath.Join(c.Data, "recordings") }

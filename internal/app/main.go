@@ -60,14 +60,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	return Run(ctx, cfg, Options{Stdout: stdout, Logger: cfg.NewLogger(stderr)})
 }
 
-// openStore opens the store in the data folder, creating the folder private (0700) when missing.
+// openStore opens the store, the PostgreSQL database of --store or the SQLite file in the data
+// folder, creating the folder private (0700) when missing (it holds the recordings either way).
 func openStore(cfg Config) (*storage.Store, error) {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", cfg.Data, err)
 	}
-	st, err := storage.Open(cfg.DBPath())
+	st, err := storage.OpenTarget(cfg.StoreTarget())
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", cfg.DBPath(), err)
+		// The error names the store (a PostgreSQL URL without its password).
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return st, nil
 }

@@ -65,3 +65,6 @@ func RunChild(t *testing.T, name string, env ...string) {
 	}
 	t.Logf("child %s:\n%s", name, out)
 }
+
+// AnyChild tells whether this process is a faulty child of any test (RunChild).
+func AnyChild() bool { return os.Getenv(childEnv) != "" }

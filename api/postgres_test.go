@@ -1,0 +1,34 @@
+package api
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil/pgtest"
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// TestContractOnPostgres holds the API to the PostgreSQL store as TestWithRealStore and
+// TestStoreQueryMatchesMemory hold it to SQLite: the main flows, and every list query answered
+// in the database as the API's in-memory rules answer it. One throwaway cluster, a database each.
+func TestContractOnPostgres(t *testing.T) {
+	c, err := pgtest.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	open := func(t *testing.T) *storage.Store {
+		st, err := storage.OpenPostgres(c.NewDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	t.Run("flows", func(t *testing.T) { withRealStore(t, open(t)) })
+	t.Run("lists", func(t *testing.T) { storeQueryMatchesMemory(t, open(t)) })
+}

@@ -1,0 +1,146 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// TestEventsHistory: events keep their ids and order; pruning keeps the newest and the recent
+// ones; the last event id survives the pruning of every event (ids never go back).
+func TestEventsHistory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	if id, err := s.LastEventID(ctx); id != 0 || err != nil {
+		t.Fatalf("LastEventID of a new store = %d, %v", id, err)
+	}
+	var evs []storage.Event
+	for i := int64(1); i <= 5; i++ {
+		evs = append(evs, storage.Event{ID: i, Type: "vod_started", Time: at(time.Duration(i) * time.Minute),
+			Module: storage.ModuleVOD, RecordID: "r1", Doc: []byte(`{"n":` + string(rune('0'+i)) + `}`)})
+	}
+	if err := s.AppendEvents(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.LastEventID(ctx); id != 5 || err != nil {
+		t.Errorf("LastEventID = %d, %v; want 5", id, err)
+	}
+	got, err := s.EventsAfter(ctx, 2, 2)
+	if err != nil || len(got) != 2 || got[0].ID != 3 || got[1].ID != 4 {
+		t.Fatalf("EventsAfter(2, 2) = %+v, %v", got, err)
+	}
+	if !got[0].Time.Equal(evs[2].Time) || string(got[0].Doc) != `{"n":3}` || got[0].Module != storage.ModuleVOD || got[0].RecordID != "r1" {
+		t.Errorf("event 3 read back as %+v", got[0])
+	}
+	// Keep the 2 newest: 1 to 3 go.
+	if n, err := s.PruneEvents(ctx, 2, at(0)); n != 3 || err != nil {
+		t.Errorf("PruneEvents(keep 2) = %d, %v; want 3", n, err)
+	}
+	if id, err := s.OldestEventID(ctx); id != 4 || err != nil {
+		t.Errorf("OldestEventID = %d, %v; want 4", id, err)
+	}
+	// Everything older than an hour after the last one: all go, the last id stays.
+	if n, err := s.PruneEvents(ctx, 10, at(time.Hour)); n != 2 || err != nil {
+		t.Errorf("PruneEvents(before) = %d, %v; want 2", n, err)
+	}
+	if id, err := s.LastEventID(ctx); id != 5 || err != nil {
+		t.Errorf("LastEventID after pruning all = %d, %v; want 5", id, err)
+	}
+	if id, err := s.OldestEventID(ctx); id != 0 || err != nil {
+		t.Errorf("OldestEventID of none = %d, %v", id, err)
+	}
+}
+
+// TestWebhookOutbox: events queue a delivery for each active webhook that wants them; due
+// deliveries are claimed once until their lease passes; attempts sum up in DeliveryStatus; old
+// finished deliveries are pruned and stale pending ones given up.
+func TestWebhookOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	all := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "all", URL: "http://127.0.0.1:1/"}
+	some := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "stops",
+		URL: "http://127.0.0.1:1/", EventTypes: []string{"vod_stopped"}}
+	off := &storage.Webhook{Base: storage.Base{ID: storage.NewID()}, Name: "off", URL: "http://127.0.0.1:1/"}
+	for _, w := range []*storage.Webhook{all, some, off} {
+		if err := s.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := at(0)
+	if err := s.AppendEvents(ctx, []storage.Event{
+		{ID: 1, Type: "vod_started", Time: t0, Module: storage.ModuleVOD, RecordID: "r1", Doc: []byte(`{"a":1}`)},
+		{ID: 2, Type: "vod_stopped", Time: t0.Add(time.Second), Module: storage.ModuleVOD, RecordID: "r1", Doc: []byte(`{"a":2}`)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for w, want := range map[*storage.Webhook]int{all: 2, some: 1, off: 0} {
+		ds, err := s.Deliveries(ctx, w.ID)
+		if err != nil || len(ds) != want {
+			t.Errorf("webhook %s: %d deliveries, %v; want %d", w.Name, len(ds), err, want)
+		}
+	}
+	if _, err := s.AddDelivery(ctx, storage.NewID(), "ping", []byte(`{}`), t0); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("AddDelivery to an unknown webhook: %v", err)
+	}
+	if next, ok, err := s.NextDeliveryAt(ctx); err != nil || !ok || !next.Equal(t0) {
+		t.Errorf("NextDeliveryAt = %v, %v, %v; want %v", next, ok, err, t0)
+	}
+
+	lease := t0.Add(time.Minute)
+	claimed, err := s.ClaimDue(ctx, t0.Add(time.Second), lease, 10)
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("ClaimDue = %d, %v; want 3", len(claimed), err)
+	}
+	if claimed[0].State != storage.DeliveryPending || claimed[0].EventID == 0 || len(claimed[0].Body) == 0 {
+		t.Errorf("claimed %+v", claimed[0])
+	}
+	if again, err := s.ClaimDue(ctx, t0.Add(time.Second), lease, 10); err != nil || len(again) != 0 {
+		t.Errorf("ClaimDue while leased = %d, %v; want 0", len(again), err)
+	}
+	if next, ok, err := s.NextDeliveryAt(ctx); err != nil || !ok || !next.Equal(lease) {
+		t.Errorf("NextDeliveryAt while leased = %v, %v, %v; want %v", next, ok, err, lease)
+	}
+
+	var mine []storage.Delivery
+	for _, d := range claimed {
+		if d.WebhookID == all.ID {
+			mine = append(mine, d)
+		}
+	}
+	if len(mine) != 2 {
+		t.Fatalf("claimed %d deliveries of webhook all, want 2", len(mine))
+	}
+	tA := t0.Add(2 * time.Second)
+	if err := s.FinishAttempt(ctx, mine[0].ID, storage.DeliveryDelivered, tA, tA, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishAttempt(ctx, mine[1].ID, storage.DeliveryFailed, tA.Add(time.Second), tA, "HTTP 500"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.DeliveryStatus(ctx, all.ID)
+	if err != nil || st.Delivered != 1 || st.Failed != 1 || st.Pending != 0 || st.LastError != "HTTP 500" ||
+		!st.LastAttempt.Equal(tA.Add(time.Second)) {
+		t.Errorf("DeliveryStatus = %+v, %v", st, err)
+	}
+	// Finished before tA+1h go; the pending one of "stops", queued before the give-up time, fails.
+	n, err := s.PruneDeliveries(ctx, t0.Add(time.Hour), tA.Add(time.Hour))
+	if err != nil || n != 2 {
+		t.Errorf("PruneDeliveries = %d, %v; want 2", n, err)
+	}
+	if st, err := s.DeliveryStatus(ctx, some.ID); err != nil || st.Failed != 1 || st.Pending != 0 ||
+		st.LastError != "not delivered before the retry limit" {
+		t.Errorf("given-up webhook: %+v, %v", st, err)
+	}
+	// Removing a webhook removes its outbox.
+	if err := s.Delete(ctx, storage.ModuleWebhooks, some.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.Deliveries(ctx, some.ID); err != nil || len(ds) != 0 {
+		t.Errorf("deliveries of a removed webhook: %d, %v", len(ds), err)
+	}
+}
