@@ -58,7 +58,10 @@
 // keeps a heap of its connections by the time each next needs service (ACK and NAK periods,
 // keep-alive, idle timeout, send drops, pacing), with the periodic work of every connection
 // on one 10 ms grid, and sends with sendmmsg(2): what several connections write at the same
-// moment leaves in one system call. Nothing runs per connection except the application's own
+// moment leaves in one system call, and a connection's run of equal-length datagrams leaves as
+// one segmented message (UDP_SEGMENT) where the kernel has it. A writer that fans payloads out
+// to many connections (the server module's relay) writes through a Batch and sends the whole
+// round itself when it flushes, instead of waking the clock. Nothing runs per connection except the application's own
 // Read, which sleeps until the head packet's delivery time. The receive and send paths do not
 // allocate per packet (BenchmarkReceivePath, BenchmarkSendPath), and a consumer that stops
 // reading never blocks the read loop: its buffer fills to its cap and the rest is dropped
