@@ -20,14 +20,7 @@ const skipTargets = 6
 // start.
 func (h *Handler) appendLowLatencyPlaylist(b []byte, win *segment.Window, skip bool) []byte {
 	segs := win.Last(h.opts.Window)
-	var longest time.Duration
-	independent := true
-	for _, s := range segs {
-		longest = max(longest, s.Duration)
-		independent = independent && s.Key
-	}
-	ms := int64((longest + time.Millisecond/2) / time.Millisecond)
-	target := max((ms+999)/1000, 1)
+	target, independent := targetDuration(segs)
 	targetDur := time.Duration(target) * time.Second
 	b = append(b, "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:"...)
 	b = strconv.AppendInt(b, target, 10)
@@ -37,14 +30,7 @@ func (h *Handler) appendLowLatencyPlaylist(b []byte, win *segment.Window, skip b
 	b = appendSeconds(b, 3*h.opts.PartTarget)
 	b = append(b, "\n#EXT-X-PART-INF:PART-TARGET="...)
 	b = appendSeconds(b, h.opts.PartTarget)
-	b = append(b, "\n#EXT-X-MEDIA-SEQUENCE:"...)
-	b = strconv.AppendInt(b, segs[0].Seq, 10)
-	b = append(b, "\n#EXT-X-DISCONTINUITY-SEQUENCE:"...)
-	b = strconv.AppendInt(b, segs[0].DiscSeq, 10)
-	b = append(b, '\n')
-	if independent {
-		b = append(b, "#EXT-X-INDEPENDENT-SEGMENTS\n"...)
-	}
+	b = appendSequences(b, segs, independent)
 
 	last := segs[len(segs)-1]
 	edge := last.End()

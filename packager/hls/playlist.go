@@ -7,23 +7,23 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment"
 )
 
-// appendPlaylist appends the media playlist (RFC 8216, version 7) of the segments the window
-// lists. A discontinuity tag stands before every listed segment after a gap except the first:
-// the discontinuity sequence counts the gaps up to the first listed segment.
-func (h *Handler) appendPlaylist(b []byte, win *segment.Window) []byte {
-	segs := win.Last(h.opts.Window)
+// targetDuration is the target duration of a window's segments, whole seconds (EXTINF rounded
+// to the nearest integer must not exceed it, RFC 8216 4.3.3.1), and whether every segment
+// starts with a key frame.
+func targetDuration(segs []*segment.Segment) (int64, bool) {
 	var longest time.Duration
 	independent := true
 	for _, s := range segs {
 		longest = max(longest, s.Duration)
 		independent = independent && s.Key
 	}
-	id := h.st.ID()
-	b = append(b, "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:"...)
-	// EXTINF rounded to the nearest integer must not exceed the target (RFC 8216 4.3.3.1).
 	ms := int64((longest + time.Millisecond/2) / time.Millisecond)
-	target := max((ms+999)/1000, 1)
-	b = strconv.AppendInt(b, target, 10)
+	return max((ms+999)/1000, 1), independent
+}
+
+// appendSequences appends the media and discontinuity sequence tags of segs, and
+// EXT-X-INDEPENDENT-SEGMENTS when every segment starts with a key frame.
+func appendSequences(b []byte, segs []*segment.Segment, independent bool) []byte {
 	b = append(b, "\n#EXT-X-MEDIA-SEQUENCE:"...)
 	b = strconv.AppendInt(b, segs[0].Seq, 10)
 	b = append(b, "\n#EXT-X-DISCONTINUITY-SEQUENCE:"...)
@@ -32,6 +32,19 @@ func (h *Handler) appendPlaylist(b []byte, win *segment.Window) []byte {
 	if independent {
 		b = append(b, "#EXT-X-INDEPENDENT-SEGMENTS\n"...)
 	}
+	return b
+}
+
+// appendPlaylist appends the media playlist (RFC 8216, version 7) of the segments the window
+// lists. A discontinuity tag stands before every listed segment after a gap except the first:
+// the discontinuity sequence counts the gaps up to the first listed segment.
+func (h *Handler) appendPlaylist(b []byte, win *segment.Window) []byte {
+	segs := win.Last(h.opts.Window)
+	target, independent := targetDuration(segs)
+	id := h.st.ID()
+	b = append(b, "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:"...)
+	b = strconv.AppendInt(b, target, 10)
+	b = appendSequences(b, segs, independent)
 	// EXT-X-START is a playlist tag (RFC 8216 4.3.5.2), once, before the first segment's
 	// tags. In a live playlist its offset should not be within three target durations of the
 	// end: live_sync_duration_count fragments back, or three targets if that is more.
