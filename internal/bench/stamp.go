@@ -29,9 +29,9 @@ func StampBlock(height int) int {
 }
 
 // StampFilter is the ffmpeg filter chain that draws the stamp of value on frames of the given
-// height. value is an ffmpeg expression in milliseconds since the epoch, evaluated per frame:
-// "floor(time(0)*1000)" is the wall clock when the frame passes the filter, "S+floor(t*1000)" a
-// start time plus the frame's timestamp.
+// height. value is an ffmpeg expression in milliseconds since the epoch, evaluated per frame and
+// per block: "S+floor(t*1000)" is a start time plus the frame's timestamp (see stampSource for
+// the live publisher's wall clock).
 func StampFilter(value string, height int) string {
 	b := StampBlock(height)
 	u := fmt.Sprintf("mod(%s,%d)", value, 1<<StampBits)

@@ -25,24 +25,32 @@ func stampEncode() []string {
 	}
 }
 
-// stampSource is ffmpeg's input of the stamped picture and a tone, value being the stamp's
-// expression (see StampFilter). With realtime the source makes frames at their pace rather than
-// as fast as it can, so that a wall-clock value is the time the frame was made.
-func stampSource(value string, realtime bool) []string {
+// stampSource is ffmpeg's input of the stamped picture and a tone. value is the stamp's
+// expression of the frame's timestamp t (see StampFilter); with live, the source instead makes
+// frames at their pace (realtime) and stamps each with the wall clock as it leaves that filter.
+//
+// The live stamp is read once per frame: setpts sets the frame's timestamp to the wall clock
+// (RTCTIME, in a 1 ms time base), every block of the stamp draws from that same t, and the
+// timestamps are then put back to 30 a second for the encoder. Reading the clock in each block
+// (time(0)) would let the blocks of one frame straddle a millisecond, which the parity rejects.
+func stampSource(value string, live bool) []string {
 	vf := fmt.Sprintf("testsrc2=size=%dx%d:rate=%d", stampWidth, stampHeight, stampFPS)
-	if realtime {
-		vf += ",realtime"
+	if live {
+		vf += ",realtime,settb=1/1000,setpts=RTCTIME/1000," + StampFilter(liveStamp, stampHeight) +
+			fmt.Sprintf(",settb=1/%d,setpts=N", stampFPS)
+	} else {
+		vf += "," + StampFilter(value, stampHeight)
 	}
-	vf += "," + StampFilter(value, stampHeight)
 	return []string{"-f", "lavfi", "-i", vf, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"}
 }
 
-// wallClockStamp is the stamp expression of a live publisher: the wall clock in milliseconds.
-const wallClockStamp = "floor(time(0)*1000)"
+// liveStamp is the stamp expression of the live publisher: its timestamps are the wall clock in
+// milliseconds (see stampSource).
+const liveStamp = "round(t*1000)"
 
 // stampPublisherArgs are the arguments of ffmpeg publishing the stamped stream live to out
 // (ffmpeg output arguments, e.g. -f mpegts srt://…).
 func stampPublisherArgs(out ...string) []string {
-	args := append(stampSource(wallClockStamp, true), stampEncode()...)
+	args := append(stampSource("", true), stampEncode()...)
 	return append(args, out...)
 }

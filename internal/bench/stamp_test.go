@@ -68,3 +68,45 @@ func TestUnwrapStamp(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveStamp: the live publisher's frames carry the wall clock when they were made: the
+// first within ffmpeg's run, never going back, one frame period apart on average (realtime lets
+// a frame made late on a busy machine be followed by the next ones at once, and the stamps say so).
+func TestLiveStamp(t *testing.T) {
+	t.Parallel()
+	args := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"}, stampSource("", true)...)
+	args = append(args, "-t", "2", "-map", "0:v", "-f", "rawvideo", "-pix_fmt", "gray", "-")
+	var raw, stderr bytes.Buffer
+	cmd := exec.Command("ffmpeg", args...)
+	cmd.Stdout, cmd.Stderr = &raw, &stderr
+	before := time.Now().UnixMilli()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, stderr.Bytes())
+	}
+	after := time.Now().UnixMilli()
+	size := stampWidth * stampHeight
+	frames := raw.Len() / size
+	if frames < 2*stampFPS-1 {
+		t.Fatalf("%d frames, want %d", frames, 2*stampFPS)
+	}
+	var first, prev int64
+	for n := range frames {
+		code, ok := DecodeStamp(raw.Bytes()[n*size:(n+1)*size], stampWidth, stampHeight)
+		if !ok {
+			t.Fatalf("frame %d: stamp does not decode", n)
+		}
+		got := UnwrapStamp(code, after)
+		if got < before || got > after {
+			t.Fatalf("frame %d: stamp %d outside ffmpeg's run [%d, %d]", n, got, before, after)
+		}
+		if n == 0 {
+			first = got
+		} else if got < prev {
+			t.Errorf("frame %d: stamp %d before the previous frame's %d", n, got, prev)
+		}
+		prev = got
+	}
+	if avg := float64(prev-first) / float64(frames-1); avg < 25 || avg > 100 {
+		t.Errorf("frames %.1f ms apart on average, want about %d (up to 100 on a loaded machine)", avg, 1000/stampFPS)
+	}
+}

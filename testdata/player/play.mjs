@@ -1,13 +1,18 @@
 // Plays one HLS or DASH URL in headless Chromium with hls.js or dash.js and prints one JSON line.
 //
 //   node play.mjs --kind hls|dash --src URL [--duration 12] [--start-timeout 20]
-//                 [--live-delay SECONDS] [--chromium /usr/bin/chromium] [--screenshot out.png]
+//                 [--live-delay SECONDS] [--low-latency 0|1] [--stamp]
+//                 [--chromium /usr/bin/chromium] [--screenshot out.png]
 //
 // It serves this folder (player.html and the players under node_modules) on 127.0.0.1:0, opens
 // player.html?kind=..&src=.., waits until the video plays, then samples window.__state() every
 // 500 ms for --duration seconds. The media server must send Access-Control-Allow-Origin.
 // --live-delay sets how far behind a live edge the player stays (hls.js liveSyncDuration, dash.js
 // liveDelay); without it hls.js keeps 3 target durations and dash.js @suggestedPresentationDelay.
+// --low-latency 1 plays with hls.js lowLatencyMode and dash.js live catch-up, 0 with lowLatencyMode
+// off. --stamp reads the bench's glass-to-glass stamp off the displayed frames (stamp.js) and adds
+// latency: {samples: [[atMs, latencyMs]...], undecoded, stalls: [atMs...], reads, rvfc} over the
+// window to the result.
 //
 // Result: {ok, kind, src, playedSeconds, advance, startupSeconds, seeks, readTimeouts, samples,
 // decoded, errors, warnings, console, support, player, browser, reason, elapsedSeconds}.
@@ -70,6 +75,8 @@ try {
       duration: { type: 'string', default: '12' },
       'start-timeout': { type: 'string', default: '20' },
       'live-delay': { type: 'string' },
+      'low-latency': { type: 'string' },
+      stamp: { type: 'boolean', default: false },
       chromium: { type: 'string', default: '/usr/bin/chromium' },
       screenshot: { type: 'string' },
     },
@@ -91,6 +98,9 @@ async function main() {
   if (!(startTimeout > 0 && startTimeout <= 300)) return bad('start-timeout', '0 < seconds <= 300');
   if (opts['live-delay'] !== undefined && !(Number(opts['live-delay']) > 0)) {
     return bad('live-delay', 'seconds > 0');
+  }
+  if (opts['low-latency'] !== undefined && !['0', '1'].includes(opts['low-latency'])) {
+    return bad('low-latency', '0 or 1');
   }
 
   // Whatever happens below, the process ends in bounded time.
@@ -144,6 +154,8 @@ async function run(server, profile, duration, startTimeout, setCtx) {
   let url = 'http://127.0.0.1:' + port + '/player.html?kind=' + encodeURIComponent(opts.kind) +
     '&src=' + encodeURIComponent(opts.src);
   if (opts['live-delay'] !== undefined) url += '&liveDelay=' + encodeURIComponent(opts['live-delay']);
+  if (opts['low-latency'] !== undefined) url += '&lowLatency=' + opts['low-latency'];
+  if (opts.stamp) url += '&stamp=1';
   await page.goto(url, { timeout: NAV_TIMEOUT_MS, waitUntil: 'load' });
 
   // state reads __state(). A read can wait behind a busy renderer; one that takes over
@@ -211,6 +223,10 @@ async function run(server, profile, duration, startTimeout, setCtx) {
     result.samples.push(sample(s, w0));
   }
   result.playedSeconds = round(played);
+  if (opts.stamp) {
+    result.latency = await bounded(page.evaluate((since) => window.__latency(since), w0),
+      READ_TIMEOUT_MS, 'read __latency()');
+  }
   result.advance = round(s.currentTime - first.currentTime);
   result.decoded = {
     videoFrames: s.videoFrames, droppedFrames: s.droppedFrames,
