@@ -23,8 +23,8 @@ type Outcome struct {
 	Scenarios []Scenario
 	Runs      map[string]map[Arm][]RunResult // scenario → arm → runs
 	Errors    []string
-	Profile   string   // go tool pprof -top of sluice in ProfileOf, empty when not taken
-	ProfileOf Scenario // the scenario profiled
+	Profile   string          // go tool pprof -top of sluice in ProfileOf, empty when not taken
+	ProfileOf Scenario        // the scenario profiled
 	Latency   *LatencyOutcome // the glass-to-glass comparison, nil when not run
 }
 

@@ -197,11 +197,16 @@ func latencyPlayer(sl *Sluice, arm LatencyArm, in int) (map[string]string, error
 	if err != nil {
 		return nil, err
 	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", vod)
-	return map[string]string{
-		"hls":  fmt.Sprintf("%s/hls/%s/%s/index.m3u8", base, id, id),
-		"dash": fmt.Sprintf("%s/dash/%s/%s/index.mpd", base, id, id),
-	}, nil
+	rec, err := sl.Record("vod", id)
+	if err != nil {
+		return nil, err
+	}
+	hls, _ := rec["hls_url"].(string)
+	dash, _ := rec["dash_url"].(string)
+	if hls == "" || dash == "" {
+		return nil, fmt.Errorf("player %s: record without hls_url or dash_url: %v", id, rec)
+	}
+	return map[string]string{"hls": hls, "dash": dash}, nil
 }
 
 // playLatency plays url in Chromium for window and reads the stamps.
