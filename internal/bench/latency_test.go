@@ -12,8 +12,10 @@ import (
 
 // TestLatencyClassicPlayer: the stamp publisher feeds a real sluice's classic player over SRT,
 // hls.js in headless Chromium plays it, and the page reads a plausible glass-to-glass latency off
-// the displayed frames: between 0 and 30 s, nearly every read decodes, no stalls.
+// the displayed frames: between 0 and 30 s, and nearly every read decodes. (Stalls are logged, not
+// judged: this checks the measurement, the bench reports what it measures.)
 func TestLatencyClassicPlayer(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "sluice")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/sluice").CombinedOutput(); err != nil {
 		t.Fatalf("build sluice: %v: %s", err, out)
