@@ -31,7 +31,8 @@ func run() error {
 	runs := flag.Int("runs", 3, "runs of each arm of each scenario (medians over these)")
 	teeRuns := flag.Int("tee-runs", 1, "runs of the fan-outs' extra reference, one ffmpeg with a tee muxer (0: none)")
 	window := flag.Duration("window", 9*time.Second, "measurement window of one run")
-	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
+	only := flag.String("only", "", "comma-separated scenario names to run (default all; latency is the glass-to-glass comparison)")
+	latencyWindow := flag.Duration("latency-window", time.Minute, "how long the latency comparison plays each player with each player library")
 	out := flag.String("out", "BENCHMARKS.md", "report file; empty for none")
 	micro := flag.String("micro", "", "file with the output of the Go micro-benchmarks, included in the report")
 	caveat := flag.String("caveat", "", "a sentence about the conditions of this run, put at the top of the report")
@@ -84,7 +85,7 @@ func run() error {
 	if *only != "" {
 		names = strings.Split(*only, ",")
 	}
-	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, TeeRuns: min(*teeRuns, *runs), Only: names, Profile: *profile, ProfileOf: *profileOf, ProfileTo: filepath.Dir(*clipPath)})
+	outcome := bench.Run(ctx, env, bench.Options{Runs: *runs, TeeRuns: min(*teeRuns, *runs), Only: names, Profile: *profile, ProfileOf: *profileOf, ProfileTo: filepath.Dir(*clipPath), LatencyWindow: *latencyWindow})
 
 	rep := bench.Report{Machine: machine, When: began, Window: *window, Runs: *runs, TeeRuns: min(*teeRuns, *runs), Outcome: outcome, Caveat: *caveat}
 	if *micro != "" {
@@ -98,6 +99,9 @@ func run() error {
 	fmt.Println(bench.Table(outcome.Rows()))
 	for _, e := range outcome.Errors {
 		fmt.Println("failed:", e)
+	}
+	if outcome.Latency != nil {
+		fmt.Println(outcome.Latency.Markdown())
 	}
 	if outcome.Profile != "" {
 		fmt.Println(outcome.Profile)

@@ -14,6 +14,8 @@ type Options struct {
 	Profile   bool     // one more sluice run of ProfileOf with a CPU profile
 	ProfileOf string   // the scenario to profile; player-srt when empty
 	ProfileTo string   // folder for the profile file
+	// LatencyWindow is how long each playback of the latency comparison lasts; 60 s when zero.
+	LatencyWindow time.Duration
 }
 
 // Outcome is every run of every scenario, and the profile.
@@ -21,8 +23,9 @@ type Outcome struct {
 	Scenarios []Scenario
 	Runs      map[string]map[Arm][]RunResult // scenario → arm → runs
 	Errors    []string
-	Profile   string   // go tool pprof -top of sluice in ProfileOf, empty when not taken
-	ProfileOf Scenario // the scenario profiled
+	Profile   string          // go tool pprof -top of sluice in ProfileOf, empty when not taken
+	ProfileOf Scenario        // the scenario profiled
+	Latency   *LatencyOutcome // the glass-to-glass comparison, nil when not run
 }
 
 // Run runs the scenarios, alternating the arms so that a slow spell of the machine hits both.
@@ -52,6 +55,13 @@ func Run(ctx context.Context, env *Env, opts Options) *Outcome {
 				out.Runs[sc.Name][arm] = append(out.Runs[sc.Name][arm], res)
 			}
 		}
+	}
+	if (len(opts.Only) == 0 || contains(opts.Only, LatencyScenario)) && ctx.Err() == nil {
+		w := opts.LatencyWindow
+		if w <= 0 {
+			w = latencyWindowDefault
+		}
+		out.Latency = RunLatency(ctx, env, w)
 	}
 	name := opts.ProfileOf
 	if name == "" {

@@ -92,6 +92,9 @@ received, and the note gives the RTMP receivers' share); sluice's drop warnings 
 			b.WriteString("- " + oneLine(e) + "\n")
 		}
 	}
+	if r.Outcome.Latency != nil {
+		b.WriteString("\n" + r.Outcome.Latency.Markdown())
+	}
 	if r.Outcome.Profile != "" {
 		fmt.Fprintf(&b, "\n## CPU profile of sluice, %s (%s)\n\n`go tool pprof -top` of a profile taken over the window of one more run:\n\n```\n",
 			r.Outcome.ProfileOf.Name, r.Outcome.ProfileOf.Job)

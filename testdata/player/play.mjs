@@ -1,7 +1,7 @@
 // Plays one HLS or DASH URL in headless Chromium with hls.js or dash.js and prints one JSON line.
 //
 //   node play.mjs --kind hls|dash --src URL [--duration 12] [--start-timeout 20]
-//                 [--live-delay SECONDS] [--low-latency] [--chromium /usr/bin/chromium]
+//                 [--live-delay SECONDS] [--low-latency] [--stamp] [--chromium /usr/bin/chromium]
 //                 [--screenshot out.png]
 //
 // It serves this folder (player.html and the players under node_modules) on 127.0.0.1:0, opens
@@ -10,6 +10,9 @@
 // --live-delay sets how far behind a live edge the player stays (hls.js liveSyncDuration, dash.js
 // liveDelay); without it hls.js keeps 3 target durations and dash.js @suggestedPresentationDelay.
 // --low-latency plays with hls.js lowLatencyMode (LL-HLS); without it lowLatencyMode is off.
+// --stamp reads the bench's glass-to-glass stamp off the displayed frames (stamp.js) and adds
+// stamp: {samples: [[atMs, latencyMs]...], undecoded, stalls: [atMs...], reads, rvfc} over the
+// window to the result.
 //
 // Result: {ok, kind, src, playedSeconds, advance, startupSeconds, seeks, stalls, latency,
 // readTimeouts, samples, decoded, errors, warnings, console, support, player, browser, reason,
@@ -76,6 +79,7 @@ try {
       'start-timeout': { type: 'string', default: '20' },
       'live-delay': { type: 'string' },
       'low-latency': { type: 'boolean', default: false },
+      stamp: { type: 'boolean', default: false },
       chromium: { type: 'string', default: '/usr/bin/chromium' },
       screenshot: { type: 'string' },
     },
@@ -97,6 +101,9 @@ async function main() {
   if (!(startTimeout > 0 && startTimeout <= 300)) return bad('start-timeout', '0 < seconds <= 300');
   if (opts['live-delay'] !== undefined && !(Number(opts['live-delay']) > 0)) {
     return bad('live-delay', 'seconds > 0');
+  }
+  if (opts['low-latency'] !== undefined && !['0', '1'].includes(opts['low-latency'])) {
+    return bad('low-latency', '0 or 1');
   }
 
   // Whatever happens below, the process ends in bounded time.
@@ -151,6 +158,7 @@ async function run(server, profile, duration, startTimeout, setCtx) {
     '&src=' + encodeURIComponent(opts.src);
   if (opts['live-delay'] !== undefined) url += '&liveDelay=' + encodeURIComponent(opts['live-delay']);
   if (opts['low-latency']) url += '&lowLatency=1';
+  if (opts.stamp) url += '&stamp=1';
   await page.goto(url, { timeout: NAV_TIMEOUT_MS, waitUntil: 'load' });
 
   // state reads __state(). A read can wait behind a busy renderer; one that takes over
@@ -218,6 +226,10 @@ async function run(server, profile, duration, startTimeout, setCtx) {
     result.samples.push(sample(s, w0));
   }
   result.playedSeconds = round(played);
+  if (opts.stamp) {
+    result.stamp = await bounded(page.evaluate((since) => window.__latency(since), w0),
+      READ_TIMEOUT_MS, 'read __latency()');
+  }
   result.advance = round(s.currentTime - first.currentTime);
   result.stalls = s.waiting - first.waiting;
   const lat = result.samples.map((x) => x.latency).filter((x) => typeof x === 'number');

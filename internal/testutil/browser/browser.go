@@ -68,6 +68,24 @@ type Result struct {
 	Reason string `json:"reason"`
 	// ElapsedSeconds is the harness's whole run time.
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	// Stamp is what the page read of the glass-to-glass stamp over the window (Stamp option).
+	Stamp *StampReading `json:"stamp,omitempty"`
+}
+
+// StampReading is the glass-to-glass reading of one playback: testdata/player/stamp.js decodes the
+// bench publisher's stamp (internal/bench/stamp.go) off displayed frames about every 100 ms.
+type StampReading struct {
+	// Samples are [wall-clock ms since the epoch, latency ms] pairs.
+	Samples [][2]float64 `json:"samples"`
+	// Undecoded counts reads whose frame carried no valid stamp.
+	Undecoded int `json:"undecoded"`
+	// Stalls are the times (ms since the epoch) of the video element's waiting events after it
+	// began playing.
+	Stalls []float64 `json:"stalls"`
+	// Reads counts the page's reads since it loaded; RVFC says whether they followed
+	// requestVideoFrameCallback (else a 100 ms timer).
+	Reads int  `json:"reads"`
+	RVFC  bool `json:"rvfc"`
 }
 
 // Latency is hls.js's hls.latency over a playback window, in seconds.
@@ -141,10 +159,15 @@ type config struct {
 	liveDelay  time.Duration
 	lowLatency bool
 	screenshot string
+	stamp      bool
 }
 
 // LowLatency plays with hls.js lowLatencyMode on (it is off otherwise).
 func LowLatency() Option { return func(c *config) { c.lowLatency = true } }
+
+// Stamp reads the bench publisher's glass-to-glass stamp off the displayed frames into
+// Result.Stamp.
+func Stamp() Option { return func(c *config) { c.stamp = true } }
 
 // LiveDelay keeps the player d behind a live edge (hls.js liveSyncDuration, dash.js liveDelay)
 // instead of its default: 3 target durations for hls.js, @suggestedPresentationDelay for dash.js.
@@ -158,7 +181,24 @@ func Screenshot(path string) Option { return func(c *config) { c.screenshot = pa
 // fails; the caller judges the returned Result.
 func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Result {
 	t.Helper()
-	dir := Require(t)
+	Require(t)
+	r, err := Watch(kind, url, d, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("browser: %s", r)
+	if !r.OK {
+		t.Logf("browser: samples %+v; warnings %q; console %q", r.Samples, r.Warnings, r.Console)
+	}
+	return r
+}
+
+// Watch is Play outside a test (the bench): an error when the harness is missing or failed.
+func Watch(kind, url string, d time.Duration, opts ...Option) (Result, error) {
+	dir, missing := locate()
+	if missing != "" {
+		return Result{}, fmt.Errorf("browser: %s; run make deps", missing)
+	}
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -176,6 +216,9 @@ func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Resul
 	if c.lowLatency {
 		args = append(args, "--low-latency")
 	}
+	if c.stamp {
+		args = append(args, "--stamp")
+	}
 	if c.screenshot != "" {
 		args = append(args, "--screenshot", c.screenshot)
 	}
@@ -185,19 +228,15 @@ func Play(t testing.TB, kind, url string, d time.Duration, opts ...Option) Resul
 	stdout, stderr, err := RunNode(dir, startTimeout+d+90*time.Second, args...)
 	r, perr := parse(stdout.Bytes())
 	if perr != nil {
-		t.Fatalf("browser: play %s %s: %v (exit: %v, after %v)\nstderr:\n%s", kind, url, perr, err,
+		return r, fmt.Errorf("browser: play %s %s: %v (exit: %v, after %v)\nstderr:\n%s", kind, url, perr, err,
 			time.Since(start).Round(time.Millisecond), tail(stderr.String(), 4000))
 	}
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		t.Fatalf("browser: play %s %s: harness failed (%v): %s\nstderr:\n%s", kind, url, err, r.Reason,
+		return r, fmt.Errorf("browser: play %s %s: harness failed (%v): %s\nstderr:\n%s", kind, url, err, r.Reason,
 			tail(stderr.String(), 4000))
 	}
-	t.Logf("browser: %s", r)
-	if !r.OK {
-		t.Logf("browser: samples %+v; warnings %q; console %q", r.Samples, r.Warnings, r.Console)
-	}
-	return r
+	return r, nil
 }
 
 // RunNode runs node with args in dir (a harness script and its flags) and returns its output.
