@@ -102,9 +102,6 @@ async function main() {
   if (opts['live-delay'] !== undefined && !(Number(opts['live-delay']) > 0)) {
     return bad('live-delay', 'seconds > 0');
   }
-  if (opts['low-latency'] !== undefined && !['0', '1'].includes(opts['low-latency'])) {
-    return bad('low-latency', '0 or 1');
-  }
 
   // Whatever happens below, the process ends in bounded time.
   const budget = LAUNCH_TIMEOUT_MS + NAV_TIMEOUT_MS + CLOSE_TIMEOUT_MS +
