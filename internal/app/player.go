@@ -142,7 +142,7 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		hls: hls.New(hlsStore, hls.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
 			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: hlsSize, Window: hlsWin, PartTarget: partTarget}),
 		dash: dash.New(dashStore, dash.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
-			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin}),
+			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin, PartTarget: partTarget}),
 	}
 
 	// ready: player_ready was sent for this run of the player.

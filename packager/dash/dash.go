@@ -53,6 +53,9 @@ type Options struct {
 	Window time.Duration
 	// Now is the clock of the time endpoint. Default time.Now.
 	Now func() time.Time
+	// PartTarget, when set, marks the manifest for low-latency players (LL-DASH, see
+	// lowlatency.go): the player's part duration. Default 0: the classic manifest.
+	PartTarget time.Duration
 }
 
 func (o Options) withDefaults() Options {
