@@ -102,6 +102,15 @@ func (pf *playerFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// dashPartTarget is the DASH handler's PartTarget: the player's part duration when DASH
+// shares the low-latency store (LL-DASH over the same parts), else 0 (classic DASH).
+func dashPartTarget(shared bool, part time.Duration) time.Duration {
+	if !shared {
+		return 0
+	}
+	return part
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // playerPipeline is an input (optionally transcoded) cut into CMAF segments and served as HLS
@@ -142,7 +151,7 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		hls: hls.New(hlsStore, hls.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
 			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: hlsSize, Window: hlsWin, PartTarget: partTarget}),
 		dash: dash.New(dashStore, dash.Options{ID: r.ID, InitialSegments: r.InitialLiveManifestSize,
-			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin}),
+			LiveSyncCount: r.LiveSyncDurationCount, FragmentSize: dashSize, Window: dashWin, PartTarget: dashPartTarget(dashStore == hlsStore, partTarget)}),
 	}
 
 	// ready: player_ready was sent for this run of the player.

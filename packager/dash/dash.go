@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicemedia/sluice/packager/segment"
@@ -53,6 +54,16 @@ type Options struct {
 	Window time.Duration
 	// Now is the clock of the time endpoint. Default time.Now.
 	Now func() time.Time
+	// PartTarget, when set, marks the manifest for low-latency players (LL-DASH, see
+	// lowlatency.go): the player's part duration. Default 0: the classic manifest.
+	PartTarget time.Duration
+	// StreamTimeout bounds a low-latency segment request: the wait for a segment about to
+	// start plus the streaming of it. Default three fragment sizes.
+	StreamTimeout time.Duration
+	// MaxStreams caps the low-latency segment requests waiting or streaming at once on this
+	// handler (its own cap, apart from HLS's blocked requests); one more is answered 503 at
+	// once. Default 256.
+	MaxStreams int
 }
 
 func (o Options) withDefaults() Options {
@@ -71,6 +82,12 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.StreamTimeout <= 0 {
+		o.StreamTimeout = 3 * o.FragmentSize
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 256
+	}
 	return o
 }
 
@@ -78,6 +95,8 @@ func (o Options) withDefaults() Options {
 type Handler struct {
 	st   *segment.Store
 	opts Options
+
+	streams atomic.Int64 // low-latency segment requests waiting or streaming
 
 	mu    sync.Mutex
 	ast   time.Time // availabilityStartTime, fixed by the first manifest served
@@ -170,6 +189,10 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, name string)
 			segment.ServeContent(w, r, mimeType(video), segment.CacheImmutable, s.Created, segment.Concat(pieces...))
 			return
 		}
+	}
+	if h.lowLatency() && h.coming(win, num, track, t) {
+		h.serveStream(w, r, num, track, t)
+		return
 	}
 	segment.NotFound(w, "no segment "+name+" (it may have left the window)")
 }

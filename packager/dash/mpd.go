@@ -30,6 +30,7 @@ func (h *Handler) appendMPD(b []byte, win *segment.Window, clock string) []byte 
 	b = attrDuration(b, "minBufferTime", h.opts.FragmentSize)
 	b = attrDuration(b, "maxSegmentDuration", longest)
 	b = append(b, ">\n"...)
+	b = h.appendServiceDescription(b)
 	for start := 0; start < len(segs); {
 		end := start + 1
 		for end < len(segs) && segs[end].Timeline == segs[start].Timeline {
@@ -84,7 +85,9 @@ func (h *Handler) appendAdaptationSet(b []byte, segs []*segment.Segment, in *seg
 	b = h.appendName(b, int64(in.Version), t.ID)
 	b = append(b, `init.mp4" media="`...)
 	b = h.appendName(b, tl.Seq, t.ID)
-	b = append(b, "$Time$.m4s\">\n        <SegmentTimeline>\n"...)
+	b = append(b, "$Time$.m4s\""...)
+	b = h.appendAvailability(b)
+	b = append(b, ">\n        <SegmentTimeline>\n"...)
 	var bytes, ticks int64
 	var last *segment.Segment
 	b, bytes, ticks, last = appendTimeline(b, segs, t.ID)

@@ -105,9 +105,12 @@
       return;
     }
     const player = dashjs.MediaPlayer().create();
-    player.updateSettings({
-      streaming: { delay: { liveDelayFragmentCount: cfg.liveSyncDurationCount } },
-    });
+    // A low-latency player's MPD carries availabilityTimeOffset and a ServiceDescription
+    // latency target, which dash.js 5 follows (its low-latency mode comes from the manifest);
+    // catch-up keeps it at that target. A classic player keeps the fragment-count delay.
+    player.updateSettings(cfg.lowLatency
+      ? { streaming: { liveCatchup: { enabled: true } } }
+      : { streaming: { delay: { liveDelayFragmentCount: cfg.liveSyncDurationCount } } });
     player.on(dashjs.MediaPlayer.events.ERROR, (e) => {
       const msg = e && e.error ? (e.error.message || e.error.code) : 'error';
       say('stream not available yet (' + msg + '), retrying…', 'waiting');

@@ -1,0 +1,68 @@
+package dash_test
+
+import (
+	"encoding/xml"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/packager/dash"
+)
+
+// llMPD is the part of the MPD the low-latency checks read.
+type llMPD struct {
+	Service []struct {
+		Latency struct {
+			Target string `xml:"target,attr"`
+			Min    string `xml:"min,attr"`
+			Max    string `xml:"max,attr"`
+		}
+		Rate struct {
+			Min string `xml:"min,attr"`
+			Max string `xml:"max,attr"`
+		} `xml:"PlaybackRate"`
+	} `xml:"ServiceDescription"`
+	Templates []struct {
+		Offset   *string `xml:"availabilityTimeOffset,attr"`
+		Complete *string `xml:"availabilityTimeComplete,attr"`
+	} `xml:"Period>AdaptationSet>SegmentTemplate"`
+}
+
+func TestLowLatencyManifest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		part time.Duration
+	}{{"classic", 0}, {"low-latency", 250 * time.Millisecond}} {
+		f := newFixture(t, dash.Options{ID: "p1", FragmentSize: 2 * time.Second, Window: 30 * time.Second, PartTarget: tc.part})
+		f.feed(t, 8500*time.Millisecond)
+		body := f.manifest(t)
+		parseMPD(t, body) // still a valid MPD
+		var m llMPD
+		if err := xml.Unmarshal([]byte(body), &m); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(m.Templates) != 2 {
+			t.Fatalf("%s: %d templates\n%s", tc.name, len(m.Templates), body)
+		}
+		if tc.part == 0 {
+			if len(m.Service) != 0 {
+				t.Errorf("classic manifest has a ServiceDescription\n%s", body)
+			}
+			for _, tp := range m.Templates {
+				if tp.Offset != nil || tp.Complete != nil {
+					t.Errorf("classic manifest has availability marks\n%s", body)
+				}
+			}
+			continue
+		}
+		if len(m.Service) != 1 || m.Service[0].Latency.Target != "1750" || m.Service[0].Latency.Min != "875" ||
+			m.Service[0].Latency.Max != "3500" || m.Service[0].Rate.Min != "0.96" || m.Service[0].Rate.Max != "1.04" {
+			t.Errorf("service description %+v\n%s", m.Service, body)
+		}
+		for _, tp := range m.Templates {
+			if tp.Offset == nil || *tp.Offset != "1.75" || tp.Complete == nil || *tp.Complete != "false" {
+				t.Errorf("template marks %v %v\n%s", tp.Offset, tp.Complete, body)
+			}
+		}
+	}
+}
