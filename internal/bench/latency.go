@@ -250,7 +250,7 @@ func playLatency(arm LatencyArm, kind, url string, window time.Duration) Latency
 func waitSegments(ctx context.Context, url string, n int, limit time.Duration, pub *Proc) error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(limit)
-	last := "no answer"
+	var last string
 	for {
 		resp, err := client.Get(url)
 		if err == nil {

@@ -228,12 +228,12 @@ func Watch(kind, url string, d time.Duration, opts ...Option) (Result, error) {
 	stdout, stderr, err := RunNode(dir, startTimeout+d+90*time.Second, args...)
 	r, perr := parse(stdout.Bytes())
 	if perr != nil {
-		return r, fmt.Errorf("browser: play %s %s: %v (exit: %v, after %v)\nstderr:\n%s", kind, url, perr, err,
+		return r, fmt.Errorf("browser: play %s %s: %w (exit: %s, after %v)\nstderr:\n%s", kind, url, perr, fmt.Sprint(err),
 			time.Since(start).Round(time.Millisecond), tail(stderr.String(), 4000))
 	}
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		return r, fmt.Errorf("browser: play %s %s: harness failed (%v): %s\nstderr:\n%s", kind, url, err, r.Reason,
+		return r, fmt.Errorf("browser: play %s %s: harness failed (%w): %s\nstderr:\n%s", kind, url, err, r.Reason,
 			tail(stderr.String(), 4000))
 	}
 	return r, nil

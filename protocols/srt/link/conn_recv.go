@@ -378,9 +378,6 @@ func (c *Conn) tooLateLocked(now int64) (moved bool, lagUntil int64) {
 	return true, 0
 }
 
-// Read waits for the next message and copies its payload into p. Messages come in sequence
-// order at their delivery time (sender's timestamp plus the latency); missing packets whose
-// time has passed are skipped. After the peer's shutdown, Read returns what had arrived, then
 // Deliverable reports whether a message is due, so that Read would return it at once; a
 // reader that batches its work by the step (a relay flushing its writes) asks it after each
 // Read.
@@ -391,6 +388,9 @@ func (c *Conn) Deliverable() bool {
 	return pk != nil && (c.rcv.flush || c.m.now() >= c.deliverAt(c.due(pk)))
 }
 
+// Read waits for the next message and copies its payload into p. Messages come in sequence
+// order at their delivery time (sender's timestamp plus the latency); missing packets whose
+// time has passed are skipped. After the peer's shutdown, Read returns what had arrived, then
 // io.EOF. A p shorter than the payload gets its start and io.ErrShortBuffer.
 func (c *Conn) Read(p []byte) (int, error) {
 	c.readMu.Lock()
