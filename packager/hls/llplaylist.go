@@ -61,12 +61,7 @@ func (h *Handler) appendLowLatencyPlaylist(b []byte, win *segment.Window, skip b
 			b = appendParts(b, id, s)
 		}
 		b = append(b, "#EXTINF:"...)
-		b = appendSeconds(b, s.Duration)
-		b = append(b, ",\nseg_"...)
-		b = append(b, id...)
-		b = append(b, '_')
-		b = strconv.AppendInt(b, s.Seq, 10)
-		b = append(b, ".m4s\n"...)
+		b = appendSegmentLine(b, id, s)
 	}
 	if o := win.Open; o != nil && o.Seq == last.Seq+1 {
 		b = h.appendSegmentHead(b, o, last)

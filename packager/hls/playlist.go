@@ -35,6 +35,16 @@ func appendSequences(b []byte, segs []*segment.Segment, independent bool) []byte
 	return b
 }
 
+// appendSegmentLine appends the rest of a segment's EXTINF tag (its duration) and its URI.
+func appendSegmentLine(b []byte, id string, s *segment.Segment) []byte {
+	b = appendSeconds(b, s.Duration)
+	b = append(b, ",\nseg_"...)
+	b = append(b, id...)
+	b = append(b, '_')
+	b = strconv.AppendInt(b, s.Seq, 10)
+	return append(b, ".m4s\n"...)
+}
+
 // appendPlaylist appends the media playlist (RFC 8216, version 7) of the segments the window
 // lists. A discontinuity tag stands before every listed segment after a gap except the first:
 // the discontinuity sequence counts the gaps up to the first listed segment.
@@ -65,12 +75,7 @@ func (h *Handler) appendPlaylist(b []byte, win *segment.Window) []byte {
 		b = append(b, "#EXT-X-PROGRAM-DATE-TIME:"...)
 		b = s.ProgramDateTime.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
 		b = append(b, "\n#EXTINF:"...)
-		b = appendSeconds(b, s.Duration)
-		b = append(b, ",\nseg_"...)
-		b = append(b, id...)
-		b = append(b, '_')
-		b = strconv.AppendInt(b, s.Seq, 10)
-		b = append(b, ".m4s\n"...)
+		b = appendSegmentLine(b, id, s)
 	}
 	return b
 }
