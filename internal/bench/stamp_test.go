@@ -69,9 +69,10 @@ func TestUnwrapStamp(t *testing.T) {
 	}
 }
 
-// TestLiveStamp: the live publisher's frames carry the wall clock when they were made: the
-// first within ffmpeg's run, never going back, one frame period apart on average (realtime lets
-// a frame made late on a busy machine be followed by the next ones at once, and the stamps say so).
+// TestLiveStamp: the live publisher's frames carry the wall clock when they were made: each
+// within ffmpeg's run, never going back, and never made faster than the frame rate (the realtime
+// filter holds ffmpeg back to the clock; a busy machine makes it later, never earlier, so the
+// only upper bound is the run itself).
 func TestLiveStamp(t *testing.T) {
 	t.Parallel()
 	args := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"}, stampSource("", true)...)
@@ -106,7 +107,7 @@ func TestLiveStamp(t *testing.T) {
 		}
 		prev = got
 	}
-	if avg := float64(prev-first) / float64(frames-1); avg < 25 || avg > 100 {
-		t.Errorf("frames %.1f ms apart on average, want about %d (up to 100 on a loaded machine)", avg, 1000/stampFPS)
+	if avg := float64(prev-first) / float64(frames-1); avg < 0.8*1000/stampFPS {
+		t.Errorf("frames %.1f ms apart on average: faster than %d fps, so the stamps are not the clock", avg, stampFPS)
 	}
 }
