@@ -1,14 +1,12 @@
 package app
 
 import (
-	"net/http"
-	"path"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/metrics"
+	"github.com/sluicemedia/sluice/internal/player"
 	"github.com/sluicemedia/sluice/internal/recorder"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/segment"
@@ -108,40 +106,10 @@ func registrySessions(h *hub, serverID string) func(*metrics.Process) {
 	}
 }
 
-// playerCounters count what a player's files serve: playlist requests and response bytes. One
-// atomic add per request and per response write, none per media unit.
-type playerCounters struct {
-	playlists, served atomic.Int64
-}
-
-// count wraps w to count the bytes written, and counts r when it asks for a playlist.
-func (pc *playerCounters) count(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-	switch path.Ext(r.URL.Path) {
-	case ".m3u8", ".mpd":
-		pc.playlists.Add(1)
-	}
-	return &countingWriter{ResponseWriter: w, n: &pc.served}
-}
-
-// countingWriter counts the bytes of a response.
-type countingWriter struct {
-	http.ResponseWriter
-	n *atomic.Int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
-
 // playerFigures reports a player's segment stores and counters.
-func playerFigures(stores []*segment.Store, pc *playerCounters) func(*metrics.Process) {
+func playerFigures(stores []*segment.Store, pc *player.Counters) func(*metrics.Process) {
 	return func(p *metrics.Process) {
-		pl := &metrics.Player{PlaylistRequests: pc.playlists.Load()}
+		pl := &metrics.Player{PlaylistRequests: pc.Playlists()}
 		for _, st := range stores {
 			s := st.Stats()
 			pl.Segments += s.Added
@@ -153,7 +121,7 @@ func playerFigures(stores []*segment.Store, pc *playerCounters) func(*metrics.Pr
 			pl.Window = max(pl.Window, d)
 		}
 		p.Player = pl
-		addBytesOut(p, pc.served.Load())
+		addBytesOut(p, pc.Served())
 	}
 }
 
