@@ -151,16 +151,16 @@ func TestRestartKeepsRecordsAndStartsActive(t *testing.T) {
 	ts := startServer(t, data, runs.factory)
 
 	var srv, active, inactive created
-	ts.call("/api/rtmp-servers/create", map[string]any{"server_name": "studio", "server_port": freePort(t)}, http.StatusCreated, &srv)
+	ts.call("/api/rtmp-servers/create", map[string]any{"server_name": "studio", "server_port": testutil.FreePort(t)}, http.StatusCreated, &srv)
 	ts.call("/api/vod/create", map[string]any{
-		"vod_name": "lobby", "vod_port": freePort(t),
+		"vod_name": "lobby", "vod_port": testutil.FreePort(t),
 		"input":                      map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv.ID, "input_stream_id": "cam1"},
 		"initial_live_manifest_size": 3, "live_sync_duration_count": 4,
 		"hls_fragment_size": 3, "hls_fragment_length": 60, "dash_fragment_size": 3, "dash_fragment_length": 60,
 	}, http.StatusCreated, &active)
 	ts.call("/api/restream/create", map[string]any{
 		"restream_name": "to-cdn", "active": false,
-		"input":  map[string]any{"input_type": "INPUT_TYPE_SRT_LISTEN", "input_stream_listen_port": map[string]any{"port": freePort(t), "transport": "udp"}},
+		"input":  map[string]any{"input_type": "INPUT_TYPE_SRT_LISTEN", "input_stream_listen_port": map[string]any{"port": testutil.FreePort(t), "transport": "udp"}},
 		"output": map[string]any{"output_type": "OUTPUT_TYPE_OTHER_RTMP_URL", "output_stream_url": "rtmp://127.0.0.1:1935/live", "output_stream_key": "k"},
 	}, http.StatusCreated, &inactive)
 	waitState(t, ts, "/api/vod/getById", active.ID, "running")
@@ -239,6 +239,3 @@ func waitState(t *testing.T, ts *testServer, path, id, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-// freePort returns a port free on TCP and UDP right now.
-func freePort(t *testing.T) int { return testutil.FreePort(t) }

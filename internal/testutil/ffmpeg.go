@@ -16,10 +16,15 @@ import (
 )
 
 // RequireFFmpeg fails the test when ffmpeg or ffprobe is missing, with a message that says so
-// (`make test` installs them).
-func RequireFFmpeg(t testing.TB) {
+// (`make test` installs them), and returns the path of ffmpeg.
+func RequireFFmpeg(t testing.TB) string {
 	t.Helper()
 	RequireTools(t, "ffmpeg", "ffprobe")
+	p, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Fatalf("ffmpeg is not installed: install it (make deps): %v", err)
+	}
+	return p
 }
 
 // RequireTools fails the test when one of the programs is not on PATH: `make test` installs them

@@ -130,18 +130,16 @@ func sourceKbps(t testing.TB, dir string) float64 {
 // Shared with the other protocol tests (internal/testutil/streamtest).
 type (
 	collector = streamtest.Collector
-	baseline  = streamtest.Baseline
 )
 
 var (
-	collect      = streamtest.Collect
-	serve        = streamtest.Serve
-	waitFile     = streamtest.WaitFile
-	testLog      = streamtest.Log
-	waitTracks   = streamtest.WaitTracks
-	meanBitrate  = streamtest.MeanBitrate
-	within       = streamtest.Within
-	takeBaseline = streamtest.TakeBaseline
+	collect     = streamtest.Collect
+	serve       = streamtest.Serve
+	waitFile    = streamtest.WaitFile
+	testLog     = streamtest.Log
+	waitTracks  = streamtest.WaitTracks
+	meanBitrate = streamtest.MeanBitrate
+	within      = streamtest.Within
 )
 
 // checkUnits checks timestamps and key frames per session, and that key frames carry their
@@ -150,10 +148,4 @@ func checkUnits(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
 	t.Helper()
 	streamtest.CheckUnits(t, tracks, aus)
 	streamtest.CheckParams(t, tracks, aus)
-}
-
-// checkBaseline waits for goroutines and descriptors to come back to b.
-func checkBaseline(t testing.TB, b baseline) {
-	t.Helper()
-	b.Check(t, 20*time.Second)
 }

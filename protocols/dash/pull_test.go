@@ -23,7 +23,7 @@ type liveRun struct {
 	ff   *testutil.Process
 	s    *stream.Stream
 	col  *collector
-	base baseline
+	base testutil.Baseline
 	done <-chan error
 }
 
@@ -37,7 +37,7 @@ func startLive(t *testing.T, codec string, timeline bool) *liveRun {
 	waitFile(t, filepath.Join(dir, "index.mpd"))
 	r := &liveRun{dir: dir, srv: srv, ff: ff, s: stream.New("dash-test", stream.Options{})}
 	r.col = collect(t, r.s)
-	r.base = takeBaseline()
+	r.base = testutil.TakeBaseline()
 	r.done = pullAsync(t, srv.URL+"/index.mpd", r.s)
 	return r
 }
@@ -89,7 +89,7 @@ func TestPullTimelineEnd(t *testing.T) {
 	}
 	checkUnits(t, r.s.Tracks(), r.col.Snapshot())
 	r.col.Stop()
-	checkBaseline(t, r.base)
+	r.base.Check(t, 20*time.Second)
 }
 
 // TestPullNumberServerGone plays a live $Number$ presentation without a timeline (segments
@@ -110,7 +110,7 @@ func TestPullNumberServerGone(t *testing.T) {
 		t.Fatal("Pull did not return after the server went away")
 	}
 	r.col.Stop()
-	checkBaseline(t, r.base)
+	r.base.Check(t, 20*time.Second)
 }
 
 // TestPullH265 plays live H.265 (hvc1) with a SegmentTimeline.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // pullNow runs Pull to its end with a deadline.
@@ -180,7 +181,7 @@ func TestPullRepeat(t *testing.T) {
 	srv := serveFixture(t, f, "")
 	s := stream.New("repeat", stream.Options{})
 	c := collect(t, s)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	for i := range 4 {
 		if _, err := pullNow(t, srv.URL+"/index.mpd", s, 30*time.Second); err != nil {
 			t.Fatalf("pull %d: %v", i, err)
@@ -189,7 +190,7 @@ func TestPullRepeat(t *testing.T) {
 	if d := s.Discontinuities(); d != 3 {
 		t.Fatalf("%d discontinuities, want 3", d)
 	}
-	checkBaseline(t, base)
+	base.Check(t, 20*time.Second)
 	c.Stop()
 }
 

@@ -76,16 +76,6 @@ func TestCheckAddress(t *testing.T) {
 	}
 }
 
-func requireFFmpeg(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
-	}
-	return p
-}
-
 // Source: constant-bitrate H.264 640x360 + AAC.
 const srcKbps = 1000 + 64
 
@@ -97,7 +87,7 @@ var (
 
 // sourceFile makes a 6 s MP4 of the test source once.
 func sourceFile(t *testing.T) string {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	fileOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "ffin-test-")
 		if err != nil {
@@ -167,7 +157,7 @@ func checkMedia(t *testing.T, s *stream.Stream, aus []*media.AccessUnit, minUnit
 
 // TestRunFile is not parallel: it measures rates.
 func TestRunFile(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	path := sourceFile(t)
 	s := stream.New("file", stream.Options{})
 	stop := collect(t, s)
@@ -188,7 +178,7 @@ func TestRunFile(t *testing.T) {
 }
 
 func TestRunHTTP(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	path := sourceFile(t)
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -204,7 +194,7 @@ func TestRunHTTP(t *testing.T) {
 }
 
 func TestRunFailures(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("fail", stream.Options{})
 	err := Run(context.Background(), ffmpeg, filepath.Join(t.TempDir(), "missing.ts"), s, nil)
@@ -222,7 +212,7 @@ func TestRunFailures(t *testing.T) {
 }
 
 func TestRunCancel(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	path := sourceFile(t)
 	t.Parallel()
 	s := stream.New("cancel", stream.Options{})

@@ -4,23 +4,17 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
-
-func resources() (goroutines, fds int) {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	return runtime.NumGoroutine(), len(ents)
-}
 
 // TestRunRepeat runs the input 4 times into one stream, as the supervisor restarts it: 3
 // discontinuities, and no goroutine or descriptor left behind. Not parallel: it counts them.
 func TestRunRepeat(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	path := sourceFile(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, path)
@@ -28,7 +22,7 @@ func TestRunRepeat(t *testing.T) {
 	defer srv.Close()
 	s := stream.New("repeat", stream.Options{})
 	stop := collect(t, s)
-	g0, f0 := resources()
+	b0 := testutil.TakeBaseline()
 	for range 4 {
 		if err := Run(context.Background(), ffmpeg, srv.URL+"/src.mp4", s, nil); err != nil {
 			t.Fatal(err)
@@ -37,17 +31,7 @@ func TestRunRepeat(t *testing.T) {
 	if d := s.Discontinuities(); d != 3 {
 		t.Errorf("%d discontinuities, want 3", d)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		g, f := resources()
-		if g <= g0 && f <= f0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines %d (baseline %d), fds %d (baseline %d)", g, g0, f, f0)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	b0.Check(t, 10*time.Second)
 	aus := stop()
 	if len(aus) < 4*6*25 {
 		t.Errorf("%d units from 4 runs", len(aus))

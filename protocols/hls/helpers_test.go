@@ -137,20 +137,18 @@ func copyFile(t testing.TB, from, to, name string) {
 // Shared with the other protocol tests (internal/testutil/streamtest).
 type (
 	collector = streamtest.Collector
-	baseline  = streamtest.Baseline
 )
 
 var (
-	collect      = streamtest.Collect
-	serve        = streamtest.Serve
-	waitFile     = streamtest.WaitFile
-	testLog      = streamtest.Log
-	waitTracks   = streamtest.WaitTracks
-	meanBitrate  = streamtest.MeanBitrate
-	within       = streamtest.Within
-	takeBaseline = streamtest.TakeBaseline
-	hasParams    = streamtest.HasParams
-	isAUD        = streamtest.IsAUD
+	collect     = streamtest.Collect
+	serve       = streamtest.Serve
+	waitFile    = streamtest.WaitFile
+	testLog     = streamtest.Log
+	waitTracks  = streamtest.WaitTracks
+	meanBitrate = streamtest.MeanBitrate
+	within      = streamtest.Within
+	hasParams   = streamtest.HasParams
+	isAUD       = streamtest.IsAUD
 )
 
 // checkUnits checks timestamps and key frames per session, and that key frames carry their
@@ -159,10 +157,4 @@ func checkUnits(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
 	t.Helper()
 	streamtest.CheckUnits(t, tracks, aus)
 	streamtest.CheckParams(t, tracks, aus)
-}
-
-// checkBaseline waits for goroutines and descriptors to come back to b.
-func checkBaseline(t testing.TB, b baseline) {
-	t.Helper()
-	b.Check(t, 20*time.Second)
 }

@@ -28,7 +28,7 @@ type liveRun struct {
 	ff   *testutil.Process
 	s    *stream.Stream
 	col  *collector
-	base baseline
+	base testutil.Baseline
 	done <-chan error
 }
 
@@ -42,7 +42,7 @@ func startLive(t *testing.T, lc liveCase) *liveRun {
 	waitFile(t, filepath.Join(dir, lc.playlist))
 	r := &liveRun{dir: dir, srv: srv, url: srv.URL + "/" + lc.playlist, ff: ff, s: stream.New("hls-test", stream.Options{})}
 	r.col = collect(t, r.s)
-	r.base = takeBaseline()
+	r.base = testutil.TakeBaseline()
 	r.done = pullAsync(t, r.url, r.s)
 	return r
 }
@@ -89,7 +89,7 @@ func TestPullTSEndlist(t *testing.T) {
 	}
 	checkUnits(t, r.s.Tracks(), r.col.Snapshot())
 	r.col.Stop()
-	checkBaseline(t, r.base)
+	r.base.Check(t, 20*time.Second)
 }
 
 // TestPullFMP4ServerGone plays live fMP4 segments, then the server goes away: Pull fails with
@@ -110,7 +110,7 @@ func TestPullFMP4ServerGone(t *testing.T) {
 		t.Fatal("Pull did not return after the server went away")
 	}
 	r.col.Stop()
-	checkBaseline(t, r.base)
+	r.base.Check(t, 20*time.Second)
 }
 
 // TestPullMasterPicksHighest plays a multivariant playlist of two variants (1000 kbit/s

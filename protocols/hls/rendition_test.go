@@ -13,6 +13,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // pullNow runs Pull to its end with a deadline.
@@ -172,7 +173,7 @@ func TestPullRepeat(t *testing.T) {
 	srv := scripted(t, f, func() string { return f.media(0, 2, true, "#EXT-X-PLAYLIST-TYPE:VOD") })
 	s := stream.New("repeat", stream.Options{})
 	c := collect(t, s)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	for i := range 4 {
 		if _, err := pullNow(t, srv.URL+"/live.m3u8", s, 30*time.Second); err != nil {
 			t.Fatalf("pull %d: %v", i, err)
@@ -181,7 +182,7 @@ func TestPullRepeat(t *testing.T) {
 	if d := s.Discontinuities(); d != 3 {
 		t.Fatalf("%d discontinuities, want 3", d)
 	}
-	checkBaseline(t, base)
+	base.Check(t, 20*time.Second)
 	c.Stop()
 	var discs int
 	for _, au := range c.Snapshot() {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
@@ -21,21 +20,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
-
-// requireFFmpeg returns the path of ffmpeg, skipping the test when it is not installed.
-func requireFFmpeg(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
-	}
-	if _, err := exec.LookPath("ffprobe"); err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffprobe not found in PATH: install ffmpeg to run this end-to-end test")
-	}
-	return p
-}
 
 // Source of the end-to-end tests: a constant-bitrate H.264 + AAC stream.
 const (
@@ -75,7 +59,7 @@ func makeFLV(t testing.TB, seconds float64) string { return makeFile(t, seconds,
 
 func makeFile(t testing.TB, seconds float64, format string) string {
 	t.Helper()
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	key := fmt.Sprint(seconds, format)
 	if p, ok := mediaFiles.Load(key); ok {
 		return p.(string)
@@ -127,7 +111,7 @@ func freeTCPPort(t testing.TB) int {
 
 // runFFmpeg runs ffmpeg with args until it exits or ctx ends.
 func runFFmpeg(ctx context.Context, t testing.TB, args ...string) error {
-	cmd := exec.CommandContext(ctx, requireFFmpeg(t), args...)
+	cmd := exec.CommandContext(ctx, testutil.RequireFFmpeg(t), args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("ffmpeg %s: %w\n%s", strings.Join(args, " "), err, out)
@@ -170,15 +154,3 @@ var (
 	checkRates = streamtest.CheckRates
 	waitFor    = testutil.Eventually
 )
-
-// resources counts goroutines and open file descriptors.
-func resources() (goroutines, fds int) {
-	b := streamtest.TakeBaseline()
-	return b.Goroutines, b.FDs
-}
-
-// waitBaseline waits for the goroutine and descriptor counts to come back to a baseline.
-func waitBaseline(t testing.TB, g0, f0 int) {
-	t.Helper()
-	streamtest.Baseline{Goroutines: g0, FDs: f0}.Check(t, 10*time.Second)
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // pacedFile serves a file as a continuous stream at about its real-time rate.
@@ -41,7 +42,7 @@ func pacedFile(t *testing.T, path string, seconds float64, contentType string) *
 }
 
 func TestPullPaced(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name, path, ctype string
@@ -73,7 +74,7 @@ func TestPullPaced(t *testing.T) {
 
 // TestPullFFmpegServer pulls from ffmpeg serving MPEG-TS over HTTP (-listen 1).
 func TestPullFFmpegServer(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	port := freeTCPPort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // startPlay plays the test source into s in real time, looping, until the test ends.
@@ -48,7 +49,7 @@ func sendLoop(ctx context.Context, t *testing.T, s *stream.Stream, url, method s
 
 // TestSendFFmpeg sends to ffmpeg listening as an HTTP server.
 func TestSendFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("send-src", stream.Options{})
 	startPlay(t, s)
@@ -86,7 +87,7 @@ func TestSendFFmpeg(t *testing.T) {
 
 // TestSendToServer sends by PUT to a Server, across a discontinuity of the source.
 func TestSendToServer(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	tracks, aus := readTS(t, makeTS(t, 3))
 	src := stream.New("send-src2", stream.Options{QueueSize: 2048})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // serveOpts serves a Server with opts on a loopback port until the test ends.
@@ -62,7 +63,7 @@ func closedAfter(t *testing.T, c net.Conn, start time.Time, limit time.Duration)
 // one idle between requests are each closed after their timeout; a live upload at its real
 // rate lasts longer than all of them.
 func TestServerSlowClients(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	s := stream.New("http-slow", stream.Options{})
 	_, addr := serveOpts(t, s, ServerOptions{IdleTimeout: time.Second, ReadHeaderTimeout: time.Second,
 		KeepAliveTimeout: time.Second, MaxConnectionsPerAddr: 8})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // startServer serves a Server for s on a loopback port until the test ends.
@@ -44,7 +45,7 @@ func publishHTTP(t *testing.T, url string, seconds float64, extra ...string) err
 
 // TestServerFFmpegPOST is not parallel: it measures rates.
 func TestServerFFmpegPOST(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	s := stream.New("http-post", stream.Options{})
 	base := startServer(t, s)
 	col := collect(t, s)
@@ -66,7 +67,7 @@ func TestServerFFmpegPOST(t *testing.T) {
 }
 
 func TestServerFFmpegPUTAndFLV(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -155,8 +156,8 @@ func TestServerConflict(t *testing.T) {
 
 // TestServerReconnect is not parallel: it counts the process's goroutines and descriptors.
 func TestServerReconnect(t *testing.T) {
-	requireFFmpeg(t)
-	g0, f0 := resources()
+	testutil.RequireFFmpeg(t)
+	b0 := testutil.TakeBaseline()
 	s := stream.New("http-reconnect", stream.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -173,7 +174,7 @@ func TestServerReconnect(t *testing.T) {
 	resp.Body.Close()
 	http.DefaultClient.CloseIdleConnections()
 	time.Sleep(200 * time.Millisecond)
-	g1, f1 := resources()
+	b1 := testutil.TakeBaseline()
 	for i := range 4 {
 		if err := publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts"); err != nil {
 			t.Fatal(err)
@@ -184,18 +185,18 @@ func TestServerReconnect(t *testing.T) {
 		}
 	}
 	http.DefaultClient.CloseIdleConnections()
-	waitBaseline(t, g1, f1)
+	b1.Check(t, 10*time.Second)
 	checkUnits(t, s.Tracks(), col.Snapshot())
 	col.Stop()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitBaseline(t, g0, f0)
+	b0.Check(t, 10*time.Second)
 }
 
 func TestServerRandomBytes(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("http-random", stream.Options{})
 	base := startServer(t, s)

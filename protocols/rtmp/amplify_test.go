@@ -14,6 +14,7 @@ import (
 	"github.com/yutopp/go-rtmp/handshake"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // dialFrom connects to addr from a loopback source address (any of 127.0.0.0/8 on Linux).
@@ -83,8 +84,8 @@ func waitAssembling(t testing.TB, n int) {
 // buffer and its state, and the caps refuse what is past them. A real publisher and a reader
 // still work while the attackers hold their connections.
 func TestAmplification(t *testing.T) {
-	requireFFmpeg(t)
-	base := takeBaseline()
+	testutil.RequireFFmpeg(t)
+	base := testutil.TakeBaseline()
 	func() {
 		reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 		srv := &Server{Registry: reg, MaxConnections: 320, MaxConnectionsPerAddr: 100, Logger: testLog(t)}
@@ -155,7 +156,7 @@ func TestAmplification(t *testing.T) {
 			t.Fatalf("publisher: %v", err)
 		}
 	}()
-	checkBaseline(t, base)
+	base.Check(t, 15*time.Second)
 }
 
 // TestSetupTimeout closes connections that do not publish or play in time, however they
@@ -209,7 +210,7 @@ func TestSetupTimeout(t *testing.T) {
 // byte every 300 ms is closed after the read timeout; a real publisher that keeps sending
 // outlives both the setup and the read timeouts.
 func TestSlowPublisher(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	srv := &Server{Registry: reg, SetupTimeout: time.Second, ReadTimeout: time.Second, Logger: testLog(t)}
 	addr := startServer(t, srv)

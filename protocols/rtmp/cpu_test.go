@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // cpuTime returns the CPU time this process used so far (ffmpeg children excluded).
@@ -24,7 +25,7 @@ func cpuTime(tb testing.TB) time.Duration {
 //
 //	go test -run '^$' -bench ServerCPU -benchtime 1x ./protocols/rtmp
 func BenchmarkServerCPU(b *testing.B) {
-	requireFFmpeg(b)
+	testutil.RequireFFmpeg(b)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(b)})
 	srv := &Server{Registry: reg, Logger: testLog(b)}
 	addr := startServer(b, srv)

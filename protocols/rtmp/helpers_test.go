@@ -7,9 +7,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,21 +16,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
-
-// requireFFmpeg returns the path of ffmpeg, skipping the test when it is not installed.
-func requireFFmpeg(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
-	}
-	if _, err := exec.LookPath("ffprobe"); err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffprobe not found in PATH: install ffmpeg to run the end-to-end RTMP tests")
-	}
-	return p
-}
 
 // testLog logs to the test at warning level and above; -v shows info too.
 func testLog(t testing.TB) *slog.Logger {
@@ -49,9 +32,6 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
 }
-
-// freePort returns a TCP port that was free a moment ago, for peers that must listen.
-func freePort(t testing.TB) int { return testutil.FreePort(t) }
 
 // startServer runs srv until the test ends, or until stop, and returns its address.
 func startServer(t testing.TB, srv *Server) string {
@@ -112,7 +92,7 @@ type ffmpegProc struct {
 // startFFmpeg starts ffmpeg with args; it is killed when the test ends.
 func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
 	t.Helper()
-	p := &ffmpegProc{cmd: exec.Command(requireFFmpeg(t), args...), done: make(chan error, 1)}
+	p := &ffmpegProc{cmd: exec.Command(testutil.RequireFFmpeg(t), args...), done: make(chan error, 1)}
 	p.cmd.Stderr = &syncWriter{w: &p.stderr}
 	p.cmd.Stdin = nil
 	if err := p.cmd.Start(); err != nil {
@@ -200,39 +180,6 @@ func probe(t testing.TB, path string) string {
 		t.Fatalf("ffprobe %s: %v: %s", path, err, out)
 	}
 	return string(out)
-}
-
-// baseline counts goroutines and open file descriptors.
-type baseline struct{ goroutines, fds int }
-
-func takeBaseline() baseline {
-	return baseline{runtime.NumGoroutine(), countFDs()}
-}
-
-func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
-
-// checkBaseline waits for goroutines and descriptors to come back to b.
-func checkBaseline(t testing.TB, b baseline) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		g, f := runtime.NumGoroutine(), countFDs()
-		if g <= b.goroutines && f <= b.fds {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("goroutines %d (baseline %d), fds %d (baseline %d)\n%s", g, b.goroutines, f, b.fds, buf)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 var discardLog = slog.New(slog.DiscardHandler)

@@ -9,14 +9,15 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // TestListenReconnect publishes to a listen input, stops and starts again three times: the
 // Stream marks three discontinuities, a second concurrent publisher is refused, and goroutines and descriptors
 // come back to where they were.
 func TestListenReconnect(t *testing.T) {
-	requireFFmpeg(t)
-	base := takeBaseline()
+	testutil.RequireFFmpeg(t)
+	base := testutil.TakeBaseline()
 	func() {
 		s := stream.New("listen", stream.Options{Log: testLog(t)})
 		defer s.Close()
@@ -25,7 +26,7 @@ func TestListenReconnect(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)
@@ -95,7 +96,7 @@ func TestListenReconnect(t *testing.T) {
 			t.Errorf("reader saw %d discontinuities, want 3", n)
 		}
 	}()
-	checkBaseline(t, base)
+	base.Check(t, 15*time.Second)
 }
 
 func TestListenBusyPort(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // runPull runs Pull in the background; the returned function waits for its result.
@@ -36,8 +37,8 @@ func runPull(t *testing.T, ctx context.Context, url string, s *stream.Stream) fu
 }
 
 func TestPullFromFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
-	port := freePort(t)
+	testutil.RequireFFmpeg(t)
+	port := testutil.FreePort(t)
 	url := fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port)
 	ff := startFFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
 
@@ -81,7 +82,7 @@ func TestPullFromFFmpeg(t *testing.T) {
 }
 
 func TestPullFromServer(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
 	url := fmt.Sprintf("rtmp://%s/live/cam", addr)

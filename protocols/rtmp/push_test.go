@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -20,7 +21,7 @@ import (
 // ffmpeg ends; it returns when the tracks are known and a function that waits for the end.
 func publishTS(t *testing.T, s *stream.Stream, args ...string) func() error {
 	t.Helper()
-	cmd := exec.Command(requireFFmpeg(t), append(args, "-f", "mpegts", "-")...)
+	cmd := exec.Command(testutil.RequireFFmpeg(t), append(args, "-f", "mpegts", "-")...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func publishTS(t *testing.T, s *stream.Stream, args ...string) func() error {
 }
 
 func TestPushToFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	s := stream.New("src", stream.Options{Log: testLog(t)})
 	defer s.Close()
 	r, err := s.NewReader("push")
@@ -74,7 +75,7 @@ func TestPushToFFmpeg(t *testing.T) {
 	}
 	defer r.Close()
 
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	out := filepath.Join(t.TempDir(), "out.flv")
 	recv := startFFmpeg(t, "-hide_banner", "-loglevel", "error", "-listen", "1",
 		"-i", fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port), "-c", "copy", out)
@@ -115,7 +116,7 @@ func TestPushToFFmpeg(t *testing.T) {
 // TestPushHEVC sends H.265 with enhanced RTMP to our server and reads it back with Pull:
 // ffmpeg 5.1 does not speak enhanced RTMP, so both ends are ours.
 func TestPushHEVC(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	srv := &Server{Registry: reg}
 	addr := startServer(t, srv)

@@ -13,6 +13,7 @@ import (
 	"github.com/yutopp/go-rtmp/handshake"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // sendRandom sends size random bytes to addr over a few connections, ignoring write errors:
@@ -70,8 +71,8 @@ func sendHostile(t *testing.T, addr string) {
 }
 
 func TestRobustness(t *testing.T) {
-	requireFFmpeg(t)
-	base := takeBaseline()
+	testutil.RequireFFmpeg(t)
+	base := testutil.TakeBaseline()
 	func() {
 		reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 		srv := &Server{Registry: reg, Logger: testLog(t)}
@@ -80,7 +81,7 @@ func TestRobustness(t *testing.T) {
 
 		ls := stream.New("listen", stream.Options{Log: testLog(t)})
 		defer ls.Close()
-		laddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		laddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Listen(ctx, laddr, ls, testLog(t)) }()
@@ -115,7 +116,7 @@ func TestRobustness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	checkBaseline(t, base)
+	base.Check(t, 15*time.Second)
 }
 
 // fakeConn is a net.Conn that reads from a buffer and discards what is written.

@@ -16,7 +16,7 @@ var _ Publishers = (*testutil.SessionLog)(nil)
 // disconnected, in order, with the key and the publisher's address; a publisher refused on a
 // busy key is told nothing.
 func TestServerPublishers(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	log := &testutil.SessionLog{}
 	addr := startServer(t, &Server{Registry: reg, Publishers: log})

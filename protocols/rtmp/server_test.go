@@ -14,10 +14,11 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 func TestServerPublishPlay(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	srv := &Server{Registry: reg}
 	addr := startServer(t, srv)
@@ -98,7 +99,7 @@ func TestServerPublishPlay(t *testing.T) {
 }
 
 func TestServerRefusesWrongApp(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
 	p := startFFmpeg(t, append(encodeArgs(3, "500k"), "-f", "flv", fmt.Sprintf("rtmp://%s/other/cam1", addr))...)
@@ -113,7 +114,7 @@ func TestServerRefusesWrongApp(t *testing.T) {
 // TestServerMaxConnections refuses connections past the limit, and Run returns with idle
 // connections open, leaving no goroutine or descriptor behind.
 func TestServerMaxConnections(t *testing.T) {
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	func() {
 		srv := &Server{Registry: stream.NewRegistry(stream.Options{}), MaxConnections: 1}
 		addr, stop := startServerStop(t, srv)
@@ -148,5 +149,5 @@ func TestServerMaxConnections(t *testing.T) {
 			t.Fatal("first connection open after Run returned")
 		}
 	}()
-	checkBaseline(t, base)
+	base.Check(t, 15*time.Second)
 }

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
@@ -364,40 +363,6 @@ func checkAV(t testing.TB, tracks []media.Track, video, audio media.Codec) {
 	}
 }
 
-// baseline is what a test expects to come back to: goroutines and open files.
-type baseline struct{ goroutines, fds int }
-
-func takeBaseline() baseline {
-	return baseline{goroutines: runtime.NumGoroutine(), fds: countFDs()}
-}
-
-// countFDs counts this process's open file descriptors; -1 where /proc is missing.
-func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(ents)
-}
-
-// waitBaseline waits until goroutines and files are back to b.
-func waitBaseline(t testing.TB, b baseline) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		g, f := runtime.NumGoroutine(), countFDs()
-		if g <= b.goroutines && f <= b.fds {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("goroutines %d (baseline %d), fds %d (baseline %d)\n%s", g, b.goroutines, f, b.fds, buf[:n])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // probeStream is what ffprobe says of one stream of a file.
 type probeStream struct {
 	CodecName    string `json:"codec_name"`
@@ -453,6 +418,3 @@ func recordRTSP(t testing.TB, url, transport string, seconds int) string {
 	}
 	return out
 }
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int { return testutil.FreePort(t) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // startPull runs Pull into a new Stream in the background; wait returns Pull's result.
@@ -105,7 +106,7 @@ func TestPullRemoteEnds(t *testing.T) {
 func TestPullErrors(t *testing.T) {
 	t.Parallel()
 	rs := startServer(t, ServerConfig{User: "u", Password: "p"})
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	for _, tc := range []struct{ name, url, want string }{
 		{"refused", "rtsp://127.0.0.1:" + itoa(port) + "/live", "refused"},
 		{"no credentials", rs.url, "401"},

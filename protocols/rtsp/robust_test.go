@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // TestReconnect publishes four times in a row, over both transports, one of them killed
@@ -16,11 +18,11 @@ import (
 // server runs and once it stopped.
 func TestReconnect(t *testing.T) {
 	requireTool(t, "ffmpeg")
-	before := takeBaseline()
+	before := testutil.TakeBaseline()
 	rs := startServer(t, ServerConfig{})
 	c := collect(t, rs.strm)
 	time.Sleep(200 * time.Millisecond)
-	idle := takeBaseline()
+	idle := testutil.TakeBaseline()
 	// The third publisher is killed: no TEARDOWN, the connection just drops.
 	for i, transport := range []string{"tcp", "udp", "tcp", "udp"} {
 		p := startPublisher(t, rs.url, transport, "libx264", "aac", 2)
@@ -44,14 +46,15 @@ func TestReconnect(t *testing.T) {
 		return c.discs == 3
 	})
 	c.check(t)
-	waitBaseline(t, idle)
-	t.Logf("while serving: goroutines %d, fds %d (baseline %d, %d)", takeBaseline().goroutines, countFDs(), idle.goroutines, idle.fds)
+	idle.Check(t, 20*time.Second)
+	now := testutil.TakeBaseline()
+	t.Logf("while serving: goroutines %d, fds %d (baseline %d, %d)", now.Goroutines, now.FDs, idle.Goroutines, idle.FDs)
 	if err := rs.stop(); err != nil {
 		t.Fatal(err)
 	}
 	// The collector's goroutine ends with the test; allow for it.
-	before.goroutines++
-	waitBaseline(t, before)
+	before.Goroutines++
+	before.Check(t, 20*time.Second)
 }
 
 // TestRobustness sends 2 MB of random bytes to every port of the server, and some malformed

@@ -2,25 +2,19 @@ package testsrc
 
 import (
 	"context"
-	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
-
-func resources() (goroutines, fds int) {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	return runtime.NumGoroutine(), len(ents)
-}
 
 // TestRunRepeat runs the generator 4 times into one stream, as the supervisor restarts it:
 // 3 discontinuities, and no goroutine or descriptor left behind. Not parallel: it counts them.
 func TestRunRepeat(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	s := stream.New("repeat", stream.Options{})
-	g0, f0 := resources()
+	b0 := testutil.TakeBaseline()
 	for range 4 {
 		p := Params{Width: 160, Height: 120, DurationSec: 1, BitrateKbps: 200}
 		if err := Run(context.Background(), ffmpeg, p, s, nil); err != nil {
@@ -30,15 +24,5 @@ func TestRunRepeat(t *testing.T) {
 	if d := s.Discontinuities(); d != 3 {
 		t.Errorf("%d discontinuities, want 3", d)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		g, f := resources()
-		if g <= g0 && f <= f0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines %d (baseline %d), fds %d (baseline %d)", g, g0, f, f0)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	b0.Check(t, 10*time.Second)
 }

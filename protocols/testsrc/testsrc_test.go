@@ -101,16 +101,6 @@ func TestParamsInvalid(t *testing.T) {
 	}
 }
 
-func requireFFmpeg(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
-	}
-	return p
-}
-
 // childFFmpeg returns the pid of this process's ffmpeg child whose command line holds mark.
 func childFFmpeg(mark string) int {
 	ents, _ := os.ReadDir("/proc")
@@ -143,7 +133,7 @@ func childFFmpeg(mark string) int {
 }
 
 func TestRunE2E(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	s := stream.New("test-video", stream.Options{})
 	r, err := s.NewReader("test")
 	if err != nil {
@@ -228,7 +218,7 @@ func TestRunE2E(t *testing.T) {
 }
 
 func TestRunShort(t *testing.T) {
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("short", stream.Options{})
 	start := time.Now()

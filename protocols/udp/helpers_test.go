@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
@@ -20,21 +19,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
-
-// requireFFmpeg returns the path of ffmpeg, skipping the test when it is not installed.
-func requireFFmpeg(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffmpeg not found in PATH: install ffmpeg to run this end-to-end test")
-	}
-	if _, err := exec.LookPath("ffprobe"); err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("ffprobe not found in PATH: install ffmpeg to run this end-to-end test")
-	}
-	return p
-}
 
 // Source of the end-to-end tests: a constant-bitrate H.264 + AAC stream.
 const (
@@ -69,7 +53,7 @@ var tsFiles sync.Map // seconds → path
 // makeTS returns an MPEG-TS file of the test source, made once per test binary.
 func makeTS(t testing.TB, seconds float64) string {
 	t.Helper()
-	ffmpeg := requireFFmpeg(t)
+	ffmpeg := testutil.RequireFFmpeg(t)
 	if p, ok := tsFiles.Load(seconds); ok {
 		return p.(string)
 	}
@@ -112,7 +96,7 @@ func freeUDPPort(t testing.TB) int { return testutil.FreePort(t) }
 
 // runFFmpeg runs ffmpeg with args until it exits or ctx ends.
 func runFFmpeg(ctx context.Context, t testing.TB, args ...string) error {
-	cmd := exec.CommandContext(ctx, requireFFmpeg(t), args...)
+	cmd := exec.CommandContext(ctx, testutil.RequireFFmpeg(t), args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("ffmpeg %s: %w\n%s", strings.Join(args, " "), err, out)
@@ -155,15 +139,3 @@ var (
 	checkRates = streamtest.CheckRates
 	waitFor    = testutil.Eventually
 )
-
-// resources counts goroutines and open file descriptors.
-func resources() (goroutines, fds int) {
-	b := streamtest.TakeBaseline()
-	return b.Goroutines, b.FDs
-}
-
-// waitBaseline waits for the goroutine and descriptor counts to come back to a baseline.
-func waitBaseline(t testing.TB, g0, f0 int) {
-	t.Helper()
-	streamtest.Baseline{Goroutines: g0, FDs: f0}.Check(t, 10*time.Second)
-}

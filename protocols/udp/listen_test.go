@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // startListen runs Listen on a free port until the test ends.
@@ -38,7 +39,7 @@ func publishUDP(ctx context.Context, t *testing.T, port int, seconds float64) er
 
 // TestListenFFmpeg is not parallel: it measures rates.
 func TestListenFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	s := stream.New("udp-listen", stream.Options{})
 	port := startListen(t, s, Options{IdleTimeout: time.Second})
 	col := collect(t, s)
@@ -66,15 +67,15 @@ func TestListenFFmpeg(t *testing.T) {
 
 // TestListenReconnect is not parallel: it counts the process's goroutines and descriptors.
 func TestListenReconnect(t *testing.T) {
-	requireFFmpeg(t)
-	g0, f0 := resources()
+	testutil.RequireFFmpeg(t)
+	b0 := testutil.TakeBaseline()
 	s := stream.New("udp-reconnect", stream.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	port := freeUDPPort(t)
 	done := make(chan error, 1)
 	go func() { done <- Listen(ctx, port, s, Options{IdleTimeout: time.Second}) }()
 	col := collect(t, s)
-	var g1, f1 int
+	var b1 testutil.Baseline
 	for i := range 4 {
 		if err := publishUDP(context.Background(), t, port, 2); err != nil {
 			t.Fatal(err)
@@ -86,21 +87,21 @@ func TestListenReconnect(t *testing.T) {
 		if i == 0 {
 			// The socket is open and the first session is over: what later sessions leave
 			// behind shows against this.
-			g1, f1 = resources()
+			b1 = testutil.TakeBaseline()
 		}
 	}
-	waitBaseline(t, g1, f1)
+	b1.Check(t, 10*time.Second)
 	checkUnits(t, s.Tracks(), col.Snapshot())
 	col.Stop()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitBaseline(t, g0, f0)
+	b0.Check(t, 10*time.Second)
 }
 
 func TestListenRandomBytes(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-random", stream.Options{})
 	port := startListen(t, s, Options{IdleTimeout: 300 * time.Millisecond})

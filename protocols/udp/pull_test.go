@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // startPull runs Pull until the test ends, or until it returns; its result comes on the
@@ -23,7 +24,7 @@ func startPull(t *testing.T, url string, s *stream.Stream) <-chan error {
 }
 
 func TestPullUnicastTimeout(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-pull", stream.Options{})
 	port := freeUDPPort(t)
@@ -66,7 +67,7 @@ func mcastGroup() string {
 // TestPullMulticastFFmpeg joins a group on the loopback interface, where ffmpeg sends with
 // TTL 0 from 127.0.0.1: the datagrams never leave the host.
 func TestPullMulticastFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-mcast", stream.Options{})
 	group, port := mcastGroup(), freeUDPPort(t)
@@ -85,7 +86,7 @@ func TestPullMulticastFFmpeg(t *testing.T) {
 // TestSendPullMulticast sends with Send to a group (TTL 0, out of lo) and receives with Pull
 // joined on lo by its address.
 func TestSendPullMulticast(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	src := stream.New("mcast-src", stream.Options{})
 	startPlay(t, src)

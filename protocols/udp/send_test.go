@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -89,7 +90,7 @@ func receiveFFmpeg(t *testing.T, inURL string) {
 }
 
 func TestSendFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-send", stream.Options{})
 	startPlay(t, s)
@@ -116,7 +117,7 @@ func freeRTPPort(t *testing.T) int {
 }
 
 func TestSendRTPFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("rtp-send", stream.Options{})
 	startPlay(t, s)

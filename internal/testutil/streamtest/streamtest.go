@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -228,36 +227,6 @@ func Within(t testing.TB, what string, got, want, tol float64) {
 	t.Helper()
 	if got < want*(1-tol) || got > want*(1+tol) {
 		t.Errorf("%s: %.0f, want %.0f ± %.0f%%", what, got, want, tol*100)
-	}
-}
-
-// Baseline is a count of goroutines and open file descriptors.
-type Baseline struct{ Goroutines, FDs int }
-
-// TakeBaseline counts goroutines and open file descriptors now.
-func TakeBaseline() Baseline { return Baseline{runtime.NumGoroutine(), countFDs()} }
-
-func countFDs() int {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	return len(ents)
-}
-
-// Check waits up to d for goroutines and descriptors to come back to b, and fails with every
-// goroutine's stack when they do not.
-func (b Baseline) Check(t testing.TB, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		g, f := runtime.NumGoroutine(), countFDs()
-		if g <= b.Goroutines && f <= b.FDs {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("goroutines %d (baseline %d), fds %d (baseline %d)\n%s", g, b.Goroutines, f, b.FDs, buf)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
