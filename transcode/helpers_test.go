@@ -62,28 +62,24 @@ func removeFixtures() {
 }
 
 // lavfi sources and encodings of the fixtures.
-func source(size string, fps, seconds int) []string {
-	return []string{
-		"-f", "lavfi", "-i", "testsrc2=size=" + size + ":rate=" + strconv.Itoa(fps),
-		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-		"-t", strconv.Itoa(seconds),
-	}
+func source(width, height, fps, seconds int) []string {
+	return append(testutil.Pattern{Width: width, Height: height, FPS: fps}.Args(), "-t", strconv.Itoa(seconds))
 }
 
 func h264720p(t *testing.T) string {
-	return fixture(t, "h264-720p", append(source("1280x720", 20, 9),
+	return fixture(t, "h264-720p", append(source(1280, 720, 20, 9),
 		"-c:v", "libx264", "-preset", "ultrafast", "-g", "20", "-pix_fmt", "yuv420p", "-b:v", "2000k",
 		"-c:a", "aac", "-b:a", "96k")...)
 }
 
 func h265360p(t *testing.T) string {
-	return fixture(t, "h265-360p", append(source("640x360", 25, 4),
+	return fixture(t, "h265-360p", append(source(640, 360, 25, 4),
 		"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=25",
 		"-pix_fmt", "yuv420p", "-b:v", "600k", "-c:a", "aac", "-b:a", "64k")...)
 }
 
 func h264360p30(t *testing.T) string {
-	return fixture(t, "h264-360p30", append(source("640x360", 30, 5),
+	return fixture(t, "h264-360p30", append(source(640, 360, 30, 5),
 		"-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", "-b:v", "600k",
 		"-c:a", "aac", "-b:a", "64k")...)
 }

@@ -14,8 +14,8 @@ import (
 // shortPublish is ffmpeg publishing as short a session as it makes: 0.1 s of video (three
 // frames), sent as fast as it is encoded, in format to url.
 func shortPublish(t *testing.T, format, url string) *testutil.Process {
-	return testutil.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-t", "0.1",
-		"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", format, url)
+	return testutil.FFmpeg(t, append(testutil.Pattern{Width: 320, Height: 180, Silent: true}.Args(), "-t", "0.1",
+		"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", format, url)...)
 }
 
 // TestPublisherEvents: on the RTMP and the SRT server module, every publishing session gets

@@ -154,12 +154,9 @@ func TestPlayerDiscontinuity(t *testing.T) {
 
 // hevcEncode is Source's encoding with libx265 instead of libx264.
 func hevcSource() []string {
-	return []string{
-		"-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	return append(testutil.Pattern{Realtime: true}.Args(),
 		"-c:v", "libx265", "-preset", "ultrafast", "-b:v", "600k", "-pix_fmt", "yuv420p",
-		"-x265-params", "keyint=25:min-keyint=25:scenecut=0:log-level=error", "-c:a", "aac", "-b:a", "64k",
-	}
+		"-x265-params", "keyint=25:min-keyint=25:scenecut=0:log-level=error", "-c:a", "aac", "-b:a", "64k")
 }
 
 // TestPlayerSources: an SRT listen input, an RTMP server module input and an H.265 source each

@@ -15,15 +15,9 @@ import (
 // lavfiArgs makes ffmpeg write seconds of H.264 and AAC as MPEG-TS to stdout, at native rate
 // when live.
 func lavfiArgs(seconds string, live bool) []string {
-	var re []string
-	if live {
-		re = []string{"-re"}
-	}
-	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
-	args = append(args, re...)
-	args = append(args, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25")
-	args = append(args, re...)
-	args = append(args, "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", seconds,
+	args := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"},
+		testutil.Pattern{Width: 64, Height: 48, Realtime: live}.Args()...)
+	args = append(args, "-t", seconds,
 		"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac",
 		"-f", "mpegts", "-flush_packets", "1", "pipe:1")
 	return args

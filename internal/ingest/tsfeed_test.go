@@ -246,10 +246,9 @@ func TestTSFeedGarbage(t *testing.T) {
 func TestTSFeedFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	path := filepath.Join(t.TempDir(), "clip.ts")
-	p := testutil.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25",
-		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2",
+	p := testutil.FFmpeg(t, append(testutil.Pattern{Width: 160, Height: 120}.Args(), "-t", "2",
 		"-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "25", "-pix_fmt", "yuv420p",
-		"-c:a", "aac", "-f", "mpegts", path)
+		"-c:a", "aac", "-f", "mpegts", path)...)
 	if err := p.Wait(time.Minute); err != nil {
 		t.Fatalf("ffmpeg: %v", err)
 	}

@@ -41,20 +41,13 @@ func RequireTools(t testing.TB, bins ...string) {
 // Source returns ffmpeg input and encoding arguments for a paced, constant-bitrate test
 // source: 640x360 at 25 fps H.264 (kbps kbit/s, a key frame a second) and 64 kbit/s AAC.
 func Source(kbps int) []string {
-	return append([]string{
-		"-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-	}, Encode(kbps)...)
+	return append(Pattern{Realtime: true}.Args(), Encode(kbps)...)
 }
 
 // MakeClip writes a file of the given length with Source's encoding, as fast as ffmpeg can.
 func MakeClip(t testing.TB, path string, seconds, kbps int) {
 	t.Helper()
-	args := append([]string{
-		"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-		"-t", strconv.Itoa(seconds),
-	}, Encode(kbps)...)
+	args := append(append(Pattern{}.Args(), "-t", strconv.Itoa(seconds)), Encode(kbps)...)
 	if err := FFmpeg(t, append(args, path)...).Wait(5 * time.Minute); err != nil {
 		t.Fatalf("make %s: %v", path, err)
 	}

@@ -48,11 +48,8 @@ func makeClip(t testing.TB, vcodec, acodec string) *clip {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "clip.ts")
-	args := []string{
-		"-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
-		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-		"-t", strconv.Itoa(clipSeconds), "-c:v", vcodec, "-g", "50", "-bf", "2", "-pix_fmt", "yuv420p",
-	}
+	args := append(testutil.Pattern{Width: 320, Height: 240}.Args(),
+		"-t", strconv.Itoa(clipSeconds), "-c:v", vcodec, "-g", "50", "-bf", "2", "-pix_fmt", "yuv420p")
 	if vcodec == "libx264" {
 		args = append(args, "-preset", "veryfast")
 	} else {

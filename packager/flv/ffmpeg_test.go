@@ -31,9 +31,9 @@ func ffmpegFLV(t *testing.T, vcodec, acodec string) (b []byte, out string, ok bo
 	t.Helper()
 	ffmpeg := lookTool(t, "ffmpeg")
 	path := filepath.Join(t.TempDir(), "out.flv")
-	cmd := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error",
-		"-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
-		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "flv", path)
+	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
+		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
+		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "flv", path)...)
 	if vcodec == "libx265" {
 		cmd.Args = append(cmd.Args[:len(cmd.Args)-1], "-x265-params", "log-level=error", path)
 	}

@@ -29,9 +29,9 @@ func ffmpegTS(t *testing.T, vcodec, acodec string) []byte {
 	t.Helper()
 	ffmpeg := lookTool(t, "ffmpeg")
 	out := filepath.Join(t.TempDir(), "out.ts")
-	cmd := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error",
-		"-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
-		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "mpegts", out)
+	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
+		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
+		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "mpegts", out)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg %s+%s: %v\n%s", vcodec, acodec, err, b)
 	}

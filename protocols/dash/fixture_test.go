@@ -61,9 +61,9 @@ func recorded(t testing.TB, kind string) *fixture {
 		case "h265":
 			codec = []string{"-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error"}
 		}
-		args := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin",
-			"-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
-			"-t", "3"}, codec...)
+		args := append(append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"},
+			testutil.Pattern{Width: 320, Height: 180}.Args()...), "-t", "3")
+		args = append(args, codec...)
 		args = append(args, "-preset", "ultrafast", "-g", "25", "-keyint_min", "25", "-sc_threshold", "0",
 			"-b:v", "300k", "-c:a", "aac", "-b:a", "64k",
 			"-f", "dash", "-seg_duration", "1", "-use_template", "1", "-use_timeline", timeline,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -30,14 +31,11 @@ const (
 // libx264 or libx265.
 func encodeArgs(codec string) []string {
 	b := strconv.Itoa(srcVideoKbps) + "k"
-	a := []string{
-		"-re", "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", srcWidth, srcHeight),
-		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	a := append(testutil.Pattern{Width: srcWidth, Height: srcHeight, Realtime: true}.Args(),
 		"-c:v", codec, "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-		"-b:v", b, "-maxrate", b, "-bufsize", strconv.Itoa(srcVideoKbps/2) + "k",
+		"-b:v", b, "-maxrate", b, "-bufsize", strconv.Itoa(srcVideoKbps/2)+"k",
 		"-g", "50", "-keyint_min", "50", "-sc_threshold", "0",
-		"-c:a", "aac", "-b:a", strconv.Itoa(srcAudioKbps) + "k",
-	}
+		"-c:a", "aac", "-b:a", strconv.Itoa(srcAudioKbps)+"k")
 	if codec == "libx264" {
 		a = append(a, "-tune", "zerolatency", "-minrate", b, "-x264-params", "nal-hrd=cbr")
 	} else {

@@ -95,11 +95,11 @@ func sourceFile(t *testing.T) string {
 			return
 		}
 		filePath = filepath.Join(dir, "src.mp4")
-		out, err := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error", "-nostdin",
-			"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		out, err := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"},
+			testutil.Pattern{}.Args()...),
 			"-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
 			"-b:v", "1000k", "-minrate", "1000k", "-maxrate", "1000k", "-bufsize", "500k", "-x264-params", "nal-hrd=cbr",
-			"-g", "25", "-c:a", "aac", "-b:a", "64k", filePath).CombinedOutput()
+			"-g", "25", "-c:a", "aac", "-b:a", "64k", filePath)...).CombinedOutput()
 		if err != nil {
 			fileErr = fmt.Errorf("ffmpeg: %w\n%s", err, out)
 		}

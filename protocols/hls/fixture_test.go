@@ -58,11 +58,11 @@ func recorded(t testing.TB, kind string) *fixture {
 			f.err = err
 			return
 		}
-		args := []string{"-hide_banner", "-loglevel", "error", "-nostdin",
-			"-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
+		args := append(append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"},
+			testutil.Pattern{Width: 320, Height: 180}.Args()...),
 			"-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-keyint_min", "25", "-sc_threshold", "0",
 			"-b:v", "300k", "-c:a", "aac", "-b:a", "64k",
-			"-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod"}
+			"-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod")
 		if kind == "fmp4" {
 			f.ext = "m4s"
 			args = append(args, "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4")

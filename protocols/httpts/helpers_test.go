@@ -30,23 +30,10 @@ const (
 
 // cbrArgs are ffmpeg's input and encoding arguments for the test source.
 func cbrArgs(seconds float64, realtime bool) []string {
-	var a []string
-	re := func() {
-		if realtime {
-			a = append(a, "-re")
-		}
-	}
-	a = append(a, "-hide_banner", "-loglevel", "error", "-nostdin")
-	re()
-	a = append(a, "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", srcWidth, srcHeight))
-	re()
-	a = append(a, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-		"-t", fmt.Sprint(seconds),
-		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
-		"-b:v", fmt.Sprintf("%dk", srcVideoKbps), "-minrate", fmt.Sprintf("%dk", srcVideoKbps),
-		"-maxrate", fmt.Sprintf("%dk", srcVideoKbps), "-bufsize", "500k", "-x264-params", "nal-hrd=cbr",
-		"-g", "25", "-c:a", "aac", "-b:a", fmt.Sprintf("%dk", srcAudioKbps))
-	return a
+	a := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"},
+		testutil.Pattern{Width: srcWidth, Height: srcHeight, Realtime: realtime}.Args()...)
+	a = append(a, "-t", fmt.Sprint(seconds))
+	return append(a, testutil.Encode(srcVideoKbps)...)
 }
 
 var mediaFiles sync.Map // "seconds format" → path

@@ -30,11 +30,11 @@ func BenchmarkServerCPU(b *testing.B) {
 	srv := &Server{Registry: reg, Logger: testLog(b)}
 	addr := startServer(b, srv)
 	url := fmt.Sprintf("rtmp://%s/live/bench", addr)
-	args := []string{"-hide_banner", "-loglevel", "error", "-re",
-		"-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
+	args := append(append([]string{"-hide_banner", "-loglevel", "error"},
+		testutil.Pattern{Width: 1280, Height: 720, SampleRate: 44100, Realtime: true}.Args()...),
 		"-t", "40", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency",
 		"-b:v", "3936k", "-minrate", "3936k", "-maxrate", "3936k", "-bufsize", "2000k", "-x264-params", "nal-hrd=cbr",
-		"-g", "50", "-c:a", "aac", "-b:a", "64k", "-f", "flv", url}
+		"-g", "50", "-c:a", "aac", "-b:a", "64k", "-f", "flv", url)
 	// The reference: the same process with the server idle.
 	c0, t0 := cpuTime(b), time.Now()
 	time.Sleep(5 * time.Second)

@@ -74,12 +74,12 @@ func startServerStop(t testing.TB, srv *Server) (string, func()) {
 // encodeArgs are the constant-bitrate test source of the end-to-end tests: 640x360 H.264 at
 // 1000 kbit/s and AAC at 64 kbit/s, at real time.
 func encodeArgs(seconds float64, vbitrate string) []string {
-	return []string{"-hide_banner", "-loglevel", "error", "-re",
-		"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
+	return append(append([]string{"-hide_banner", "-loglevel", "error"},
+		testutil.Pattern{SampleRate: 44100, Realtime: true}.Args()...),
 		"-t", strconv.FormatFloat(seconds, 'f', -1, 64),
 		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", vbitrate, "-minrate", vbitrate,
 		"-maxrate", vbitrate, "-bufsize", "500k", "-x264-params", "nal-hrd=cbr", "-g", "25",
-		"-c:a", "aac", "-b:a", "64k"}
+		"-c:a", "aac", "-b:a", "64k")
 }
 
 // ffmpegProc is a running ffmpeg with its stderr kept.

@@ -128,9 +128,9 @@ func TestPushHEVC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	args := []string{"-hide_banner", "-loglevel", "error", "-re",
-		"-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine", "-t", "20",
-		"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=25", "-c:a", "aac"}
+	args := append(append([]string{"-hide_banner", "-loglevel", "error"},
+		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100, Realtime: true}.Args()...), "-t", "20",
+		"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=25", "-c:a", "aac")
 	publishTS(t, src, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -24,8 +24,8 @@ func TestServerPublishers(t *testing.T) {
 
 	const short = 3
 	for i := range short {
-		args := []string{"-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25",
-			"-t", "0.1", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", "flv", url}
+		args := append(append([]string{"-hide_banner", "-loglevel", "error"}, testutil.Pattern{Width: 320, Height: 180, Silent: true}.Args()...),
+			"-t", "0.1", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", "flv", url)
 		if err := startFFmpeg(t, args...).wait(30 * time.Second); err != nil {
 			t.Fatalf("short publisher %d: %v", i, err)
 		}

@@ -133,13 +133,10 @@ func sourceArgs(vcodec, acodec string) []string {
 	if c, ok := strings.CutSuffix(vcodec, "+bf"); ok {
 		vcodec, tune = c, []string{"-preset", "veryfast", "-bf", "2"}
 	}
-	args := []string{
-		"-re", "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", srcWidth, srcHeight),
-		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	args := append(testutil.Pattern{Width: srcWidth, Height: srcHeight, Realtime: true}.Args(),
 		"-c:v", vcodec, "-pix_fmt", "yuv420p",
 		"-b:v", fmt.Sprintf("%dk", srcVideoKbps), "-minrate", fmt.Sprintf("%dk", srcVideoKbps),
-		"-maxrate", fmt.Sprintf("%dk", srcVideoKbps), "-bufsize", fmt.Sprintf("%dk", srcVideoKbps/2), "-g", "25",
-	}
+		"-maxrate", fmt.Sprintf("%dk", srcVideoKbps), "-bufsize", fmt.Sprintf("%dk", srcVideoKbps/2), "-g", "25")
 	args = append(args, tune...)
 	switch vcodec {
 	case "libx264":

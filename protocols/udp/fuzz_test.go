@@ -10,6 +10,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -44,8 +45,9 @@ func FuzzReceive(f *testing.F) {
 	f.Add(synthAAC(f, 0, 1024, 1000, 2048, 48000*30, 48000*30+1024))
 	if ffmpeg, err := exec.LookPath("ffmpeg"); err == nil {
 		out := f.TempDir() + "/seed.ts"
-		cmd := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10",
-			"-f", "lavfi", "-i", "sine", "-t", "0.5", "-c:v", "libx264", "-g", "2", "-c:a", "aac", "-f", "mpegts", out)
+		cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
+			testutil.Pattern{Width: 64, Height: 48, FPS: 10, SampleRate: 44100}.Args()...),
+			"-t", "0.5", "-c:v", "libx264", "-g", "2", "-c:a", "aac", "-f", "mpegts", out)...)
 		if cmd.Run() == nil {
 			if b, err := os.ReadFile(out); err == nil {
 				f.Add(b)

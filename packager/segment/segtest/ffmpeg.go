@@ -38,11 +38,8 @@ func MakeTS(t testing.TB, codec string) string {
 		video = []string{"-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1",
 			"-x265-params", "keyint=50:min-keyint=50:scenecut=0:bframes=2:log-level=error"}
 	}
-	args := []string{
-		"-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", ClipWidth, ClipHeight),
-		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-		"-t", fmt.Sprint(ClipSeconds), "-pix_fmt", "yuv420p",
-	}
+	args := append(testutil.Pattern{Width: ClipWidth, Height: ClipHeight}.Args(),
+		"-t", fmt.Sprint(ClipSeconds), "-pix_fmt", "yuv420p")
 	args = append(args, video...)
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	audio := []string{"-c:a", "aac", "-b:a", "64k"}

@@ -3,7 +3,6 @@ package segtest
 import (
 	"io"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -73,12 +72,12 @@ func Live(t testing.TB, opts LiveOptions, sgs ...*segment.Segmenter) {
 // session runs one ffmpeg for length (0: until stop) and feeds its units; it reports whether
 // to go on.
 func session(t testing.TB, length time.Duration, stop <-chan struct{}, sgs []*segment.Segmenter) bool {
-	cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin",
-		"-re", "-f", "lavfi", "-i", "testsrc2=size="+strconv.Itoa(ClipWidth)+"x"+strconv.Itoa(ClipHeight)+":rate=25",
-		"-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	args := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"},
+		testutil.Pattern{Width: ClipWidth, Height: ClipHeight, Realtime: true}.Args()...)
+	cmd := exec.Command("ffmpeg", append(args,
 		"-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
 		"-g", "25", "-keyint_min", "25", "-sc_threshold", "0", "-b:v", "800k",
-		"-c:a", "aac", "-b:a", "64k", "-f", "mpegts", "pipe:1")
+		"-c:a", "aac", "-b:a", "64k", "-f", "mpegts", "pipe:1")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
