@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // probePackets returns the packet count and total size ffprobe reads from one stream's init
@@ -118,7 +119,7 @@ func TestRepReaderUnits(t *testing.T) {
 	if len(units) != 25 || !units[0].Key || units[0].DTS != 0 {
 		t.Fatalf("%d units, first key %v DTS %d", len(units), units[0].Key, units[0].DTS)
 	}
-	checkUnits(t, tracks, units)
+	streamtest.CheckPulled(t, tracks, units)
 	// 25 fps: the last unit of the first second decodes at 24/25 s (B-frames move PTS only).
 	if last := units[len(units)-1]; last.DTS != 24*3600 {
 		t.Fatalf("last DTS %d, want %d", last.DTS, 24*3600)

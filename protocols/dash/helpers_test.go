@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 
-	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -30,18 +28,7 @@ const (
 // encodeArgs returns ffmpeg's input and encoding arguments for a paced test source; codec is
 // libx264 or libx265.
 func encodeArgs(codec string) []string {
-	b := strconv.Itoa(srcVideoKbps) + "k"
-	a := append(testutil.Pattern{Width: srcWidth, Height: srcHeight, Realtime: true}.Args(),
-		"-c:v", codec, "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-		"-b:v", b, "-maxrate", b, "-bufsize", strconv.Itoa(srcVideoKbps/2)+"k",
-		"-g", "50", "-keyint_min", "50", "-sc_threshold", "0",
-		"-c:a", "aac", "-b:a", strconv.Itoa(srcAudioKbps)+"k")
-	if codec == "libx264" {
-		a = append(a, "-tune", "zerolatency", "-minrate", b, "-x264-params", "nal-hrd=cbr")
-	} else {
-		a = append(a, "-tag:v", "hvc1", "-x265-params", "log-level=error")
-	}
-	return a
+	return streamtest.PacedSource(codec, srcWidth, srcHeight, srcVideoKbps, srcAudioKbps)
 }
 
 // dashArgs are the DASH muxer's arguments; timeline selects SegmentTimeline addressing
@@ -62,7 +49,7 @@ func pullAsync(t testing.TB, url string, s *stream.Stream) <-chan error {
 	ch, fin := make(chan error, 1), make(chan struct{})
 	go func() {
 		defer close(fin)
-		ch <- Pull(ctx, url, s, testLog())
+		ch <- Pull(ctx, url, s, streamtest.Log())
 	}()
 	t.Cleanup(func() { cancel(); <-fin })
 	return ch
@@ -123,27 +110,4 @@ func sourceKbps(t testing.TB, dir string) float64 {
 		total += float64(bytes) * 8 / 1000 / secs
 	}
 	return total
-}
-
-// Shared with the other protocol tests (internal/testutil/streamtest).
-type (
-	collector = streamtest.Collector
-)
-
-var (
-	collect     = streamtest.Collect
-	serve       = streamtest.Serve
-	waitFile    = streamtest.WaitFile
-	testLog     = streamtest.Log
-	waitTracks  = streamtest.WaitTracks
-	meanBitrate = streamtest.MeanBitrate
-	within      = streamtest.Within
-)
-
-// checkUnits checks timestamps and key frames per session, and that key frames carry their
-// parameter sets without access unit delimiters.
-func checkUnits(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
-	t.Helper()
-	streamtest.CheckUnits(t, tracks, aus)
-	streamtest.CheckParams(t, tracks, aus)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // liveRun is one end-to-end run: ffmpeg writes a live DASH presentation into a served folder,
@@ -22,7 +23,7 @@ type liveRun struct {
 	srv  *httptest.Server
 	ff   *testutil.Process
 	s    *stream.Stream
-	col  *collector
+	col  *streamtest.Collector
 	base testutil.Baseline
 	done <-chan error
 }
@@ -31,12 +32,12 @@ func startLive(t *testing.T, codec string, timeline bool) *liveRun {
 	t.Helper()
 	testutil.RequireFFmpeg(t)
 	dir := t.TempDir()
-	srv := serve(t, dir)
+	srv := streamtest.Serve(t, dir)
 	args := append(encodeArgs(codec), dashArgs(timeline)...)
 	ff := testutil.FFmpeg(t, append(args, filepath.Join(dir, "index.mpd"))...)
-	waitFile(t, filepath.Join(dir, "index.mpd"))
+	streamtest.WaitFile(t, filepath.Join(dir, "index.mpd"))
 	r := &liveRun{dir: dir, srv: srv, ff: ff, s: stream.New("dash-test", stream.Options{})}
-	r.col = collect(t, r.s)
+	r.col = streamtest.Collect(t, r.s)
 	r.base = testutil.TakeBaseline()
 	r.done = pullAsync(t, srv.URL+"/index.mpd", r.s)
 	return r
@@ -45,7 +46,7 @@ func startLive(t *testing.T, codec string, timeline bool) *liveRun {
 // checkLive asserts the tracks, the units and the bitrate against the source.
 func checkLive(t *testing.T, r *liveRun, video media.Codec) {
 	t.Helper()
-	tracks := waitTracks(t, r.s, 60*time.Second)
+	tracks := streamtest.WaitTracks(t, r.s, 60*time.Second)
 	if len(tracks) != 2 || tracks[0].Codec != video || tracks[1].Codec != media.CodecAAC {
 		t.Fatalf("tracks %v, want %v and AAC", ingest.Describe(tracks), video)
 	}
@@ -59,11 +60,11 @@ func checkLive(t *testing.T, r *liveRun, video media.Codec) {
 		return r.s.Stats().UnitsIn > 200
 	})
 	time.Sleep(time.Second)
-	got := meanBitrate(r.s, 6*time.Second)
+	got := streamtest.MeanBitrate(r.s, 6*time.Second)
 	want := sourceKbps(t, r.dir)
 	t.Logf("bitrate: stream %.0f kbit/s, source segments %.0f kbit/s (configured %d)", got, want, srcVideoKbps+srcAudioKbps)
-	within(t, "stream bitrate vs source", got, want, 0.15)
-	checkUnits(t, tracks, r.col.Snapshot())
+	streamtest.Within(t, "stream bitrate vs source", got, want, 0.15)
+	streamtest.CheckPulled(t, tracks, r.col.Snapshot())
 }
 
 // TestPullTimelineEnd plays a live SegmentTimeline presentation; then the encoder stops, the
@@ -87,7 +88,7 @@ func TestPullTimelineEnd(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Pull did not return after the presentation ended")
 	}
-	checkUnits(t, r.s.Tracks(), r.col.Snapshot())
+	streamtest.CheckPulled(t, r.s.Tracks(), r.col.Snapshot())
 	r.col.Stop()
 	r.base.Check(t, 20*time.Second)
 }

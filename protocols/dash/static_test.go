@@ -12,6 +12,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // pullNow runs Pull to its end with a deadline.
@@ -20,7 +21,7 @@ func pullNow(t testing.TB, url string, s *stream.Stream, d time.Duration) (time.
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	err := Pull(ctx, url, s, testLog())
+	err := Pull(ctx, url, s, streamtest.Log())
 	if ctx.Err() != nil {
 		t.Fatalf("Pull still running after %v", d)
 	}
@@ -67,14 +68,14 @@ func TestPullStatic(t *testing.T) {
 			f := recorded(t, kind)
 			srv := serveFixture(t, f, "")
 			s := stream.New("static", stream.Options{})
-			c := collect(t, s)
+			c := streamtest.Collect(t, s)
 			took, err := pullNow(t, srv.URL+"/index.mpd", s, 60*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Stop()
 			tracks, aus := s.Tracks(), c.Snapshot()
-			checkUnits(t, tracks, aus)
+			streamtest.CheckPulled(t, tracks, aus)
 			first, last, n := videoSpan(tracks, aus)
 			// 3 s at 25 fps: 75 frames, from 0 to 2.96 s.
 			if first != 0 || last != 74*3600 || n != 75 {
@@ -100,13 +101,13 @@ func TestPullPeriods(t *testing.T) {
 	multi = strings.Replace(multi, `mediaPresentationDuration="PT3.0S"`, `mediaPresentationDuration="PT6.0S"`, 1)
 	srv := serveFixture(t, f, multi)
 	s := stream.New("periods", stream.Options{})
-	c := collect(t, s)
+	c := streamtest.Collect(t, s)
 	if _, err := pullNow(t, srv.URL+"/multi.mpd", s, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	c.Stop()
 	tracks, aus := s.Tracks(), c.Snapshot()
-	checkUnits(t, tracks, aus)
+	streamtest.CheckPulled(t, tracks, aus)
 	if first, last, n := videoSpan(tracks, aus); first != 0 || last != 149*3600 || n != 150 {
 		t.Fatalf("%d video units from %d to %d, want 150 from 0 to 5.96 s", n, first, last)
 	}
@@ -180,7 +181,7 @@ func TestPullRepeat(t *testing.T) {
 	f := recorded(t, "number")
 	srv := serveFixture(t, f, "")
 	s := stream.New("repeat", stream.Options{})
-	c := collect(t, s)
+	c := streamtest.Collect(t, s)
 	base := testutil.TakeBaseline()
 	for i := range 4 {
 		if _, err := pullNow(t, srv.URL+"/index.mpd", s, 30*time.Second); err != nil {

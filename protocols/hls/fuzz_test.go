@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // Playlists of the table tests, also the fuzz seeds.
@@ -132,11 +133,11 @@ func FuzzVideoFixer(f *testing.F) {
 				if len(n) == 0 {
 					t.Fatal("empty NAL unit out")
 				}
-				if isAUD(codec, n) {
+				if streamtest.IsAUD(codec, n) {
 					t.Fatal("AUD out")
 				}
 			}
-			if key && v.Ready() && !hasParams(codec, out) {
+			if key && v.Ready() && !streamtest.HasParams(codec, out) {
 				t.Fatal("key frame without parameter sets")
 			}
 			_ = v.Params()

@@ -9,6 +9,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // liveCase is one end-to-end run: ffmpeg writes a live playlist into a served folder, Pull
@@ -27,7 +28,7 @@ type liveRun struct {
 	url  string
 	ff   *testutil.Process
 	s    *stream.Stream
-	col  *collector
+	col  *streamtest.Collector
 	base testutil.Baseline
 	done <-chan error
 }
@@ -36,12 +37,12 @@ func startLive(t *testing.T, lc liveCase) *liveRun {
 	t.Helper()
 	testutil.RequireFFmpeg(t)
 	dir := t.TempDir()
-	srv := serve(t, dir)
+	srv := streamtest.Serve(t, dir)
 	args := append(encodeArgs(lc.codec), lc.args...)
 	ff := testutil.FFmpeg(t, append(args, filepath.Join(dir, lc.playlist))...)
-	waitFile(t, filepath.Join(dir, lc.playlist))
+	streamtest.WaitFile(t, filepath.Join(dir, lc.playlist))
 	r := &liveRun{dir: dir, srv: srv, url: srv.URL + "/" + lc.playlist, ff: ff, s: stream.New("hls-test", stream.Options{})}
-	r.col = collect(t, r.s)
+	r.col = streamtest.Collect(t, r.s)
 	r.base = testutil.TakeBaseline()
 	r.done = pullAsync(t, r.url, r.s)
 	return r
@@ -50,7 +51,7 @@ func startLive(t *testing.T, lc liveCase) *liveRun {
 // checkLive asserts the tracks, the units and the bitrate against the source.
 func checkLive(t *testing.T, r *liveRun, lc liveCase, video media.Codec) {
 	t.Helper()
-	tracks := waitTracks(t, r.s, 60*time.Second)
+	tracks := streamtest.WaitTracks(t, r.s, 60*time.Second)
 	if len(tracks) != 2 || tracks[0].Codec != video || tracks[1].Codec != media.CodecAAC {
 		t.Fatalf("tracks %+v, want %v and AAC", tracks, video)
 	}
@@ -65,11 +66,11 @@ func checkLive(t *testing.T, r *liveRun, lc liveCase, video media.Codec) {
 		return r.s.Stats().UnitsIn > 200
 	})
 	time.Sleep(time.Second)
-	got := meanBitrate(r.s, 6*time.Second)
+	got := streamtest.MeanBitrate(r.s, 6*time.Second)
 	want := sourceKbps(t, r.dir, lc.probe)
 	t.Logf("bitrate: stream %.0f kbit/s, source segments %.0f kbit/s (configured %d)", got, want, srcVideoKbps+srcAudioKbps)
-	within(t, "stream bitrate vs source", got, want, 0.15)
-	checkUnits(t, tracks, r.col.Snapshot())
+	streamtest.Within(t, "stream bitrate vs source", got, want, 0.15)
+	streamtest.CheckPulled(t, tracks, r.col.Snapshot())
 }
 
 // TestPullTSEndlist plays live MPEG-TS segments, then the encoder stops: the playlist gets
@@ -87,7 +88,7 @@ func TestPullTSEndlist(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Pull did not return after EXT-X-ENDLIST")
 	}
-	checkUnits(t, r.s.Tracks(), r.col.Snapshot())
+	streamtest.CheckPulled(t, r.s.Tracks(), r.col.Snapshot())
 	r.col.Stop()
 	r.base.Check(t, 20*time.Second)
 }
@@ -127,11 +128,11 @@ func TestPullMasterPicksHighest(t *testing.T) {
 	// ffmpeg names the media playlists after the pattern and writes master.m3u8 beside them.
 	testutil.RequireFFmpeg(t)
 	dir := t.TempDir()
-	srv := serve(t, dir)
+	srv := streamtest.Serve(t, dir)
 	testutil.FFmpeg(t, append(append(encodeArgs(lc.codec), lc.args...), filepath.Join(dir, lc.playlist))...)
-	waitFile(t, filepath.Join(dir, "master.m3u8"))
+	streamtest.WaitFile(t, filepath.Join(dir, "master.m3u8"))
 	r := &liveRun{dir: dir, srv: srv, url: srv.URL + "/master.m3u8", s: stream.New("hls-master", stream.Options{})}
-	r.col = collect(t, r.s)
+	r.col = streamtest.Collect(t, r.s)
 	r.done = pullAsync(t, r.url, r.s)
 	checkLive(t, r, lc, media.CodecH264)
 }

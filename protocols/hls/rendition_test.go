@@ -14,6 +14,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // pullNow runs Pull to its end with a deadline.
@@ -22,7 +23,7 @@ func pullNow(t testing.TB, url string, s *stream.Stream, d time.Duration) (time.
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	err := Pull(ctx, url, s, testLog())
+	err := Pull(ctx, url, s, streamtest.Log())
 	if ctx.Err() != nil {
 		t.Fatalf("Pull still running after %v", d)
 	}
@@ -38,7 +39,7 @@ func TestPullVODFromStart(t *testing.T) {
 			f := recorded(t, kind)
 			srv := scripted(t, f, func() string { return "" })
 			s := stream.New("vod", stream.Options{})
-			c := collect(t, s)
+			c := streamtest.Collect(t, s)
 			took, err := pullNow(t, srv.URL+"/vod.m3u8", s, 60*time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -46,7 +47,7 @@ func TestPullVODFromStart(t *testing.T) {
 			c.Stop()
 			aus := c.Snapshot()
 			tracks := s.Tracks()
-			checkUnits(t, tracks, aus)
+			streamtest.CheckPulled(t, tracks, aus)
 			var first, last int64 = -1, 0
 			for _, au := range aus {
 				if tracks[au.Track].Codec.IsVideo() {
@@ -78,13 +79,13 @@ func TestPullWaitsForSegments(t *testing.T) {
 		return f.media(0, min(n, f.count), n >= f.count)
 	})
 	s := stream.New("grow", stream.Options{})
-	c := collect(t, s)
+	c := streamtest.Collect(t, s)
 	_, err := pullNow(t, srv.URL+"/live.m3u8", s, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Stop()
-	checkUnits(t, s.Tracks(), c.Snapshot())
+	streamtest.CheckPulled(t, s.Tracks(), c.Snapshot())
 	if s.Stats().UnitsIn == 0 {
 		t.Fatal("no media")
 	}
@@ -172,7 +173,7 @@ func TestPullRepeat(t *testing.T) {
 	f := recorded(t, "ts")
 	srv := scripted(t, f, func() string { return f.media(0, 2, true, "#EXT-X-PLAYLIST-TYPE:VOD") })
 	s := stream.New("repeat", stream.Options{})
-	c := collect(t, s)
+	c := streamtest.Collect(t, s)
 	base := testutil.TakeBaseline()
 	for i := range 4 {
 		if _, err := pullNow(t, srv.URL+"/live.m3u8", s, 30*time.Second); err != nil {
@@ -235,7 +236,7 @@ func TestPullSeparateAudio(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := stream.New("alt", stream.Options{})
-	c := collect(t, s)
+	c := streamtest.Collect(t, s)
 	if _, err := pullNow(t, srv.URL+"/master.m3u8", s, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -248,5 +249,5 @@ func TestPullSeparateAudio(t *testing.T) {
 	if len(tracks) != 4 || tracks[0].Codec != media.CodecH264 || tracks[3].Codec != media.CodecAAC {
 		t.Fatalf("tracks %v", ingest.Describe(tracks))
 	}
-	checkUnits(t, tracks, c.Snapshot())
+	streamtest.CheckPulled(t, tracks, c.Snapshot())
 }

@@ -137,6 +137,13 @@ func CheckUnits(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
 	}
 }
 
+// CheckPulled checks what a pull input published: CheckUnits and CheckParams.
+func CheckPulled(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
+	t.Helper()
+	CheckUnits(t, tracks, aus)
+	CheckParams(t, tracks, aus)
+}
+
 // CheckParams checks that every video key frame carries its parameter sets and that access
 // unit delimiters were dropped, as ingest normalisation promises.
 func CheckParams(t testing.TB, tracks []media.Track, aus []*media.AccessUnit) {
