@@ -19,6 +19,7 @@ const pgForeignKeyViolation = "23503"
 // already. One statement decides, so of nodes racing for a record exactly one wins. Another
 // node's live lease gives a *HeldError; a record that does not exist, ErrUnknownRecord.
 func (n *Node) Acquire(ctx context.Context, record string) (int64, error) {
+	sent := time.Now()
 	var gen int64
 	err := n.db.QueryRowContext(ctx, `
 INSERT INTO leases (record_id, node_id, generation, expires)
@@ -39,6 +40,10 @@ RETURNING generation`, record, n.opts.ID, ms(n.opts.LeaseTTL)).Scan(&gen)
 		return 0, fmt.Errorf("node %q: acquire record %q: %w", n.opts.ID, record, err)
 	}
 	n.mu.Lock()
+	if len(n.held) == 0 {
+		// The fencing deadline runs from here; with other leases held, from their renewal.
+		n.lastOK = sent
+	}
 	// Two Acquires of one record at once both win, one after the other: keep the later.
 	if gen > n.held[record] {
 		n.held[record] = gen

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -141,67 +143,99 @@ func (n *Node) Draining() bool {
 }
 
 // Run heartbeats and renews the leases every Renew until ctx ends, then returns nil. Leases
-// found lost go to Options.Lost; when renewals fail for LeaseTTL minus Renew, every lease held
-// is reported lost (another node may take them over once they expire). Run does not release the
-// leases at the end: stop the records first, then call ReleaseAll.
+// found lost go to Options.Lost. A node that has not renewed for LeaseTTL minus Renew (the
+// database unreachable or slow) reports every lease it holds lost at that moment, a Renew
+// before any other node can take them over, so that its records stop in time. Run does not
+// release the leases at the end: stop the records first, then call ReleaseAll or Leave.
 func (n *Node) Run(ctx context.Context) error {
-	t := time.NewTicker(n.opts.Renew)
-	defer t.Stop()
 	failing := false
 	for {
-		ok := n.tick(ctx)
-		if ok != !failing {
-			failing = !ok
-			if ok {
-				n.log.Info("cluster: heartbeats and renewals succeed again")
-			}
+		err := n.tick(ctx)
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			// Logged once a run of failures; fencing logs on its own.
+			n.log.Warn("cluster: heartbeat or renewal failed; retrying every renewal interval", "error", err)
+			failing = true
+		case err == nil && failing:
+			n.log.Info("cluster: heartbeats and renewals succeed again")
+			failing = false
 		}
+		timer := time.NewTimer(n.nextTick())
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil
-		case <-t.C:
+		case <-timer.C:
 		}
 	}
 }
 
-// tick is one heartbeat and renewal, each bounded by Renew; it tells whether both succeeded.
-// Errors are logged at the first of a run of failures.
-func (n *Node) tick(ctx context.Context) bool {
-	hctx, cancel := context.WithTimeout(ctx, n.opts.Renew)
+// tick is one heartbeat and renewal, bounded by Renew and by the fencing deadline.
+func (n *Node) tick(ctx context.Context) error {
+	n.lose(n.fenceIfStale())
+	deadline := time.Now().Add(n.opts.Renew)
+	if at, ok := n.fenceAt(); ok && at.After(time.Now()) && at.Before(deadline) {
+		deadline = at
+	}
+	hctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	herr := n.Heartbeat(hctx)
 	lost, rerr := n.Renew(hctx)
 	if rerr != nil {
 		lost = n.fenceIfStale()
 	}
-	if len(lost) > 0 {
-		n.log.Warn("cluster: leases lost; their records must stop", "records", lost)
-		if n.opts.Lost != nil {
-			n.opts.Lost(lost)
-		}
-	}
-	if herr != nil || rerr != nil {
-		if ctx.Err() == nil {
-			n.log.Warn("cluster: heartbeat or renewal failed", "heartbeat_error", herr, "renew_error", rerr)
-		}
-		return false
-	}
-	return true
+	n.lose(lost)
+	return errors.Join(herr, rerr)
 }
 
-// fenceIfStale drops every lease held when the last successful renewal is LeaseTTL minus Renew
-// old: the leases could expire before the next attempt. It returns the records dropped.
-func (n *Node) fenceIfStale() []string {
+// lose hands records whose leases were lost to Options.Lost.
+func (n *Node) lose(lost []string) {
+	if len(lost) == 0 {
+		return
+	}
+	n.log.Warn("cluster: leases lost; their records must stop", "records", lost)
+	if n.opts.Lost != nil {
+		n.opts.Lost(lost)
+	}
+}
+
+// nextTick is the wait before the next tick: Renew, or less when the fencing deadline comes
+// first.
+func (n *Node) nextTick() time.Duration {
+	wait := n.opts.Renew
+	if at, ok := n.fenceAt(); ok {
+		wait = max(0, min(wait, time.Until(at)))
+	}
+	return wait
+}
+
+// fenceAt is when the leases held count as lost without a renewal: LeaseTTL minus Renew after
+// the last successful one was sent (the database's expiry is at least LeaseTTL after it). ok is
+// false when nothing is held.
+func (n *Node) fenceAt() (at time.Time, ok bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if len(n.held) == 0 || time.Since(n.lastOK) < n.opts.LeaseTTL-n.opts.Renew {
+	if len(n.held) == 0 {
+		return time.Time{}, false
+	}
+	return n.lastOK.Add(n.opts.LeaseTTL - n.opts.Renew), true
+}
+
+// fenceIfStale forgets every lease held once the fencing deadline passed, and returns their
+// records.
+func (n *Node) fenceIfStale() []string {
+	at, ok := n.fenceAt()
+	if !ok || time.Now().Before(at) {
 		return nil
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	lost := make([]string, 0, len(n.held))
 	for id := range n.held {
 		lost = append(lost, id)
 	}
 	clear(n.held)
+	slices.Sort(lost)
 	n.log.Error("cluster: no renewal for too long; every lease counts as lost",
 		"since", time.Since(n.lastOK).Round(time.Millisecond), "lease_ttl", n.opts.LeaseTTL)
 	return lost
