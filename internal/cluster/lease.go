@@ -60,7 +60,7 @@ func (n *Node) holder(ctx context.Context, record string) error {
 		Scan(&node, &h.Expires)
 	if err != nil {
 		// Released or expired since: the caller may try again.
-		return fmt.Errorf("node %q: acquire record %q: %w (holder not found any more: %v)", n.opts.ID, record, ErrHeld, err)
+		return fmt.Errorf("node %q: acquire record %q: %w (holder not found any more: %w)", n.opts.ID, record, ErrHeld, err)
 	}
 	h.Node = node.String
 	return fmt.Errorf("node %q: acquire: %w", n.opts.ID, h)
