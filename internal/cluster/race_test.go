@@ -84,11 +84,16 @@ func TestTakeoversNeverOverlap(t *testing.T) {
 			// A node leaves alone for a TTL what it took (taking it again would extend it), so
 			// that expired leases are raced for by all three.
 			mine := map[string]time.Time{}
-			stop := time.Now().Add(1500 * time.Millisecond)
-			for k := 0; k < 400 && time.Now().Before(stop); k++ {
+			// At least 1.5 s and 100 attempts a node (a loaded machine is slower), at most 10 s.
+			begin := time.Now()
+			for k := 0; k < 400 && time.Since(begin) < 10*time.Second; k++ {
+				if k >= 100 && time.Since(begin) > 1500*time.Millisecond {
+					break
+				}
 				id := ids[rand.IntN(len(ids))]
 				if time.Since(mine[id]) < ttl {
 					time.Sleep(time.Millisecond)
+					k--
 					continue
 				}
 				start := time.Now()
