@@ -238,6 +238,17 @@ func TestNodesAndLeave(t *testing.T) {
 	if g, err := c.Acquire(timeout(t), ids[0]); err != nil || g != 3 {
 		t.Errorf("c took a's former record: generation %d, %v; want 3", g, err)
 	}
+	// A heartbeat brings a missing row back; a registration (a restart) ends draining.
+	if err := a.Heartbeat(timeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(timeout(t), "a"); err != nil {
+		t.Fatalf("Drain of a after its heartbeat: %v", err)
+	}
+	again := join(t, url, "a", ttl, nil)
+	if err := again.Heartbeat(timeout(t)); err != nil || again.Draining() {
+		t.Errorf("a registered again: draining %v, %v; want not draining", again.Draining(), err)
+	}
 }
 
 func TestOpenChecks(t *testing.T) {
