@@ -18,7 +18,9 @@ import (
 //     when it becomes available, so a player must read it as a chunked stream;
 //   - ServiceDescription with Latency target (milliseconds): 3 part durations + 1 s, with
 //     min at half of it and max at twice it, and PlaybackRate 0.96..1.04 so a player's
-//     catch-up stays inaudible.
+//     catch-up stays inaudible;
+//   - each SegmentTimeline lists the segment after the newest (appendTimeline): a player asks
+//     only for listed segments, and the one it should be reading is the one being written.
 //
 // Classic players (PartTarget 0) get none of these: their manifest is byte-identical to the
 // one before LL-DASH.
