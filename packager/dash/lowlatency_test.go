@@ -72,8 +72,8 @@ func TestLowLatencyManifest(t *testing.T) {
 			}
 			continue
 		}
-		if len(m.Service) != 1 || m.Service[0].Latency.Target != "1750" || m.Service[0].Latency.Min != "875" ||
-			m.Service[0].Latency.Max != "3500" || m.Service[0].Rate.Min != "0.96" || m.Service[0].Rate.Max != "1.04" {
+		if len(m.Service) != 1 || m.Service[0].Latency.Target != "1250" || m.Service[0].Latency.Min != "625" ||
+			m.Service[0].Latency.Max != "2500" || m.Service[0].Rate.Min != "0.96" || m.Service[0].Rate.Max != "1.04" {
 			t.Errorf("service description %+v\n%s", m.Service, body)
 		}
 		for _, tp := range m.Templates {
