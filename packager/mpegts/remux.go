@@ -99,4 +99,3 @@ func (r *Remuxer) AppendAccessUnit(dst []byte, au *media.AccessUnit) (out []byte
 	}
 	return out, dts90, true, nil
 }
-

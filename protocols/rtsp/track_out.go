@@ -124,4 +124,3 @@ func (o *outTrack) packets(au *media.AccessUnit, pts int64) ([]*rtp.Packet, erro
 	}
 	return pkts, nil
 }
-
