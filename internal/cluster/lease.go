@@ -72,14 +72,7 @@ func (n *Node) holder(ctx context.Context, record string) error {
 // The node must stop those records. A failed renewal changes nothing and returns the error.
 func (n *Node) Renew(ctx context.Context) ([]string, error) {
 	sent := time.Now()
-	n.mu.Lock()
-	ids := make([]string, 0, len(n.held))
-	gens := make([]int64, 0, len(n.held))
-	for id, g := range n.held {
-		ids = append(ids, id)
-		gens = append(gens, g)
-	}
-	n.mu.Unlock()
+	ids, gens := n.heldLeases()
 	kept := map[string]bool{}
 	if len(ids) > 0 {
 		rows, err := n.db.QueryContext(ctx, `
@@ -152,14 +145,7 @@ func (n *Node) Release(ctx context.Context, record string) error {
 // ReleaseAll hands back every lease this node holds, in one statement (a clean stop, after the
 // records stopped).
 func (n *Node) ReleaseAll(ctx context.Context) error {
-	n.mu.Lock()
-	ids := make([]string, 0, len(n.held))
-	gens := make([]int64, 0, len(n.held))
-	for id, g := range n.held {
-		ids = append(ids, id)
-		gens = append(gens, g)
-	}
-	n.mu.Unlock()
+	ids, gens := n.heldLeases()
 	if len(ids) == 0 {
 		return nil
 	}
@@ -195,4 +181,16 @@ WHERE l.record_id = h.record_id AND l.generation = h.generation AND l.node_id = 
 func isForeignKey(err error, constraint string) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == pgForeignKeyViolation && pe.ConstraintName == constraint
+}
+
+// heldLeases lists the leases this node holds: records and their generations, in one order.
+func (n *Node) heldLeases() (ids []string, gens []int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ids, gens = make([]string, 0, len(n.held)), make([]int64, 0, len(n.held))
+	for id, g := range n.held {
+		ids = append(ids, id)
+		gens = append(gens, g)
+	}
+	return ids, gens
 }
