@@ -93,6 +93,10 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at);
 CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, last_attempt);
 `,
+	// 3: nothing on SQLite. PostgreSQL's step 3 makes the nodes and leases of several nodes on one
+	// database (issue 17), which a SQLite file, one process's, never has; the step is here so
+	// that both lists keep the same version numbers.
+	`SELECT 1`,
 }
 
 // migrate applies the migrations of d that db has not seen yet, each in its own transaction, and

@@ -123,4 +123,27 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at);
 CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, last_attempt);
 `,
+	// 3: nodes and leases (issue 17), for several sluice nodes on one database; internal/cluster
+	// reads and writes them. Times are the database's (timestamptz, now()), so node clocks do not
+	// matter. A lease row stays once made (a release empties node_id and ends expires), so its
+	// generation only grows over the record's life: (record_id, generation) names one tenure.
+	`
+CREATE TABLE nodes (
+	id         TEXT COLLATE "C" PRIMARY KEY,
+	api_url    TEXT NOT NULL,
+	public_url TEXT NOT NULL,
+	capacity   JSONB NOT NULL DEFAULT '{}',
+	started    TIMESTAMPTZ NOT NULL,
+	heartbeat  TIMESTAMPTZ NOT NULL,
+	draining   BOOLEAN NOT NULL DEFAULT false
+);
+
+CREATE TABLE leases (
+	record_id  TEXT COLLATE "C" PRIMARY KEY REFERENCES records (id) ON DELETE CASCADE,
+	node_id    TEXT COLLATE "C" REFERENCES nodes (id) ON DELETE SET NULL,
+	generation BIGINT NOT NULL CHECK (generation > 0),
+	expires    TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX leases_node ON leases (node_id, expires);
+`,
 }

@@ -113,7 +113,7 @@ func (j *Job) Run(ctx context.Context) error {
 		return fmt.Errorf("transcode: input: %w", err)
 	}
 	tracks := cfg.Input.Tracks()
-	if cfg.Tracks != nil && !sameTracks(cfg.Tracks, tracks) {
+	if cfg.Tracks != nil && !media.SameFormat(cfg.Tracks, tracks) {
 		return fmt.Errorf("transcode: %w: arguments built for %s, input has %s", ErrInputChanged, describe(cfg.Tracks), describe(tracks))
 	}
 	rmx, err := mpegts.NewRemuxer(tracks, cfg.Input)

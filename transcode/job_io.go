@@ -107,22 +107,6 @@ func (j *Job) publish(r io.Reader) error {
 
 func endOfOutput(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) }
 
-// sameTracks tells whether two track lists carry the same codecs and audio formats, so that
-// arguments built for one fit the other.
-func sameTracks(a, b []media.Track) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Codec != y.Codec || x.ClockRate != y.ClockRate ||
-			x.Params.SampleRate != y.Params.SampleRate || x.Params.Channels != y.Params.Channels {
-			return false
-		}
-	}
-	return true
-}
-
 // describe writes tracks for messages: "H264 1280x720, AAC 48000 Hz".
 func describe(tracks []media.Track) string {
 	if len(tracks) == 0 {

@@ -65,4 +65,28 @@ func TestLowLatencyPlayer(t *testing.T) {
 	if !res.OK || res.PlayedSeconds < 18 || res.Stalls != 0 || res.Latency == nil || !res.Latency.LowLatencyMode {
 		t.Errorf("hls.js lowLatencyMode: %s; warnings %q", res, res.Warnings)
 	}
+
+	// dash.js from the same segments: the MPD's availabilityTimeComplete="false" turns its
+	// low-latency mode on, the ServiceDescription sets its target (3 parts + 500 ms), and it
+	// fetches the segment in progress as it is written (chunked).
+	res = browser.Play(t, "dash", base+"index.mpd", 22*time.Second, browser.LowLatency())
+	if l := res.Latency; l != nil {
+		t.Logf("dash.js latency on a low-latency player: last %.2f s, mean %.2f s, max %.2f s, target %v", l.Last, l.Mean, l.Max, derefOr(l.Target))
+	}
+	if !res.OK || res.PlayedSeconds < 18 || res.Stalls != 0 || res.Latency == nil || !res.Latency.LowLatencyMode {
+		t.Errorf("dash.js low-latency mode: %s; warnings %q", res, res.Warnings)
+	}
+	// The target is the ServiceDescription's 1.499 s (3 × 333 ms + 500 ms): dash.js plays
+	// about there, far under a classic player's 3 fragment sizes behind.
+	if l := res.Latency; l != nil && (l.Target == nil || *l.Target > 2 || l.Mean > 3.5) {
+		t.Errorf("dash.js latency: target %v s, mean %.2f s; want the MPD's target (about 1.5 s) and playback near it", derefOr(l.Target), l.Mean)
+	}
+}
+
+// derefOr is *p, or -1 for nil (for logs).
+func derefOr(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

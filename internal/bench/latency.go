@@ -20,8 +20,14 @@ import (
 // from the arm-against-reference scenarios: its reference is a third player, not a second arm.
 const LatencyScenario = "latency"
 
-// latencyPartMS is the low-latency player's part duration (part_duration_ms).
-const latencyPartMS = 333
+// latencyPartMS is the low-latency player's part duration (part_duration_ms, its default);
+// latencyShortPartMS the second low-latency arm's, at the short end of Apple's advice
+// (200–500 ms). PART-HOLD-BACK is 3 part durations, and most of a low-latency player's
+// latency: 1 s and 0.75 s behind the edge.
+const (
+	latencyPartMS      = 333
+	latencyShortPartMS = 250
+)
 
 // LatencyArm is one player of the latency comparison.
 type LatencyArm struct {
@@ -41,14 +47,17 @@ func LatencyArms() []LatencyArm {
 		"hls_fragment_size": 2, "hls_fragment_length": 60, "dash_fragment_size": 2, "dash_fragment_length": 60,
 	}
 	ll := map[string]any{"low_latency": true, "part_duration_ms": latencyPartMS}
+	short := map[string]any{"low_latency": true, "part_duration_ms": latencyShortPartMS}
 	for k, v := range classic {
-		ll[k] = v
+		ll[k], short[k] = v, v
 	}
 	return []LatencyArm{
 		{Name: "classic", Setup: "sluice player, recommended settings with 2 s fragments (initial_live_manifest_size 3, live_sync_duration_count 4, fragment length 60 s)",
 			Kinds: []string{"hls", "dash"}, player: classic},
 		{Name: "low-latency", Setup: fmt.Sprintf("the same player with low_latency: true, part_duration_ms %d; hls.js lowLatencyMode, dash.js live catch-up", latencyPartMS),
 			Kinds: []string{"hls", "dash"}, player: ll, low: true},
+		{Name: "low-latency, 250 ms parts", Setup: fmt.Sprintf("the same with part_duration_ms %d", latencyShortPartMS),
+			Kinds: []string{"hls", "dash"}, player: short, low: true},
 		{Name: "ffmpeg -hls_time 1", Setup: "reference: `ffmpeg -i srt://…?mode=listener -c copy -f hls -hls_time 1 -hls_list_size 6 -hls_segment_type fmp4`, served by a Go file server",
 			Kinds: []string{"hls"}},
 	}

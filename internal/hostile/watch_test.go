@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +26,7 @@ const (
 	// sampleEvery is the pause between two readings of the server's RSS.
 	sampleEvery = 100 * time.Millisecond
 	// heapEvery is how many RSS readings go by between two readings of the server's Go heap
-	// (a heap profile from its debug port: about 2 ms of its time).
+	// (/debug/vars on its debug port: microseconds of its time).
 	heapEvery = 2
 	// minProbes is the fewest probe answers a case needs for its slowest answer to mean
 	// anything: one second of attack.
@@ -62,10 +64,11 @@ type figures struct {
 	heapPeak       int64         // the most seen
 	samples        int           // RSS readings taken
 	probes         int           // probe answers (200 OK)
-	judged         int           // those not put down to CPU starvation
+	judged         int           // those not put down to CPU starvation or the machine's memory
 	slowest        time.Duration // the slowest judged answer
 	median         time.Duration // of every answer
 	starved        []answer      // the answers put down to CPU starvation, slowest first
+	paging         []answer      // the answers put down to the machine's memory, slowest first
 	failures       []string      // probe requests that failed or answered another status
 	took           time.Duration
 	worst          []answer // the slowest three answers
@@ -106,7 +109,9 @@ type answer struct {
 	at, took              time.Duration
 	connect, wrote, first time.Duration
 	busy, server          float64
-	starved               bool
+	faults                int64 // the server's page faults over the answer (the marks around it)
+	starved               bool  // slow for want of a CPU (see starvedBusy)
+	paging                bool  // slow for the machine's memory (see pageFaultCost)
 }
 
 func (a answer) String() string {
@@ -114,7 +119,7 @@ func (a answer) String() string {
 		a.at.Round(time.Millisecond), a.connect.Round(100*time.Microsecond), a.wrote.Round(100*time.Microsecond),
 		a.first.Round(100*time.Microsecond))
 	if a.took > probeBound {
-		s += fmt.Sprintf("; CPUs %.0f%% busy, %.0f%% by the server and its children", 100*a.busy, 100*a.server)
+		s += fmt.Sprintf("; CPUs %.0f%% busy, %.0f%% by the server and its children; %d page faults", 100*a.busy, 100*a.server, a.faults)
 	}
 	return s + ")"
 }
@@ -137,7 +142,42 @@ func (s *server) watch() *watch {
 		s.t.Fatalf("start the probe: %v", err)
 	}
 	w.wg.Go(w.sample)
+	w.trace()
 	return w
+}
+
+// traceEnv names a folder: when set, each watch also records a Go execution trace of the
+// server over the first traceLength of the attack into <folder>/<test name>.trace, to see
+// where a slow probe answer waited (go tool trace). Off by default: tracing costs the server
+// CPU, and stop waits for the whole trace.
+const (
+	traceEnv    = "SLUICE_HOSTILE_TRACE"
+	traceLength = 16 * time.Second
+)
+
+// trace starts the execution trace if traceEnv asks for one; stop waits for it to be written.
+func (w *watch) trace() {
+	dir := os.Getenv(traceEnv)
+	if dir == "" {
+		return
+	}
+	name := filepath.Join(dir, strings.ReplaceAll(w.s.t.Name(), "/", "_")+".trace")
+	w.wg.Go(func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%d", w.s.debug, int(traceLength.Seconds())))
+		if err != nil {
+			w.s.t.Errorf("trace: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(name)
+		if err != nil {
+			w.s.t.Errorf("trace: %v", err)
+			return
+		}
+		defer f.Close()
+		n, err := io.Copy(f, resp.Body)
+		w.s.t.Logf("execution trace of the server: %s (%d bytes; %v)", name, n, err)
+	})
 }
 
 // sample reads the server's RSS every sampleEvery.
@@ -187,8 +227,9 @@ func (w *watch) stop() figures {
 		}
 		m0, m1 := around(w.marks, a.sent, a.sent.Add(a.took))
 		if busy, server, ok := shares(m0, m1); ok {
-			a.busy, a.server = busy, server
+			a.busy, a.server, a.faults = busy, server, m1.faults-m0.faults
 			a.starved = busy >= starvedBusy && server <= starvedServerShare
+			a.paging = !a.starved && time.Duration(a.faults)*pageFaultCost() >= a.took-probeBound
 			w.answers[i] = a
 		}
 	}
@@ -199,9 +240,12 @@ func (w *watch) stop() figures {
 		w.f.median = sorted[n/2].took
 		w.f.worst = sorted[:min(3, n)]
 		for _, a := range sorted {
-			if a.starved {
+			switch {
+			case a.starved:
 				w.f.starved = append(w.f.starved, a)
-			} else {
+			case a.paging:
+				w.f.paging = append(w.f.paging, a)
+			default:
 				w.f.judged++
 				w.f.slowest = max(w.f.slowest, a.took)
 			}
@@ -218,11 +262,12 @@ func (f figures) check(t *testing.T, s *server, b bound) {
 	limit := f.baseline + b.bytes
 	t.Logf("figures: attack %v; RSS baseline %.1f MiB, peak %.1f MiB (+%.1f MiB), bound %.1f MiB (+%.1f MiB: %s), %d samples; "+
 		"Go heap %.1f MiB, peak %.1f MiB (+%.1f MiB, bound the same +%.1f MiB); "+
-		"probe: %d answers, median %v, slowest %v (bound %v), %d failed, %d slow for want of a CPU; slowest three: %v; load average %s",
+		"probe: %d answers, median %v, slowest %v (bound %v), %d failed, %d slow for want of a CPU, "+
+		"%d slow for the machine's memory (a page fault costs %v here); slowest three: %v; load average %s",
 		f.took.Round(time.Millisecond), mb(f.baseline), mb(f.peak), mb(f.peak-f.baseline), mb(limit), mb(b.bytes), b.why, f.samples,
 		mb(f.heapBase), mb(f.heapPeak), mb(f.heapPeak-f.heapBase), mb(b.bytes),
 		f.probes, f.median.Round(100*time.Microsecond), f.slowest.Round(100*time.Microsecond), probeBound, len(f.failures),
-		len(f.starved), f.worst, f.load)
+		len(f.starved), len(f.paging), pageFaultCost().Round(100*time.Nanosecond), f.worst, f.load)
 	if f.peak > limit {
 		t.Errorf("peak RSS %.1f MiB over the bound %.1f MiB (baseline %.1f MiB + %.1f MiB)", mb(f.peak), mb(limit), mb(f.baseline), mb(b.bytes))
 	}
@@ -233,10 +278,10 @@ func (f figures) check(t *testing.T, s *server, b bound) {
 		t.Errorf("%d probe requests failed during the attack: %q", len(f.failures), f.failures[:min(5, len(f.failures))])
 	}
 	if f.judged < minProbes {
-		t.Errorf("only %d probe answers during the attack that CPU starvation does not explain, want at least %d", f.judged, minProbes)
+		t.Errorf("only %d probe answers during the attack that CPU starvation or the machine's memory does not explain, want at least %d", f.judged, minProbes)
 	}
 	if f.slowest > probeBound {
-		t.Errorf("the slowest probe answer took %v, over %v, while CPUs were free or the server used over half of them", f.slowest, probeBound)
+		t.Errorf("the slowest probe answer took %v, over %v, while CPUs were free or the server used over half of them, and its page faults do not explain it", f.slowest, probeBound)
 	}
 	s.alive()
 }

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
@@ -138,7 +137,7 @@ func (m *Merger) take(src *source, b Batch, ok bool) {
 		return
 	}
 	switch {
-	case b.Tracks == nil || sameTracks(src.tracks, b.Tracks):
+	case b.Tracks == nil || media.SameTracks(src.tracks, b.Tracks):
 	case src.tracks == nil || len(b.Units) == 0 || len(b.Tracks) != len(src.tracks):
 		src.tracks = slices.Clone(b.Tracks)
 		for len(src.queue) < len(src.tracks) {
@@ -294,17 +293,6 @@ func (m *Merger) publish(src *source, local int) error {
 	}
 	m.units++
 	return nil
-}
-
-// sameTracks tells whether two track lists have the same codecs, clocks and parameters.
-func sameTracks(a, b []media.Track) bool {
-	return slices.EqualFunc(a, b, func(x, y media.Track) bool {
-		p, q := x.Params, y.Params
-		return x.Codec == y.Codec && x.ClockRate == y.ClockRate &&
-			bytes.Equal(p.VPS, q.VPS) && bytes.Equal(p.SPS, q.SPS) && bytes.Equal(p.PPS, q.PPS) &&
-			bytes.Equal(p.AudioConfig, q.AudioConfig) && p.Width == q.Width && p.Height == q.Height &&
-			p.SampleRate == q.SampleRate && p.Channels == q.Channels
-	})
 }
 
 // ticks90 converts 90 kHz ticks to a duration.

@@ -104,3 +104,38 @@ func TestAccessUnitSize(t *testing.T) {
 		t.Errorf("Size() = %d, want 8", got)
 	}
 }
+
+// TestSameTracks: SameFormat looks at codecs, clocks and audio formats only; SameTracks also at
+// IDs and decoder parameters; both need the same number of tracks.
+func TestSameTracks(t *testing.T) {
+	base := func() []Track {
+		return []Track{
+			{ID: 0, Codec: CodecH264, ClockRate: 90000, Params: Params{SPS: []byte{1, 2}, PPS: []byte{3}, Width: 640, Height: 360}},
+			{ID: 1, Codec: CodecAAC, ClockRate: 48000, Params: Params{AudioConfig: []byte{0x11, 0x90}, SampleRate: 48000, Channels: 2}},
+		}
+	}
+	for _, c := range []struct {
+		name               string
+		change             func([]Track) []Track
+		sameFormat, sameTr bool
+	}{
+		{"identical", func(t []Track) []Track { return t }, true, true},
+		{"new SPS", func(t []Track) []Track { t[0].Params.SPS = []byte{1, 3}; return t }, true, false},
+		{"new picture size", func(t []Track) []Track { t[0].Params.Width = 1280; return t }, true, false},
+		{"new IDs", func(t []Track) []Track { t[0].ID, t[1].ID = 1, 0; return t }, true, false},
+		{"new codec", func(t []Track) []Track { t[0].Codec = CodecH265; return t }, false, false},
+		{"new clock", func(t []Track) []Track { t[1].ClockRate = 44100; return t }, false, false},
+		{"new audio config", func(t []Track) []Track { t[1].Params.AudioConfig = []byte{0x12, 0x10}; return t }, false, false},
+		{"new channels", func(t []Track) []Track { t[1].Params.Channels = 1; return t }, false, false},
+		{"new sample rate", func(t []Track) []Track { t[1].Params.SampleRate = 44100; return t }, false, false},
+		{"one track less", func(t []Track) []Track { return t[:1] }, false, false},
+	} {
+		a, b := base(), c.change(base())
+		if got := SameFormat(a, b); got != c.sameFormat {
+			t.Errorf("%s: SameFormat %v, want %v", c.name, got, c.sameFormat)
+		}
+		if got := SameTracks(a, b); got != c.sameTr {
+			t.Errorf("%s: SameTracks %v, want %v", c.name, got, c.sameTr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -18,10 +19,10 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// startChild starts cmd, in its own process group, from a thread of its own that lives until
-// release is called (once the child is reaped): Pdeathsig fires when the thread that forked
-// the child exits, not the process, so holding the thread keeps the child alive exactly that
-// long.
+// startChild starts cmd, in its own process group, from the forker's thread (see forker),
+// which lives at least until release is called (once the child is reaped): Pdeathsig fires
+// when the thread that forked the child exits, not the process, so holding the thread keeps
+// the child alive exactly that long.
 //
 // The child runs nice levels below the server: right after the start, the child's process
 // group is lowered (Linux keeps nice values per thread, and setpriority on a process group
@@ -34,30 +35,82 @@ func sysProcAttr() *syscall.SysProcAttr {
 // runs at the server's). At the lowest priority (nice 19) the child's main thread is also put
 // in the SCHED_IDLE policy (schedIdle), which the threads it starts later inherit.
 func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
-	type result struct{ niceErr, err error }
-	started := make(chan result, 1)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread() // its priority is the server's: the runtime may reuse it
-		var r result
-		r.err = cmd.Start()
-		if r.err == nil && nice > 0 {
-			target, err := threadNice()
-			if err == nil {
-				err = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, min(target+nice, maxNice))
-			}
-			if err == nil && nice >= maxNice {
-				err = schedIdleProcess(cmd.Process.Pid)
-			}
-			r.niceErr = err
-		}
-		started <- r
-		<-stop
-	}()
-	r := <-started
-	return func() { close(stop); <-done }, r.niceErr, r.err
+	release, err = forks.start(cmd)
+	if err != nil || nice <= 0 {
+		return release, nil, err
+	}
+	target, niceErr := threadNice()
+	if niceErr == nil {
+		niceErr = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, min(target+nice, maxNice))
+	}
+	if niceErr == nil && nice >= maxNice {
+		niceErr = schedIdleProcess(cmd.Process.Pid)
+	}
+	return release, niceErr, nil
+}
+
+// forks is the server's one forker.
+var forks forker
+
+// forker starts every child from one goroutine locked to its OS thread, which lives as long as
+// a child it started is not released, and then ends (taking its thread with it). Before, each
+// child had a locked thread of its own for its whole life, and did its start (fork, exec,
+// setpriority, a system call per ffmpeg thread) on it: every step that blocked handed the
+// runtime's processor to that thread and back. A Go execution trace of issue 13's start/remove
+// race (40 children started at once on 2 cores) showed the API's accept loop runnable for
+// 313 ms behind those hand-offs. Forks were already one at a time (Go's syscall.ForkLock), so
+// one forking thread costs no start-up time; the priority calls now run on any thread.
+type forker struct {
+	mu   sync.Mutex
+	live int          // children started and not yet released (or starting)
+	reqs chan forkReq // to the forker goroutine; nil while none runs
+}
+
+// forkReq is one child to start, and where the result goes.
+type forkReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// start starts cmd from the forker's thread (starting the forker if none runs) and returns the
+// release to call once the child is reaped.
+func (f *forker) start(cmd *exec.Cmd) (release func(), err error) {
+	f.mu.Lock()
+	if f.reqs == nil {
+		f.reqs = make(chan forkReq)
+		go forkLoop(f.reqs)
+	}
+	f.live++
+	reqs := f.reqs
+	f.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(f.release) }
+	req := forkReq{cmd: cmd, done: make(chan error, 1)}
+	reqs <- req
+	if err := <-req.done; err != nil {
+		release()
+		return func() {}, err
+	}
+	return release, nil
+}
+
+// release counts one child gone; the last one ends the forker.
+func (f *forker) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live--; f.live == 0 {
+		close(f.reqs)
+		f.reqs = nil
+	}
+}
+
+// forkLoop is the forker goroutine: locked to its thread, never unlocked, so that the thread
+// ends with it (when reqs is closed) rather than being reused by the runtime.
+func forkLoop(reqs <-chan forkReq) {
+	runtime.LockOSThread()
+	for r := range reqs {
+		r.done <- r.cmd.Start()
+	}
 }
 
 // threadNice returns the calling thread's nice value; Linux's raw getpriority system call

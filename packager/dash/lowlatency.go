@@ -16,9 +16,13 @@ import (
 //     one part after the segment starts);
 //   - SegmentTemplate availabilityTimeComplete="false": the segment is still being written
 //     when it becomes available, so a player must read it as a chunked stream;
-//   - ServiceDescription with Latency target (milliseconds): 3 part durations + 1 s, with
+//   - ServiceDescription with Latency target (milliseconds): 3 part durations + 500 ms (the
+//     least behind the edge that the latency bench plays without a stall, as LL-HLS's
+//     PART-HOLD-BACK is 3 part durations), with
 //     min at half of it and max at twice it, and PlaybackRate 0.96..1.04 so a player's
-//     catch-up stays inaudible.
+//     catch-up stays inaudible;
+//   - each SegmentTimeline lists the segment after the newest (appendTimeline): a player asks
+//     only for listed segments, and the one it should be reading is the one being written.
 //
 // Classic players (PartTarget 0) get none of these: their manifest is byte-identical to the
 // one before LL-DASH.
@@ -26,8 +30,8 @@ import (
 // lowLatency tells whether the handler serves the low-latency manifest.
 func (h *Handler) lowLatency() bool { return h.opts.PartTarget > 0 }
 
-// latencyTarget is the ServiceDescription's target latency: 3 part durations + 1 s.
-func (h *Handler) latencyTarget() time.Duration { return 3*h.opts.PartTarget + time.Second }
+// latencyTarget is the ServiceDescription's target latency: 3 part durations + 500 ms.
+func (h *Handler) latencyTarget() time.Duration { return 3*h.opts.PartTarget + 500*time.Millisecond }
 
 // appendServiceDescription appends the ServiceDescription of a low-latency manifest.
 func (h *Handler) appendServiceDescription(b []byte) []byte {

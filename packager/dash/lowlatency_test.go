@@ -2,6 +2,7 @@ package dash_test
 
 import (
 	"encoding/xml"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ type llMPD struct {
 
 func TestLowLatencyManifest(t *testing.T) {
 	t.Parallel()
+	var classic mpd
 	for _, tc := range []struct {
 		name string
 		part time.Duration
@@ -36,7 +38,22 @@ func TestLowLatencyManifest(t *testing.T) {
 		f := newFixture(t, dash.Options{ID: "p1", FragmentSize: 2 * time.Second, Window: 30 * time.Second, PartTarget: tc.part})
 		f.feed(t, 8500*time.Millisecond)
 		body := f.manifest(t)
-		parseMPD(t, body) // still a valid MPD
+		full := parseMPD(t, body) // still a valid MPD
+		if tc.part == 0 {
+			classic = full
+		} else {
+			// Each track's timeline lists one segment more than the classic one: the next,
+			// starting where the newest ends, as long as the newest (dash.js asks only for
+			// listed segments).
+			for set := range full.Periods[0].Sets {
+				want, got := classic.times(0, set), full.times(0, set)
+				ss := classic.Periods[0].Sets[set].Template.S
+				next := want[len(want)-1] + ss[len(ss)-1].D
+				if len(got) != len(want)+1 || !slices.Equal(got[:len(want)], want) || got[len(want)] != next {
+					t.Errorf("set %d: low-latency timeline %v, want the classic %v and then %d\n%s", set, got, want, next, body)
+				}
+			}
+		}
 		var m llMPD
 		if err := xml.Unmarshal([]byte(body), &m); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -55,8 +72,8 @@ func TestLowLatencyManifest(t *testing.T) {
 			}
 			continue
 		}
-		if len(m.Service) != 1 || m.Service[0].Latency.Target != "1750" || m.Service[0].Latency.Min != "875" ||
-			m.Service[0].Latency.Max != "3500" || m.Service[0].Rate.Min != "0.96" || m.Service[0].Rate.Max != "1.04" {
+		if len(m.Service) != 1 || m.Service[0].Latency.Target != "1250" || m.Service[0].Latency.Min != "625" ||
+			m.Service[0].Latency.Max != "2500" || m.Service[0].Rate.Min != "0.96" || m.Service[0].Rate.Max != "1.04" {
 			t.Errorf("service description %+v\n%s", m.Service, body)
 		}
 		for _, tp := range m.Templates {

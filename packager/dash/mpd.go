@@ -36,7 +36,7 @@ func (h *Handler) appendMPD(b []byte, win *segment.Window, clock string) []byte 
 		for end < len(segs) && segs[end].Timeline == segs[start].Timeline {
 			end++
 		}
-		b = h.appendPeriod(b, segs[start:end])
+		b = h.appendPeriod(b, segs[start:end], end == len(segs) && h.lowLatency())
 		start = end
 	}
 	b = append(b, `  <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="`...)
@@ -45,8 +45,9 @@ func (h *Handler) appendMPD(b []byte, win *segment.Window, clock string) []byte 
 	return b
 }
 
-// appendPeriod appends the Period of one timeline's listed segments.
-func (h *Handler) appendPeriod(b []byte, segs []*segment.Segment) []byte {
+// appendPeriod appends the Period of one timeline's listed segments; with announce, each
+// track's timeline also lists the segment after the newest (see appendTimeline).
+func (h *Handler) appendPeriod(b []byte, segs []*segment.Segment, announce bool) []byte {
 	tl := segs[0].Timeline
 	in := segs[0].Init
 	b = append(b, `  <Period id="p`...)
@@ -55,14 +56,14 @@ func (h *Handler) appendPeriod(b []byte, segs []*segment.Segment) []byte {
 	b = attrDuration(b, "start", max(tl.DateTime.Sub(h.ast), 0))
 	b = append(b, ">\n"...)
 	for i, t := range in.Tracks {
-		b = h.appendAdaptationSet(b, segs, in, i, t)
+		b = h.appendAdaptationSet(b, segs, in, i, t, announce)
 	}
 	return append(b, "  </Period>\n"...)
 }
 
 // appendAdaptationSet appends the AdaptationSet of one track: its template, timeline and
 // single Representation.
-func (h *Handler) appendAdaptationSet(b []byte, segs []*segment.Segment, in *segment.Init, i int, t media.Track) []byte {
+func (h *Handler) appendAdaptationSet(b []byte, segs []*segment.Segment, in *segment.Init, i int, t media.Track, announce bool) []byte {
 	video := t.Codec.IsVideo()
 	kind := "audio"
 	if video {
@@ -90,7 +91,7 @@ func (h *Handler) appendAdaptationSet(b []byte, segs []*segment.Segment, in *seg
 	b = append(b, ">\n        <SegmentTimeline>\n"...)
 	var bytes, ticks int64
 	var last *segment.Segment
-	b, bytes, ticks, last = appendTimeline(b, segs, t.ID)
+	b, bytes, ticks, last = appendTimeline(b, segs, t.ID, announce)
 	b = append(b, "        </SegmentTimeline>\n      </SegmentTemplate>\n"...)
 
 	b = append(b, `      <Representation id="`...)
@@ -134,7 +135,14 @@ func (h *Handler) appendName(b []byte, num int64, track int) []byte {
 // appendTimeline appends the S elements of a track's parts: t where the timeline does not
 // follow on, r for repeats. It returns the bytes and ticks listed, and the last segment with
 // a part of the track.
-func appendTimeline(b []byte, segs []*segment.Segment, track int) (_ []byte, bytes, ticks int64, last *segment.Segment) {
+//
+// With announce (low-latency players), it also lists the segment after the newest, as long as
+// the newest (the last repeat goes up by one): that segment is the one being written, or about
+// to be, and a player can only ask for a segment a SegmentTimeline lists, so without it
+// dash.js would wait for the segment to be complete and listed, a whole segment behind its
+// target. Its start is exact (segments follow on); its duration is a guess that the next
+// manifest corrects (a segment ends at a key frame; audio parts vary by a frame).
+func appendTimeline(b []byte, segs []*segment.Segment, track int, announce bool) (_ []byte, bytes, ticks int64, last *segment.Segment) {
 	var t, d, end int64
 	r := -1
 	flush := func(withT bool) {
@@ -174,6 +182,9 @@ func appendTimeline(b []byte, segs []*segment.Segment, track int) (_ []byte, byt
 		flush(withT)
 		withT = r < 0 || p.BaseTime != end
 		t, d, r, end = p.BaseTime, p.Duration, 0, p.BaseTime+p.Duration
+	}
+	if announce && r >= 0 {
+		r++
 	}
 	flush(withT)
 	return b, bytes, ticks, last

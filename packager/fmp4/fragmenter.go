@@ -157,9 +157,12 @@ func (f *Fragmenter) Discard() { f.empty() }
 // A track's buffers are kept from one fragment to the next, unless they are over these sizes
 // and more than twice what the fragment just written used: then they are let go, so that one
 // oversized fragment (a burst, a hostile source) does not pin its memory for the rest of the
-// stream. 1 MiB is a 4 Mbit/s track's 2 s segment; 8192 samples are minutes of video.
+// stream. 4 MiB is a 16 Mbit/s track's 2 s segment, with room: at 1 MiB, a 4 Mbit/s stream
+// whose 2 s segments vary around 1 MB (the SRT player bench's) had its buffer dropped after
+// every large segment and grown again by doubling, 8 % of the player's CPU in growslice and
+// memmove. 8192 samples are minutes of video.
 const (
-	keepDataBytes = 1 << 20
+	keepDataBytes = 4 << 20
 	keepSamples   = 8192
 )
 

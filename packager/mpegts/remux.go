@@ -1,7 +1,6 @@
 package mpegts
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -62,7 +61,7 @@ func (r *Remuxer) setTracks(tracks []media.Track) error {
 // modified.
 func (r *Remuxer) AppendAccessUnit(dst []byte, au *media.AccessUnit) (out []byte, dts90 int64, ok bool, err error) {
 	if au.Discontinuity {
-		if tracks := r.src.Tracks(); !sameTracks(tracks, r.tracks) {
+		if tracks := r.src.Tracks(); !media.SameFormat(tracks, r.tracks) {
 			if r.OnTracks != nil {
 				r.OnTracks(tracks)
 			}
@@ -99,20 +98,4 @@ func (r *Remuxer) AppendAccessUnit(dst []byte, au *media.AccessUnit) (out []byte
 		return dst, 0, false, err
 	}
 	return out, dts90, true, nil
-}
-
-// sameTracks tells whether two track lists mux the same way.
-func sameTracks(a, b []media.Track) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Codec != y.Codec || x.ClockRate != y.ClockRate ||
-			x.Params.SampleRate != y.Params.SampleRate || x.Params.Channels != y.Params.Channels ||
-			!bytes.Equal(x.Params.AudioConfig, y.Params.AudioConfig) {
-			return false
-		}
-	}
-	return true
 }

@@ -135,7 +135,7 @@ func (m *Memory) SetTracks(tracks []media.Track) error {
 			return err
 		}
 	}
-	if m.tracks != nil && sameTracks(m.tracks, tracks) {
+	if m.tracks != nil && media.SameTracks(m.tracks, tracks) {
 		m.clk = clock{tracks: tracks}
 		m.offset = m.last + sessionGap
 		return nil
@@ -159,16 +159,6 @@ func (m *Memory) SetTracks(tracks []media.Track) error {
 	m.init, m.kept, m.frags, m.bytes = init, tracks, nil, 0
 	m.mu.Unlock()
 	return nil
-}
-
-// sameTracks tells whether two track lists describe the same codecs and parameters.
-func sameTracks(a, b []media.Track) bool {
-	return slices.EqualFunc(a, b, func(x, y media.Track) bool {
-		return x.ID == y.ID && x.Codec == y.Codec && x.ClockRate == y.ClockRate &&
-			string(x.Params.SPS) == string(y.Params.SPS) && string(x.Params.PPS) == string(y.Params.PPS) &&
-			string(x.Params.VPS) == string(y.Params.VPS) && string(x.Params.AudioConfig) == string(y.Params.AudioConfig) &&
-			x.Params.SampleRate == y.Params.SampleRate && x.Params.Channels == y.Params.Channels
-	})
 }
 
 // Write adds one unit. The first unit after SetTracks should be a video key frame.

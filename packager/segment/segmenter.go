@@ -173,7 +173,7 @@ func (sg *Segmenter) Stats() SegmenterStats {
 // discontinuity. Tracks of a codec fMP4 cannot carry are left out. It fails when no track
 // can be carried; units are then dropped until tracks are set again.
 func (sg *Segmenter) SetTracks(tracks []media.Track) error {
-	if sg.tracks != nil && sameTracks(sg.tracks, tracks) {
+	if sg.tracks != nil && media.SameTracks(sg.tracks, tracks) {
 		return nil
 	}
 	err := sg.drain()

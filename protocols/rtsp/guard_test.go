@@ -263,10 +263,12 @@ func TestSetupTimeoutAfterSession(t *testing.T) {
 	// Recording lifted the setup deadline: the connection outlives it while the session
 	// lasts (the read timeout, 10 s, is what ends a silent UDP publisher).
 	time.Sleep(1500 * time.Millisecond)
+	// Timed from before the request: the server starts its timer when the TEARDOWN arrives,
+	// after this, and the reply comes later still.
+	tornDown := time.Now()
 	if code := pub.do(t, "TEARDOWN", "/live", "Session: "+pub.session+"\r\n", ""); code != 200 {
 		t.Fatalf("TEARDOWN after 1.5 s of recording: %d", code)
 	}
-	tornDown := time.Now()
 	if d := pub.closedWithin(t, tornDown, 30*time.Second); d < time.Second {
 		t.Fatalf("connection closed %v after TEARDOWN, before the 1 s setup timeout", d)
 	}

@@ -155,7 +155,7 @@ func (p *pusher) write(r *stream.Reader, au *media.AccessUnit) error {
 		return nil
 	}
 	if au.Discontinuity {
-		if !sameTracks(p.tracks, r.Stream().Tracks()) {
+		if !media.SameFormat(p.tracks, r.Stream().Tracks()) {
 			return ErrTracksChanged
 		}
 		if p.started {

@@ -1,7 +1,6 @@
 package rtsp
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -124,21 +123,4 @@ func (o *outTrack) packets(au *media.AccessUnit, pts int64) ([]*rtp.Packet, erro
 		p.Timestamp += ts
 	}
 	return pkts, nil
-}
-
-// sameTracks tells whether units of b can go on in a session described for a: the same codecs
-// and clocks, and the same audio configuration. Video parameter sets may change: they travel
-// in band on every key frame.
-func sameTracks(a, b []media.Track) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := &a[i], &b[i]
-		if x.Codec != y.Codec || x.ClockRate != y.ClockRate || !bytes.Equal(x.Params.AudioConfig, y.Params.AudioConfig) ||
-			x.Params.Channels != y.Params.Channels {
-			return false
-		}
-	}
-	return true
 }

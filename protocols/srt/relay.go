@@ -28,12 +28,17 @@ const maxRelayGOP = 32 << 20
 // never block (link.Conn.WriteShared drops the oldest unacknowledged packet of a full send
 // buffer).
 //
-// Writes to the receivers go through one link.Batch, flushed once the publisher's packets due
+// Writes to the receivers go through a link.Batch, flushed once the publisher's packets due
 // at this step are all written (feedLoop asks link.Conn.Deliverable): fifty receivers' packets
-// leave in one round of the socket, from the publisher's goroutine.
+// leave in one round of the socket, from the publisher's goroutine. The flush runs outside mu
+// (its sendmmsg would otherwise hold up attach, detach and the next write): writes queue in
+// one of two batches while the other is flushed, and flushMu lets one flush run at a time, so
+// the batch a flush takes is never the one being flushed.
 type relay struct {
 	mu      sync.Mutex
-	batch   link.Batch
+	flushMu sync.Mutex
+	batches [2]link.Batch
+	cur     int // the batch writes go to (under mu); the other is flushed (under flushMu)
 	targets []*relayTarget
 	scan    tsScan
 	gop     []*link.Payload // since the latest random access point; gop[0] is the PAT and PMT
@@ -52,7 +57,6 @@ type relayTarget struct {
 func (r *relay) attach(conn *link.Conn) *relayTarget {
 	t := &relayTarget{conn: conn}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.gopOK {
 		for _, p := range r.gop {
 			r.send(t, p)
@@ -60,8 +64,9 @@ func (r *relay) attach(conn *link.Conn) *relayTarget {
 	} else {
 		t.waiting = true
 	}
-	r.batch.Flush()
 	r.targets = append(r.targets, t)
+	r.mu.Unlock()
+	r.flush()
 	return t
 }
 
@@ -100,17 +105,22 @@ func (r *relay) begin() {
 
 // end ends a publisher session.
 func (r *relay) end() {
+	r.flush()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.batch.Flush()
 	r.dropGOP()
 }
 
-// flush sends what write queued for the receivers.
+// flush sends what write and attach queued for the receivers: it takes the batch they wrote
+// to (and gives them the other, flushed by the previous flush), then sends it without mu.
 func (r *relay) flush() {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.batch.Flush()
+	b := &r.batches[r.cur]
+	r.cur = 1 - r.cur
+	r.mu.Unlock()
+	b.Flush()
 }
 
 // write passes one payload of the publisher's (at most link.MaxPayloadSize bytes, as
@@ -182,7 +192,7 @@ func (r *relay) send(t *relayTarget, p *link.Payload) {
 	if t.failed || p == nil {
 		return
 	}
-	if _, err := t.conn.WriteSharedBatch(p, &r.batch); err != nil {
+	if _, err := t.conn.WriteSharedBatch(p, &r.batches[r.cur]); err != nil {
 		t.failed, t.waiting = true, true
 	}
 }

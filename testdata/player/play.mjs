@@ -9,7 +9,8 @@
 // 500 ms for --duration seconds. The media server must send Access-Control-Allow-Origin.
 // --live-delay sets how far behind a live edge the player stays (hls.js liveSyncDuration, dash.js
 // liveDelay); without it hls.js keeps 3 target durations and dash.js @suggestedPresentationDelay.
-// --low-latency plays with hls.js lowLatencyMode (LL-HLS); without it lowLatencyMode is off.
+// --low-latency plays with hls.js lowLatencyMode (LL-HLS) and dash.js live catch-up; without it
+// lowLatencyMode is off (dash.js turns its own low-latency mode on when the MPD asks for it).
 // --stamp reads the bench's glass-to-glass stamp off the displayed frames (stamp.js) and adds
 // stamp: {samples: [[atMs, latencyMs]...], undecoded, stalls: [atMs...], reads, rvfc} over the
 // window to the result.

@@ -43,8 +43,8 @@ type Result struct {
 	// Stalls counts the video element's 'waiting' events during the window (playback stopped
 	// for want of data).
 	Stalls int `json:"stalls"`
-	// Latency sums up hls.js's own measure of the distance to the live edge (hls.latency)
-	// over the window's samples; nil for dash.js or when hls.js had none.
+	// Latency sums up the player's own measure of the distance to the live edge over the
+	// window's samples (see Latency); nil when the player had none.
 	Latency *Latency `json:"latency"`
 	// ReadTimeouts counts state reads that waited over 5 s for the page and were skipped.
 	ReadTimeouts int `json:"readTimeouts"`
@@ -88,14 +88,16 @@ type StampReading struct {
 	RVFC  bool `json:"rvfc"`
 }
 
-// Latency is hls.js's hls.latency over a playback window, in seconds.
+// Latency is the player's own measure of the distance to the live edge over a playback window,
+// in seconds: hls.js's hls.latency, dash.js's getCurrentLiveLatency().
 type Latency struct {
 	Last float64 `json:"last"`
 	Mean float64 `json:"mean"`
 	Max  float64 `json:"max"`
-	// Target is hls.targetLatency at the end (for LL-HLS, from PART-HOLD-BACK).
+	// Target is hls.targetLatency (for LL-HLS, from PART-HOLD-BACK) or dash.js's
+	// getTargetLiveDelay() (for low-latency DASH, from the MPD's ServiceDescription) at the end.
 	Target *float64 `json:"target"`
-	// LowLatencyMode is hls.lowLatencyMode at the end.
+	// LowLatencyMode is hls.lowLatencyMode, or dash.js's getLowLatencyModeEnabled(), at the end.
 	LowLatencyMode bool `json:"lowLatencyMode"`
 }
 
@@ -113,7 +115,7 @@ type Sample struct {
 	AudioDecodedBytes int64 `json:"audioDecodedBytes"`
 	// ReadMS is how long reading this sample from the page took.
 	ReadMS int `json:"readMs"`
-	// Latency is hls.latency then (nil for dash.js); Waiting counts 'waiting' events so far.
+	// Latency is the player's latency then (see Latency); Waiting counts 'waiting' events so far.
 	Latency *float64 `json:"latency"`
 	Waiting int      `json:"waiting"`
 }
@@ -138,7 +140,7 @@ func (r Result) String() string {
 		s += fmt.Sprintf("; %d stalls", r.Stalls)
 	}
 	if l := r.Latency; l != nil {
-		s += fmt.Sprintf("; hls.latency last %.2f s, mean %.2f s, max %.2f s (lowLatencyMode %v)", l.Last, l.Mean, l.Max, l.LowLatencyMode)
+		s += fmt.Sprintf("; latency last %.2f s, mean %.2f s, max %.2f s (low-latency mode %v)", l.Last, l.Mean, l.Max, l.LowLatencyMode)
 	}
 	if r.ReadTimeouts > 0 {
 		s += fmt.Sprintf("; %d state reads timed out", r.ReadTimeouts)
@@ -162,7 +164,8 @@ type config struct {
 	stamp      bool
 }
 
-// LowLatency plays with hls.js lowLatencyMode on (it is off otherwise).
+// LowLatency plays with hls.js lowLatencyMode on (it is off otherwise) and dash.js live
+// catch-up on (dash.js turns its low-latency mode on by itself when the MPD asks for it).
 func LowLatency() Option { return func(c *config) { c.lowLatency = true } }
 
 // Stamp reads the bench publisher's glass-to-glass stamp off the displayed frames into
