@@ -34,9 +34,16 @@ export async function getRecord(key, id) {
     return await call('/api/' + modules[key].api + '/getById', { id });
   } catch (err) {
     if (err.status !== 404) throw err;
-    if (location.hash.endsWith('/' + id)) location.hash = '#/' + key;
+    leaveRecord(key, id);
     return null;
   }
+}
+
+// leaveRecord goes back to the list page of key (a module's, or 'recordings') when the page
+// shown is still the record id's: a removal's answer or event that arrives late must not take
+// the user away from the page they went on to.
+export function leaveRecord(key, id) {
+  if (location.hash.endsWith('/' + id)) location.hash = '#/' + key;
 }
 
 // servers lists the SRT and RTMP server modules, for server-fed inputs.

@@ -2,7 +2,7 @@
 // create form, and the player and restream pages.
 import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, getRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, leaveRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons } from './modules.js';
 import { liveTable } from './rows.js';
 
 function summary(key, r) {
@@ -100,7 +100,7 @@ export function processDetail(key, id) {
     });
     fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec[m.name]),
       h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-        if (gone) location.hash = '#/' + key; else { built = false; view.reload(); }
+        if (gone) leaveRecord(key, id); else { built = false; view.reload(); }
       })));
     if (key === 'players') fill(info, playerInfo(rec));
     else fill(info, restreamInfo(rec));
@@ -133,7 +133,7 @@ export function processDetail(key, id) {
   view.onEvent = (ev) => {
     if (ev.module !== m.event || ev.id !== id) return null;
     if (ev.type === 'removed') {
-      location.hash = '#/' + key;
+      leaveRecord(key, id);
       return null;
     }
     if (ev.type === 'updated') built = false;

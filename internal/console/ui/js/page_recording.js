@@ -3,7 +3,7 @@
 // never goes into a URL.
 import { h, fill, stateBadge, fmtBytes, fmtDuration, fmtTime, fmtKbps, sparkline, confirmDialog, toast } from './dom.js';
 import { call, fetchBlob, saveBlob } from './api.js';
-import { modules, getRecord, recordBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, leaveRecord, recordBitrate, recordForm, actionButtons } from './modules.js';
 import { kv } from './page_process.js';
 
 export function recordingDetail(id) {
@@ -107,7 +107,7 @@ export function recordingDetail(id) {
       });
       fill(head, h('h1', {}, h('a', { href: '#/recordings', class: 'up' }, m.title), ' / ', rec.recording_name),
         h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-          if (gone) location.hash = '#/recordings'; else { lastActive = null; view.reload(); }
+          if (gone) leaveRecord('recordings', id); else { lastActive = null; view.reload(); }
         })));
     }
     fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · input ', rate,
@@ -129,7 +129,7 @@ export function recordingDetail(id) {
   view.onEvent = (ev) => {
     if (ev.module !== m.event || ev.id !== id) return null;
     if (ev.type === 'removed') {
-      location.hash = '#/recordings';
+      leaveRecord('recordings', id);
       return null;
     }
     if (ev.type === 'updated') lastActive = null;

@@ -3,7 +3,7 @@
 // streams published now.
 import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, getRecord, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, leaveRecord, recordForm, actionButtons } from './modules.js';
 import { liveTable } from './rows.js';
 
 export function serverList(key) {
@@ -128,7 +128,7 @@ export function serverDetail(key, id) {
       });
       fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec.server_name),
         h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-          if (gone) location.hash = '#/' + key; else { lastActive = null; view.reload(); }
+          if (gone) leaveRecord(key, id); else { lastActive = null; view.reload(); }
         })));
       renderAddrs();
     }
@@ -139,7 +139,7 @@ export function serverDetail(key, id) {
   view.onEvent = (ev) => {
     if (ev.module !== m.event || ev.id !== id) return null;
     if (ev.type === 'removed') {
-      location.hash = '#/' + key;
+      leaveRecord(key, id);
       return null;
     }
     // A publisher came or went: the streams table; anything else: the record (and, after an
