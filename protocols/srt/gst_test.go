@@ -39,7 +39,7 @@ func TestGStreamerPeers(t *testing.T) {
 		{"aes256", "correct-horse-battery", []string{"passphrase=correct-horse-battery", "pbkeylen=32"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			base := takeBaseline()
+			base := testutil.TakeBaseline()
 			srv, reg, stop := startServer(t, Options{Passphrase: c.pass})
 			port := portOf(srv.Addr())
 			pub := gstPublish(t, port, "publisher/studio/gst", c.props...)
@@ -76,7 +76,7 @@ func TestGStreamerPeers(t *testing.T) {
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
-			base.check(t)
+			base.Check(t, 15*time.Second)
 		})
 	}
 }

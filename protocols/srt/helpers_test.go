@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -259,36 +258,6 @@ func checkUnits(t testing.TB, s *stream.Stream, d time.Duration) int {
 			}
 		}
 	}
-}
-
-// baseline records the goroutines and open files now; check waits for both to come back.
-type baseline struct{ goroutines, fds int }
-
-func takeBaseline() baseline { return baseline{runtime.NumGoroutine(), countFDs()} }
-
-func (b baseline) check(t testing.TB) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		g, f := runtime.NumGoroutine(), countFDs()
-		if g <= b.goroutines && f <= b.fds {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("goroutines %d (baseline %d), open files %d (baseline %d)\n%s", g, b.goroutines, f, b.fds, buf)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }
 
 // withinPct reports whether got is within pct percent of want.

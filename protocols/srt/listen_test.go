@@ -3,6 +3,7 @@ package srt
 import (
 	"context"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // and files return to the baseline.
 func TestListenerReconnect(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	s := stream.New("listen", stream.Options{Log: testLog(t)})
 	ep, err := ParseListenURL("srt://127.0.0.1:0?latency=200")
 	if err != nil {
@@ -86,5 +87,5 @@ func TestListenerReconnect(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }

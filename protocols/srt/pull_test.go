@@ -3,6 +3,7 @@ package srt
 import (
 	"context"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // stream: Pull then returns nil.
 func TestPullFromFFmpegListener(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	port := freeUDPPort(t)
 	src := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&latency=200000", port), 6)
 	waitUDPBound(t, port, src)
@@ -48,13 +49,13 @@ func TestPullFromFFmpegListener(t *testing.T) {
 		t.Fatal("stream still has a publisher")
 	}
 	src.stop()
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // TestPullFromServer pulls a stream from our own server as a receiver, with a passphrase.
 func TestPullFromServer(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	const pass = "correct-horse-battery"
 	srv, reg, stopSrv := startServer(t, Options{Passphrase: pass})
 	port := portOf(srv.Addr())
@@ -89,7 +90,7 @@ func TestPullFromServer(t *testing.T) {
 	if err := stopSrv(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // TestPullRejected: a server's refusals (wrong passphrase, wrong slug, no such stream) fail the
@@ -97,7 +98,7 @@ func TestPullFromServer(t *testing.T) {
 // library before our own stack, leaked a goroutine or two per refused dial).
 func TestPullRejected(t *testing.T) {
 	const pass = "correct-horse-battery"
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	srv, _, stopSrv := startServer(t, Options{Passphrase: pass})
 	port := portOf(srv.Addr())
 	refused := []string{
@@ -117,5 +118,5 @@ func TestPullRejected(t *testing.T) {
 	if err := stopSrv(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }

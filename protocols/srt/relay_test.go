@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +107,7 @@ func TestScanSurvivesGarbage(t *testing.T) {
 // access point.
 func TestRelayByteExact(t *testing.T) {
 	clip := sourceTS(t, 6)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	srv, _, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
 	dial := func(streamID string) *link.Conn {
@@ -167,7 +168,7 @@ func TestRelayByteExact(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // readUntilQuiet reads c until nothing came for quiet (or the connection ends).
@@ -242,7 +243,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	upTo := raps[2]           // sent: everything before the third key frame, the GOP the second's
 	gop := upTo - raps[1] + 1 // its payloads and the PAT and PMT
 	start := link.Buffers()
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	srv, _, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
 	dial := func(streamID string, latency time.Duration, rcvBuf int) *link.Conn {
@@ -320,5 +321,5 @@ func TestRelaySharesPayloads(t *testing.T) {
 		b := link.Buffers()
 		return b.Payloads == start.Payloads && b.Queued == start.Queued
 	})
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }

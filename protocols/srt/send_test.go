@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error
 // TestSendCaller sends to an ffmpeg that listens and records 5 s.
 func TestSendCaller(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	s, stopSource := liveSource(t, stream.Options{})
 	port := freeUDPPort(t)
 	out := filepath.Join(t.TempDir(), "out.ts")
@@ -78,13 +79,13 @@ func TestSendCaller(t *testing.T) {
 	if err := stopSource(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // TestSendListener waits for ffmpeg to call (random datagrams come first) and records 3 s.
 func TestSendListener(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	// A small queue and lag limit: a reader left unread while Send waits would be closed.
 	s, stopSource := liveSource(t, stream.Options{QueueSize: 32, LagLimit: 500 * time.Millisecond})
 	port := freeUDPPort(t)
@@ -111,5 +112,5 @@ func TestSendListener(t *testing.T) {
 	if err := stopSource(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }

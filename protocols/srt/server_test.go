@@ -3,6 +3,7 @@ package srt
 import (
 	"context"
 	"fmt"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"math/rand/v2"
 	"net"
 	"path/filepath"
@@ -41,7 +42,7 @@ func publishing(t *testing.T, reg *stream.Registry, name string, p *ffmpegProc) 
 
 func TestServerPublishReceive(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	srv, reg, stop := startServer(t, Options{})
 	port := portOf(srv.Addr())
 	pubURL := fmt.Sprintf("srt://127.0.0.1:%d?streamid=publisher/studio/cam1&latency=200000", port)
@@ -108,13 +109,13 @@ func TestServerPublishReceive(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // TestServerPassphrase: the right passphrase publishes, a wrong one or none is refused.
 func TestServerPassphrase(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	const pass = "correct-horse-battery"
 	srv, reg, stop := startServer(t, Options{Passphrase: pass, PBKeyLen: 32})
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=publisher/studio/%%s&latency=200000%%s", portOf(srv.Addr()))
@@ -137,14 +138,14 @@ func TestServerPassphrase(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // TestServerRandomBytes sends 2 MB of random datagrams to the server's port, and random bytes
 // over a real SRT connection as a publisher; a real publisher then still works.
 func TestServerRandomBytes(t *testing.T) {
 	requireFFmpeg(t)
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	srv, reg, stop := startServer(t, Options{})
 	port := portOf(srv.Addr())
 	sendRandomDatagrams(t, port, 2<<20)
@@ -181,7 +182,7 @@ func TestServerRandomBytes(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
 
 // sendRandomDatagrams sends n bytes of random UDP datagrams (up to 1500 bytes each) to the
@@ -223,7 +224,7 @@ func TestServerSilentPublishers(t *testing.T) {
 	oldTracks, oldStall := tracksTimeout, stallTimeout
 	tracksTimeout, stallTimeout = time.Second, time.Second
 	defer func() { tracksTimeout, stallTimeout = oldTracks, oldStall }()
-	base := takeBaseline()
+	base := testutil.TakeBaseline()
 	srv, reg, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
 
@@ -265,5 +266,5 @@ func TestServerSilentPublishers(t *testing.T) {
 	}
 	_ = quiet.Close()
 	_ = stall.Close()
-	base.check(t)
+	base.Check(t, 15*time.Second)
 }
