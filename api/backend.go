@@ -163,6 +163,9 @@ type Config struct {
 	// LoginQueue is how many password checks may wait for a worker; past it a login answers 503
 	// with Retry-After at once. Default DefaultLoginQueuePerWorker per worker; negative: none.
 	LoginQueue int
+	// WriteWorkers is how many requests that change records run at once (the others wait,
+	// parked, in arrival order); default DefaultWriteWorkers() (two a CPU, at least 4).
+	WriteWorkers int
 	// InputSchemes are the ffmpeg protocols an INPUT_TYPE_OTHER address may use; nil means
 	// DefaultInputSchemes. Checked with CheckInputSchemes.
 	InputSchemes []string

@@ -44,6 +44,9 @@ type server struct {
 	// urlChecks check protocol options in stream addresses (Config.URLChecks).
 	urlChecks map[string]func(string, bool) error
 
+	// writes runs record changes a few at a time (Config.WriteWorkers).
+	writes writeGate
+
 	openAPIOnce sync.Once
 	openAPIJSON []byte
 	openAPIErr  error
@@ -90,6 +93,7 @@ func newServer(cfg Config) (*server, error) {
 		queue = DefaultLoginQueuePerWorker * workers
 	}
 	s.hashes = newHashPool(workers, queue)
+	s.writes = newWriteGate(orDefault(cfg.WriteWorkers, DefaultWriteWorkers()))
 	dummy, err := dummyHash()
 	if err != nil {
 		return nil, err
@@ -124,6 +128,9 @@ func (s *server) router() *chi.Mux {
 	r.MethodNotAllowed(s.methodNotAllowed)
 	for _, rt := range s.routes {
 		var h http.Handler = rt.handler
+		if rt.writes() {
+			h = s.writes.wrap(h)
+		}
 		switch rt.auth {
 		case authToken:
 			h = s.requireToken(false)(h)

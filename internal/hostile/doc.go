@@ -39,6 +39,10 @@
 // pageFaultCost; found with an execution trace of the server, SLUICE_HOSTILE_TRACE, on a VM
 // where a fresh MiB costs 4.6 ms). The excused answers are logged.
 //
+// While a case attacks, the test process (attackers and sampler) runs at a lower CPU priority
+// than the server and the probe at a higher one, when the suite runs as root (CI does): in
+// deployment the attackers are other machines (see attackNice).
+//
 // The cases:
 //
 //   - rtmp-amplification: 300 RTMP connections from four addresses to the RTMP server module,

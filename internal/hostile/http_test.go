@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -63,10 +64,19 @@ func flood(t *testing.T, n int, src, addr string, open func(net.Conn)) (conns []
 	return conns, first, time.Now()
 }
 
-// held counts the connections the server holds from src, failing the test on a read error.
-func (s *server) held(src string) int {
+// held counts the connections the server holds from src on the port of addr (host:port),
+// failing the test on a read error.
+func (s *server) held(src, addr string) int {
 	s.t.Helper()
-	n, err := connsFrom(s.pid, net.ParseIP(src))
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	n, err := connsFrom(s.pid, net.ParseIP(src), port)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -113,7 +123,7 @@ func testHTTPConnections(t *testing.T) {
 	var heldIdle, heldSlow int
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		heldIdle, heldSlow = s.held(idleSrc), s.held(slowSrc)
+		heldIdle, heldSlow = s.held(idleSrc, s.addr), s.held(slowSrc, s.addr)
 		if (heldIdle == apiMaxPerAddr && heldSlow == apiMaxPerAddr) || time.Now().After(deadline) {
 			break
 		}
@@ -126,7 +136,7 @@ func testHTTPConnections(t *testing.T) {
 	// The slow bodies are cut at the body timeout, counted from their headers.
 	var cut time.Time
 	for end := lastSlow.Add(httpBodyTimeout + 5*time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if s.held(slowSrc) == 0 {
+		if s.held(slowSrc, s.addr) == 0 {
 			cut = time.Now()
 			break
 		}
@@ -134,7 +144,7 @@ func testHTTPConnections(t *testing.T) {
 	switch {
 	case cut.IsZero():
 		t.Errorf("the server still holds %d slow-body connections %v after the last one's headers (body timeout %v)",
-			s.held(slowSrc), httpBodyTimeout+5*time.Second, httpBodyTimeout)
+			s.held(slowSrc, s.addr), httpBodyTimeout+5*time.Second, httpBodyTimeout)
 	case cut.Before(firstSlow.Add(httpBodyTimeout - 500*time.Millisecond)):
 		t.Errorf("the slow bodies were cut %v after the first one's headers, before the body timeout (%v)", cut.Sub(firstSlow), httpBodyTimeout)
 	default:
@@ -142,7 +152,7 @@ func testHTTPConnections(t *testing.T) {
 			cut.Sub(firstSlow).Round(10*time.Millisecond), cut.Sub(lastSlow).Round(10*time.Millisecond), httpBodyTimeout)
 	}
 	// The idle ones stay until their idle timeout (a minute): the case closes them.
-	if n := s.held(idleSrc); n != apiMaxPerAddr {
+	if n := s.held(idleSrc, s.addr); n != apiMaxPerAddr {
 		t.Errorf("the server holds %d idle connections before their idle timeout (%v), want %d", n, httpIdleTimeout, apiMaxPerAddr)
 	}
 	f := w.stop()
@@ -186,7 +196,7 @@ func testHTTPManyAddresses(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // the probe's turn while every connection is held
 	for i := range httpAddrs {
-		total += s.held(fmt.Sprintf("127.0.5.%d", 1+i))
+		total += s.held(fmt.Sprintf("127.0.5.%d", 1+i), s.addr)
 	}
 	f := w.stop()
 	for _, c := range all {

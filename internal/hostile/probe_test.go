@@ -39,6 +39,12 @@ type probeLine struct {
 // runProbe is the probe process: every probeEvery, POST /api/vod/getAll with the token on a new
 // connection, until its standard input closes.
 func runProbe(base, token string) int {
+	if canRaise() {
+		if err := setNice(os.Getpid(), probeNice); err != nil {
+			fmt.Fprintln(os.Stderr, "probe: raise its priority:", err)
+			return 1
+		}
+	}
 	stop := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)

@@ -124,7 +124,7 @@ func testRTMPAmplification(t *testing.T) {
 	held := func() int {
 		n := 0
 		for _, src := range rtmpSources {
-			n += s.held(src)
+			n += s.held(src, addr)
 		}
 		return n
 	}

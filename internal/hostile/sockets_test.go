@@ -43,8 +43,10 @@ func listeningPorts(pid int) (tcp, udp map[int]bool, err error) {
 	return tcp, udp, nil
 }
 
-// connsFrom counts the established TCP connections pid holds with a peer at ip (IPv4).
-func connsFrom(pid int, ip net.IP) (int, error) {
+// connsFrom counts the established TCP connections pid holds on its local port with a peer at
+// ip (IPv4). The port keeps out connections of the server's own to other programs that happen to
+// use the same loopback address (Debian names the host 127.0.1.1).
+func connsFrom(pid int, ip net.IP, port int) (int, error) {
 	inodes, err := socketInodes(pid)
 	if err != nil {
 		return 0, err
@@ -56,6 +58,7 @@ func connsFrom(pid int, ip net.IP) (int, error) {
 	// /proc/net/tcp shows an IPv4 address as the hex of its 32 bits in host (little-endian)
 	// order, then ':' and the port.
 	want := fmt.Sprintf("%02X%02X%02X%02X:", v4[3], v4[2], v4[1], v4[0])
+	local := fmt.Sprintf(":%04X", port)
 	raw, err := os.ReadFile("/proc/net/tcp")
 	if err != nil {
 		return 0, err
@@ -63,7 +66,7 @@ func connsFrom(pid int, ip net.IP) (int, error) {
 	n := 0
 	for _, line := range strings.Split(string(raw), "\n")[1:] {
 		f := strings.Fields(line)
-		if len(f) >= 10 && f[3] == "01" && strings.HasPrefix(f[2], want) && inodes[f[9]] {
+		if len(f) >= 10 && f[3] == "01" && strings.HasPrefix(f[2], want) && strings.HasSuffix(f[1], local) && inodes[f[9]] {
 			n++
 		}
 	}

@@ -97,6 +97,7 @@ type watch struct {
 	answers []answer
 	marks   []cpuMark      // CPU times read with each RSS sample
 	probeIn io.WriteCloser // the probe process's standard input: closing it stops the probe
+	lowered bool           // the test process runs at attackNice (lowerAttackers)
 }
 
 // answer is one probe answer: when it was sent (after the watch started), how long it took,
@@ -141,9 +142,36 @@ func (s *server) watch() *watch {
 	if err := w.startProbe(); err != nil {
 		s.t.Fatalf("start the probe: %v", err)
 	}
+	w.lowerAttackers()
+	s.t.Cleanup(w.restoreAttackers) // a case that fails before stop
 	w.wg.Go(w.sample)
 	w.trace()
 	return w
+}
+
+// lowerAttackers puts the test process below the server for the attack (see attackNice), when
+// it can put itself back afterwards.
+func (w *watch) lowerAttackers() {
+	if !canRaise() {
+		w.s.t.Logf("not root: the attackers and the probe run at the server's CPU priority")
+		return
+	}
+	if err := setNice(os.Getpid(), attackNice); err != nil {
+		w.s.t.Fatalf("lower the attackers' priority: %v", err)
+	}
+	w.lowered = true
+}
+
+// restoreAttackers puts the test process back at the server's priority, so that the servers,
+// publishers and players it starts after the attack run at the priority an operator's would.
+func (w *watch) restoreAttackers() {
+	if !w.lowered {
+		return
+	}
+	w.lowered = false
+	if err := setNice(os.Getpid(), 0); err != nil {
+		w.s.t.Errorf("restore the test process's priority: %v", err)
+	}
 }
 
 // traceEnv names a folder: when set, each watch also records a Go execution trace of the
@@ -213,6 +241,7 @@ func (w *watch) sample() {
 // stop ends the probe and the sampler and returns their figures. The peak includes the
 // kernel's high-water mark (VmHWM), so that a peak between two samples is not missed.
 func (w *watch) stop() figures {
+	w.restoreAttackers()
 	close(w.done)
 	w.probeIn.Close()
 	w.wg.Wait()
