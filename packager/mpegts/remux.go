@@ -6,17 +6,14 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
-// discGap is how far, at 90 kHz, output timestamps move past the last ones at a
-// discontinuity: room for the tracks' interleaving, so that every track stays monotonic.
-const discGap = 45000 // 0.5 s
-
 // TrackSource gives the tracks a stream carries now; *stream.Stream is one.
 type TrackSource interface {
 	Tracks() []media.Track
 }
 
 // Remuxer muxes the units of a stream into MPEG-TS for an output whose receiver sees one
-// continuous program: timestamps keep increasing across the stream's discontinuities, and
+// continuous program: timestamps keep increasing across the stream's discontinuities
+// (media.Continuity, media.ContinuityGap after the last ones), and
 // the muxer is rebuilt (new tables) when the tracks change at one. It allocates nothing per
 // unit. A Remuxer is not safe for concurrent use.
 type Remuxer struct {
@@ -28,12 +25,10 @@ type Remuxer struct {
 	tracks []media.Track
 	mux    *Muxer
 
-	off90   int64 // added to every timestamp, at 90 kHz
-	last90  int64 // newest output DTS, at 90 kHz
-	hasLast bool
-	last    []int64 // per track, the last output DTS in the track's clock
-	has     []bool
-	unit    media.AccessUnit // scratch copy with the output timestamps
+	timeline media.Continuity // at 90 kHz
+	last     []int64          // per track, the last output DTS in the track's clock
+	has      []bool
+	unit     media.AccessUnit // scratch copy with the output timestamps
 }
 
 // NewRemuxer returns a Remuxer of the given tracks, the source's when the output starts; at
@@ -74,11 +69,7 @@ func (r *Remuxer) AppendAccessUnit(dst []byte, au *media.AccessUnit) (out []byte
 		return dst, 0, false, nil
 	}
 	clock := r.tracks[au.Track].ClockRate
-	in90 := media.Rescale(au.DTS, clock, 90000)
-	if au.Discontinuity && r.hasLast {
-		r.off90 = r.last90 + discGap - in90
-	}
-	off := media.Rescale(r.off90, 90000, clock)
+	off := media.Rescale(r.timeline.Offset(media.Rescale(au.DTS, clock, 90000), au.Discontinuity), 90000, clock)
 	r.unit = *au
 	r.unit.DTS += off
 	r.unit.PTS += off
@@ -89,9 +80,6 @@ func (r *Remuxer) AppendAccessUnit(dst []byte, au *media.AccessUnit) (out []byte
 	r.unit.PTS = max(r.unit.PTS, r.unit.DTS)
 	r.last[t], r.has[t] = r.unit.DTS, true
 	dts90 = media.Rescale(r.unit.DTS, clock, 90000)
-	if !r.hasLast || dts90 > r.last90 {
-		r.last90, r.hasLast = dts90, true
-	}
 	out, err = r.mux.AppendAccessUnit(dst, &r.unit)
 	r.unit = media.AccessUnit{} // hold no payload
 	if err != nil {

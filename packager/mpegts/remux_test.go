@@ -56,7 +56,7 @@ func demuxAll(t *testing.T, ts []byte) (aus []*media.AccessUnit, programs int) {
 }
 
 // TestRemuxerContinuous: a source whose timestamps go back to 0 at a discontinuity comes out
-// as one program whose timestamps keep increasing, discGap past the last ones.
+// as one program whose timestamps keep increasing, media.ContinuityGap past the last ones.
 func TestRemuxerContinuous(t *testing.T) {
 	tracks := withIDs(h264Track(), aacTrack())
 	first := synthStream(tracks, 1, 20*90000, 25, true)
@@ -84,8 +84,9 @@ func TestRemuxerContinuous(t *testing.T) {
 	for _, d := range dts[:len(first)] {
 		newest = max(newest, d)
 	}
-	if got := dts[len(first)]; got != newest+discGap {
-		t.Errorf("first DTS after the discontinuity %d, want %d (last %d + %d)", got, newest+discGap, newest, discGap)
+	gap := media.ContinuityGap.Milliseconds() * 90
+	if got := dts[len(first)]; got != newest+gap {
+		t.Errorf("first DTS after the discontinuity %d, want %d (last %d + %d)", got, newest+gap, newest, gap)
 	}
 	if len(ts)%PacketSize != 0 {
 		t.Fatalf("%d bytes, not whole packets", len(ts))

@@ -80,7 +80,7 @@ type MemoryStats struct {
 // fragments leave in whole GOPs, when they fall out of the window or when what is held is over
 // the byte budget (see MemoryOptions.Budget). Each publisher session is a SetTracks: a session with the same tracks
 // continues the timeline (its timestamps are moved to follow the previous session after
-// sessionGap); a change of tracks starts afresh. Write is for one goroutine; MP4, Duration,
+// media.ContinuityGap); a change of tracks starts afresh. Write is for one goroutine; MP4, Duration,
 // Size and Stats may be called from any.
 type Memory struct {
 	opts   MemoryOptions
@@ -88,14 +88,14 @@ type Memory struct {
 	budget int64
 
 	// writer side
-	frag   *fmp4.Fragmenter
-	clk    clock
-	video  int
-	seq    uint32
-	open   time.Duration
-	offset time.Duration // file time of the session's first unit
-	last   time.Duration // file time at which the last unit written ends (about)
-	tracks []media.Track
+	frag  *fmp4.Fragmenter
+	clk   clock
+	video int
+	seq   uint32
+	open  time.Duration
+	// timeline maps stream time to file time: from 0, rising across sessions.
+	timeline media.Continuity
+	tracks   []media.Track
 
 	mu            sync.Mutex
 	kept          []media.Track // the tracks of init, for MP4
@@ -121,11 +121,9 @@ func NewMemory(window time.Duration) *Memory { return NewMemoryWith(MemoryOption
 // NewMemoryWith returns a Memory configured by opts.
 func NewMemoryWith(opts MemoryOptions) *Memory {
 	opts = opts.withDefaults()
-	return &Memory{opts: opts, window: opts.Window, budget: opts.Budget(), video: -1}
+	return &Memory{opts: opts, window: opts.Window, budget: opts.Budget(), video: -1,
+		timeline: media.Continuity{Rate: int(time.Second), FromZero: true}}
 }
-
-// sessionGap separates two sessions on a memory recording's timeline.
-const sessionGap = 100 * time.Millisecond
 
 // SetTracks starts a publisher session with tracks; the media kept so far is dropped when the
 // tracks differ from the previous ones (their fragments would not fit the new init segment).
@@ -137,7 +135,6 @@ func (m *Memory) SetTracks(tracks []media.Track) error {
 	}
 	if m.tracks != nil && media.SameTracks(m.tracks, tracks) {
 		m.clk = clock{tracks: tracks}
-		m.offset = m.last + sessionGap
 		return nil
 	}
 	init, err := fmp4.FileInitSegment(tracks)
@@ -149,7 +146,7 @@ func (m *Memory) SetTracks(tracks []media.Track) error {
 		return err
 	}
 	m.frag, m.tracks, m.clk, m.video = frag, tracks, clock{tracks: tracks}, -1
-	m.offset, m.last = 0, 0
+	m.timeline.Reset()
 	for i, t := range tracks {
 		if t.Codec.IsVideo() && m.video < 0 {
 			m.video = i
@@ -170,11 +167,12 @@ func (m *Memory) Write(au *media.AccessUnit) error {
 	if !m.clk.admit(au) {
 		return nil
 	}
+	at := m.clk.at(au)
+	off := time.Duration(m.timeline.Offset(int64(at), first))
 	if first {
-		m.frag.SetShift(m.offset - m.clk.base)
+		m.frag.SetShift(off)
 	}
-	t := m.clk.at(au) - m.clk.base + m.offset
-	m.last = max(m.last, t)
+	t := at + off
 	cut := m.video < 0 && t-m.open >= FragmentDuration ||
 		au.Track == m.video && au.Key && t-m.open >= FragmentDuration
 	// Past a quarter of the cap, a key frame cuts too: fragments then start GOPs, which is
@@ -206,9 +204,10 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 		return err
 	}
 	data := slices.Clone(f.Data[boxSize(f.Data):])
-	end := m.last
+	last, _ := m.timeline.End()
+	end := time.Duration(last)
 	if next != nil {
-		end = m.clk.at(next) - m.clk.base + m.offset
+		end = m.clk.at(next) + time.Duration(m.timeline.Current())
 	}
 	key := m.video < 0
 	ends := make([]int64, len(m.tracks))

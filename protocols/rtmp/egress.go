@@ -14,19 +14,23 @@ import (
 // egress writes a Stream's units to one connection as RTMP messages on one message stream:
 // onMetaData and the sequence headers first, again after each discontinuity, then one tag per
 // unit built by its own flv Packetizer. Timestamps start at 0 and keep increasing across
-// discontinuities.
+// discontinuities (media.Continuity). Make one with newEgress.
 type egress struct {
 	c            *conn
 	streamID     uint32
 	setDataFrame bool // publishing to a server: metadata goes in @setDataFrame
 
 	pk      *flv.Packetizer
-	started bool
-	first   int64 // milliseconds of the first unit
-	offset  int64 // added to a unit's milliseconds after discontinuities
-	last    int64 // last timestamp written
+	// timeline gives milliseconds from 0 that keep rising across discontinuities.
+	timeline media.Continuity
 	meta    []byte
 	rates   []int // clock rate of each track, by ID
+}
+
+// newEgress returns an egress writing to message stream streamID of c; setDataFrame puts the
+// metadata in @setDataFrame (publishing to a server).
+func newEgress(c *conn, streamID uint32, setDataFrame bool) *egress {
+	return &egress{c: c, streamID: streamID, setDataFrame: setDataFrame, timeline: media.Continuity{Rate: 1000, FromZero: true}}
 }
 
 // run writes units from r until ctx ends or r fails. tracks are the stream's tracks when
@@ -70,12 +74,7 @@ func (e *egress) timestamp(au *media.AccessUnit) int64 {
 		rate = e.rates[au.Track]
 	}
 	ms := media.Rescale(au.DTS, rate, 1000)
-	if !e.started {
-		e.started, e.first = true, ms
-	} else if au.Discontinuity {
-		e.offset = e.last + 1 - (ms - e.first)
-	}
-	return max(ms-e.first+e.offset, 0)
+	return max(ms+e.timeline.Offset(ms, au.Discontinuity), 0)
 }
 
 // configure starts over with tracks: onMetaData and sequence headers at ts.
@@ -119,7 +118,6 @@ func (e *egress) write(au *media.AccessUnit, ts int64) error {
 	if err != nil {
 		return err
 	}
-	e.last = max(e.last, ts)
 	return e.c.write(csidFor(tag.Type), uint8(tag.Type), e.streamID, uint32(ts), tag.Body)
 }
 

@@ -58,7 +58,7 @@ func TestEgressDiscontinuity(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		e := egress{c: newConn(a, 0, 5*time.Second), streamID: 1}
+		e := newEgress(newConn(a, 0, 5*time.Second), 1, false)
 		done <- e.run(ctx, r, nil)
 	}()
 

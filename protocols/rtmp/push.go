@@ -77,7 +77,7 @@ func (cl *client) push(ctx context.Context, r *stream.Reader, tracks []media.Tra
 		defer cancel()
 		readErr = cl.watchServer()
 	})
-	e := egress{c: cl.c, streamID: id, setDataFrame: true}
+	e := newEgress(cl.c, id, true)
 	err = e.run(ectx, r, tracks)
 	if ectx.Err() == nil || ctx.Err() != nil {
 		// We stop: say so, then close, which ends the reading goroutine.

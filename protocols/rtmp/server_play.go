@@ -50,7 +50,7 @@ func (sc *serverConn) play(ctx context.Context, cmd command) error {
 	go func() {
 		defer close(sc.playDone)
 		defer r.Close()
-		e := egress{c: sc.c, streamID: cmd.StreamID}
+		e := newEgress(sc.c, cmd.StreamID, false)
 		err := e.run(pctx, r, strm.Tracks())
 		if pctx.Err() == nil {
 			// The player failed or the stream closed: end the connection.

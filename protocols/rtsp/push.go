@@ -22,14 +22,10 @@ import (
 // RTSP session cannot carry on: the caller starts a new Push with the new tracks.
 var ErrTracksChanged = errors.New("tracks changed")
 
-// discGap is the time, at 90 kHz, left between the last unit before a discontinuity and the
-// first after it.
-const discGap = 3600
-
 // Push publishes what r reads to the RTSP server at rawurl, with ANNOUNCE and RECORD and RTP
 // interleaved over TCP; credentials go in the URL. tracks describe r's units (usually
 // r.Stream().Tracks()); tracks of codecs RTSP does not carry here are left out. Timestamps
-// keep increasing across the stream's discontinuities. Push returns nil when ctx ends or the
+// keep increasing across the stream's discontinuities (media.Continuity). Push returns nil when ctx ends or the
 // stream closes, ErrTracksChanged (wrapped) when a new publisher brought other tracks, and an
 // error when the server refuses or drops the session.
 func Push(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
@@ -142,11 +138,10 @@ type pusher struct {
 	tracks []media.Track
 	log    *slog.Logger
 
-	off90   int64 // added to every timestamp, at 90 kHz, to keep them increasing across discontinuities
-	end90   int64 // the latest DTS written, at 90 kHz, offset included
-	started bool
-	dropped int64
-	dropLog atomic.Int64
+	timeline media.Continuity // at 90 kHz: keeps timestamps rising across discontinuities
+	disc     bool             // a discontinuity came on a unit of a track left out: the next sent unit takes it
+	dropped  int64
+	dropLog  atomic.Int64
 }
 
 // write sends one unit.
@@ -154,23 +149,17 @@ func (p *pusher) write(r *stream.Reader, au *media.AccessUnit) error {
 	if au.Track < 0 || au.Track >= len(p.outs) {
 		return nil
 	}
-	if au.Discontinuity {
-		if !media.SameFormat(p.tracks, r.Stream().Tracks()) {
-			return ErrTracksChanged
-		}
-		if p.started {
-			p.off90 = p.end90 + discGap - media.Rescale(au.DTS, p.tracks[au.Track].ClockRate, 90000)
-		}
+	if au.Discontinuity && !media.SameFormat(p.tracks, r.Stream().Tracks()) {
+		return ErrTracksChanged
 	}
 	o := p.outs[au.Track]
 	if o == nil {
+		p.disc = p.disc || au.Discontinuity
 		return nil
 	}
-	dts90 := media.Rescale(au.DTS, o.clock, 90000) + p.off90
-	if !p.started || dts90 > p.end90 {
-		p.end90, p.started = dts90, true
-	}
-	pkts, err := o.packets(au, au.PTS+media.Rescale(p.off90, 90000, o.clock))
+	off90 := p.timeline.Offset(media.Rescale(au.DTS, o.clock, 90000), au.Discontinuity || p.disc)
+	p.disc = false
+	pkts, err := o.packets(au, au.PTS+media.Rescale(off90, 90000, o.clock))
 	if err != nil {
 		p.dropped++
 		if allowAt(&p.dropLog) {
