@@ -39,24 +39,29 @@ func parsePlaylist(text string) mediaPlaylist {
 // Listing is when each segment of a playlist was first seen.
 type Listing struct {
 	First  time.Time         // first answer that listed a segment; zero when none did
+	Listed chan struct{}     // closed when First is set
 	seen   map[int]time.Time // segment number → first seen
 	dur    map[int]float64   // segment number → EXTINF
 	minSeq int
 }
 
-// watchPlaylist polls fetch until ctx ends and records new segments. It polls every fast
+// newListing returns an empty Listing; Listed is closed at its first listed segment.
+func newListing() *Listing {
+	return &Listing{seen: map[int]time.Time{}, dur: map[int]float64{}, minSeq: math.MaxInt, Listed: make(chan struct{})}
+}
+
+// watchPlaylist polls fetch until ctx ends and records new segments in l. It polls every fast
 // interval until the first segment is listed and from 200 ms before the next one is due (the
 // last listing plus the newest segment's duration) until it is listed, and every 500 ms
 // otherwise: polling a server 50 times a second costs it more CPU than the media does.
-func watchPlaylist(ctx context.Context, fetch func() (string, error), fast time.Duration) *Listing {
-	l := &Listing{seen: map[int]time.Time{}, dur: map[int]float64{}, minSeq: math.MaxInt}
+func watchPlaylist(ctx context.Context, l *Listing, fetch func() (string, error), fast time.Duration) {
 	var due time.Time // when the next segment is expected; zero before the first
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return l
+			return
 		case <-timer.C:
 		}
 		if text, err := fetch(); err == nil {
@@ -72,6 +77,7 @@ func watchPlaylist(ctx context.Context, fetch func() (string, error), fast time.
 			}
 			if l.First.IsZero() && len(p.durs) > 0 {
 				l.First = now
+				close(l.Listed)
 			}
 		}
 		next := fast

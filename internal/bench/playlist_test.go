@@ -31,7 +31,8 @@ func TestDelays(t *testing.T) {
 	for i := range s.at[:190] {
 		s.at[i] = t0.Add(time.Duration(i) * time.Second / 30)
 	}
-	l := &Listing{seen: map[int]time.Time{}, dur: map[int]float64{}, minSeq: 7}
+	l := newListing()
+	l.minSeq = 7
 	for k, n := range []int{7, 8, 9} {
 		last := 60*(k+1) - 1 // the frame before key frame 60, 120, 180
 		l.seen[n] = s.at[last].Add(50 * time.Millisecond)

@@ -37,7 +37,8 @@ writes 7×188-byte payloads at the pace of the clip's PCRs (so the bench knows w
 RTMP inputs get it from `+"`ffmpeg -re -c copy -f flv`"+`. SRT latency is 200 ms everywhere.
 Only the server is measured: the sluice process (with its children), or the ffmpeg processes doing
 its job. CPU is utime+stime from /proc/<pid>/stat over a %s window that starts when the publishers
-start, summed over the processes; peak RSS is the highest sum of VmRSS sampled every 250 ms. Every
+start (for players: once every player has listed its first segment, so that ffmpeg's input probing,
+about 5 s of buffering, and sluice's start-up are left out of both arms), summed over the processes; peak RSS is the highest sum of VmRSS sampled every 250 ms. Every
 sluice run starts a fresh sluice with an empty data folder. Each arm runs %d times, alternating; the
 table shows medians (the listing delays pool the segments of every run).
 

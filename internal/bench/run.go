@@ -103,6 +103,9 @@ func armBinary(env *Env, sc Scenario, arm Arm) string {
 	return ""
 }
 
+// steadyWait is the longest a run waits for its players' first segments before it measures.
+const steadyWait = 30 * time.Second
+
 // runOnce runs one arm of sc once; profile, when set, runs beside the window with the sluice.
 func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*Sluice)) (RunResult, error) {
 	var res RunResult
@@ -156,7 +159,8 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 			})
 		}
 		if p.playlist != nil {
-			wg.Go(func() { listings[i] = watchPlaylist(pubCtx, p.playlist, env.Poll) })
+			listings[i] = newListing()
+			wg.Go(func() { watchPlaylist(pubCtx, listings[i], p.playlist, env.Poll) })
 		}
 	}
 	if st.join != nil {
@@ -169,6 +173,21 @@ func runOnce(ctx context.Context, env *Env, sc Scenario, arm Arm, profile func(*
 	if profile != nil {
 		wg.Go(func() { profile(sl) })
 	}
+	// Players are measured in their steady state: from the moment every one has listed its
+	// first segment. Before it, ffmpeg probes its input for about 5 s, buffering and writing
+	// nothing, while sluice starts segmenting at the first key frame: a window from the
+	// publisher's start put more of sluice's segmenting in it than of ffmpeg's.
+	steady, endSteady := context.WithTimeout(ctx, steadyWait)
+	for _, l := range listings {
+		if l == nil {
+			continue
+		}
+		select {
+		case <-l.Listed:
+		case <-steady.Done():
+		}
+	}
+	endSteady()
 	res.Usage = Measure(ctx, st.pids, env.Window)
 	var notes []string
 	if st.check != nil {
