@@ -22,6 +22,7 @@ type llMPD struct {
 			Max string `xml:"max,attr"`
 		} `xml:"PlaybackRate"`
 	} `xml:"ServiceDescription"`
+	Update    string `xml:"minimumUpdatePeriod,attr"`
 	Templates []struct {
 		Offset   *string `xml:"availabilityTimeOffset,attr"`
 		Complete *string `xml:"availabilityTimeComplete,attr"`
@@ -70,11 +71,17 @@ func TestLowLatencyManifest(t *testing.T) {
 					t.Errorf("classic manifest has availability marks\n%s", body)
 				}
 			}
+			if m.Update != "PT2S" {
+				t.Errorf("classic minimumUpdatePeriod %q, want a fragment (PT2S)", m.Update)
+			}
 			continue
 		}
 		if len(m.Service) != 1 || m.Service[0].Latency.Target != "1250" || m.Service[0].Latency.Min != "625" ||
 			m.Service[0].Latency.Max != "2500" || m.Service[0].Rate.Min != "0.96" || m.Service[0].Rate.Max != "1.04" {
 			t.Errorf("service description %+v\n%s", m.Service, body)
+		}
+		if m.Update != "PT0.25S" {
+			t.Errorf("low-latency minimumUpdatePeriod %q, want a part (PT0.25S)", m.Update)
 		}
 		for _, tp := range m.Templates {
 			if tp.Offset == nil || *tp.Offset != "1.75" || tp.Complete == nil || *tp.Complete != "false" {
