@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
 // next is the segment a follower fetches next.
@@ -178,7 +179,7 @@ func lastNumber(p *period, r *rep) (uint64, bool) {
 func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error {
 	// A segment due further ahead than the stall limit comes from a broken MPD or clock: it
 	// is tried then, and fails the pull if it is not there.
-	if err := sleep(ctx, min(time.Until(nx.avail), f.stallLimit(r))); err != nil {
+	if err := httpget.Sleep(ctx, min(time.Until(nx.avail), f.stallLimit(r))); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(f.stallLimit(r))
@@ -187,7 +188,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 		if err != nil || r.init == "" {
 			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
 		}
-		b, err := f.ld.getRetry(ctx, iu, f.ld.cfg.maxSegment, deadline, nil)
+		b, err := f.ld.GetRetry(ctx, iu, nil, f.ld.cfg.maxSegment, deadline, nil)
 		if err != nil {
 			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 		}
@@ -202,7 +203,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if err != nil {
 		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
 	}
-	b, err := f.ld.getRetry(ctx, su, f.ld.cfg.maxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
+	b, err := f.ld.GetRetry(ctx, su, nil, f.ld.cfg.maxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
 	switch {
 	case errors.Is(err, errGone) && nx.mayEnd:
 		return errEnded
@@ -262,6 +263,5 @@ func (f *follower) stillWanted(p *period, nx next, err error) bool {
 var errEnded = errors.New("ended")
 
 func isNotFound(err error) bool {
-	var se *statusError
-	return errors.As(err, &se) && (se.code == http.StatusNotFound || se.code == http.StatusGone)
+	return httpget.IsStatus(err, http.StatusNotFound, http.StatusGone)
 }

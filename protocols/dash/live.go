@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
 // manifests holds the latest MPD of a pull and tells the representations when a newer one
@@ -67,7 +68,7 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, log *sl
 		case <-timer.C:
 		case <-s.nudges:
 			timer.Stop()
-			if err := sleep(ctx, time.Until(last.Add(ld.cfg.minRefresh))); err != nil {
+			if err := httpget.Sleep(ctx, time.Until(last.Add(ld.cfg.minRefresh))); err != nil {
 				return
 			}
 		case <-ctx.Done():
@@ -75,7 +76,7 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, log *sl
 			return
 		}
 		last = time.Now()
-		b, final, err := ld.get(ctx, u, ld.cfg.maxPlaylist)
+		b, final, err := ld.Get(ctx, u, nil, ld.cfg.maxPlaylist)
 		if err == nil {
 			m, err = parseManifest(b, final, time.Now())
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -51,13 +50,10 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 // run loads the MPD, follows its video and audio representations and publishes their units
 // until the presentation ends, one fails or ctx ends.
 func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = cfg.requestTimeout
-	tr.MaxResponseHeaderBytes = maxResponseHeaderBytes
-	defer tr.CloseIdleConnections()
-	ld := &loader{client: &http.Client{Transport: tr}, cfg: cfg}
+	ld := newLoader(cfg)
+	defer ld.Close()
 
-	b, final, err := ld.get(ctx, u, cfg.maxPlaylist)
+	b, final, err := ld.Get(ctx, u, nil, cfg.maxPlaylist)
 	if err != nil {
 		return fmt.Errorf("MPD: %w", err)
 	}

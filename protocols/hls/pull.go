@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"sync"
 
@@ -50,13 +49,10 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 // run loads the primary playlist, follows the chosen renditions and publishes their units
 // until the playlist ends, a rendition fails or ctx ends.
 func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = cfg.requestTimeout
-	tr.MaxResponseHeaderBytes = maxResponseHeaderBytes
-	defer tr.CloseIdleConnections()
-	ld := &loader{client: &http.Client{Transport: tr}, cfg: cfg}
+	ld := newLoader(cfg)
+	defer ld.Close()
 
-	b, err := ld.get(ctx, u, nil, cfg.maxPlaylist)
+	b, _, err := ld.Get(ctx, u, nil, cfg.maxPlaylist)
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}

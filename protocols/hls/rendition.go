@@ -11,6 +11,7 @@ import (
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
 	"github.com/sluicemedia/sluice/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
 // maxBroken is how many unreadable segments in a row end a pull.
@@ -56,7 +57,7 @@ func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.stal
 // downloaded (the primary one), or nil.
 func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
 	if first == nil {
-		b, err := r.ld.get(ctx, r.u, nil, r.ld.cfg.maxPlaylist)
+		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.cfg.maxPlaylist)
 		if err != nil {
 			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 		}
@@ -141,10 +142,10 @@ func (r *rendition) reload(ctx context.Context) error {
 	if !time.Now().Before(deadline) {
 		return fmt.Errorf("%s playlist %s: no new segment for %s: %w", r.name, r.u.Redacted(), r.stallLimit(), errStalled)
 	}
-	if err := sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
+	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	b, err := r.ld.getRetry(ctx, r.u, nil, r.ld.cfg.maxPlaylist, deadline)
+	b, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.cfg.maxPlaylist, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 	}
@@ -175,7 +176,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 		return fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	body, err := r.ld.getRetry(ctx, su, rng, r.ld.cfg.maxSegment, deadline)
+	body, err := r.ld.GetRetry(ctx, su, rng, r.ld.cfg.maxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
 	}
@@ -221,7 +222,7 @@ func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc 
 	if err != nil {
 		return fmt.Errorf("init segment %q: %w", m.URI, err)
 	}
-	b, err := r.ld.getRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.cfg.maxSegment, deadline)
+	b, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.cfg.maxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 	}
@@ -235,29 +236,29 @@ func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc 
 
 // segmentRange returns the byte range of a segment; one without an offset starts where the
 // previous range of the same resource ended (RFC 8216 4.3.2.2).
-func (r *rendition) segmentRange(u string, seg *playlist.MediaSegment) *byteRange {
+func (r *rendition) segmentRange(u string, seg *playlist.MediaSegment) *httpget.Range {
 	if seg.ByteRangeLength == nil {
 		r.rangeURI = ""
 		return nil
 	}
-	rng := &byteRange{length: *seg.ByteRangeLength}
+	rng := &httpget.Range{Length: *seg.ByteRangeLength}
 	switch {
 	case seg.ByteRangeStart != nil:
-		rng.start = *seg.ByteRangeStart
+		rng.Start = *seg.ByteRangeStart
 	case r.rangeURI == u:
-		rng.start = r.rangeEnd
+		rng.Start = r.rangeEnd
 	}
-	r.rangeURI, r.rangeEnd = u, rng.start+rng.length
+	r.rangeURI, r.rangeEnd = u, rng.Start+rng.Length
 	return rng
 }
 
-func rangeOf(start, length *uint64) *byteRange {
+func rangeOf(start, length *uint64) *httpget.Range {
 	if length == nil {
 		return nil
 	}
-	r := &byteRange{length: *length}
+	r := &httpget.Range{Length: *length}
 	if start != nil {
-		r.start = *start
+		r.Start = *start
 	}
 	return r
 }

@@ -20,11 +20,11 @@ type egress struct {
 	streamID     uint32
 	setDataFrame bool // publishing to a server: metadata goes in @setDataFrame
 
-	pk      *flv.Packetizer
+	pk *flv.Packetizer
 	// timeline gives milliseconds from 0 that keep rising across discontinuities.
 	timeline media.Continuity
-	meta    []byte
-	rates   []int // clock rate of each track, by ID
+	meta     []byte
+	rates    []int // clock rate of each track, by ID
 }
 
 // newEgress returns an egress writing to message stream streamID of c; setDataFrame puts the

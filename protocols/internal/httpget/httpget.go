@@ -1,0 +1,180 @@
+// Package httpget downloads the playlists, manifests and segments of the HLS and DASH pulls:
+// whole bodies up to a cap, one timeout per request, retries of what may succeed later with a
+// growing pause, and the errors the pulls tell apart. Both pulls use one Loader each.
+package httpget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Errors a pull tells apart.
+var (
+	// ErrStalled is wrapped when a download was retried until its deadline.
+	ErrStalled = errors.New("stalled")
+	// ErrTooLarge is returned for a body over its cap.
+	ErrTooLarge = errors.New("body too large")
+	// ErrGone is returned by GetRetry when the caller no longer wants the resource.
+	ErrGone = errors.New("no longer wanted")
+)
+
+// StatusError is an HTTP answer other than 200 or 206.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string {
+	return "server answered " + strconv.Itoa(e.Code) + " " + http.StatusText(e.Code)
+}
+
+// IsStatus tells whether err is, or wraps, an answer with one of codes.
+func IsStatus(err error, codes ...int) bool {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	for _, c := range codes {
+		if se.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxResponseHeaderBytes caps the response headers of one download (64 KiB) instead of
+// net/http's 10 MiB: an HTTP server sends a few hundred bytes.
+const MaxResponseHeaderBytes = 64 << 10
+
+// Options are a Loader's timeouts.
+type Options struct {
+	// RequestTimeout bounds one request, headers and body.
+	RequestTimeout time.Duration
+	// RetryMin and RetryMax bound the pause between two attempts of GetRetry; it doubles
+	// from RetryMin after each failure.
+	RetryMin, RetryMax time.Duration
+}
+
+// Range is a part of a resource: Length bytes from Start (HLS's EXT-X-BYTERANGE).
+type Range struct{ Start, Length uint64 }
+
+// Loader downloads over its own HTTP transport. Safe for concurrent use; Close it when done.
+type Loader struct {
+	client *http.Client
+	tr     *http.Transport
+	opts   Options
+}
+
+// New returns a Loader with opts, on a transport of its own (net/http's defaults, the
+// response header timeout at RequestTimeout, headers capped at MaxResponseHeaderBytes).
+func New(opts Options) *Loader {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = opts.RequestTimeout
+	tr.MaxResponseHeaderBytes = MaxResponseHeaderBytes
+	return &Loader{client: &http.Client{Transport: tr}, tr: tr, opts: opts}
+}
+
+// Close closes the loader's idle connections.
+func (l *Loader) Close() { l.tr.CloseIdleConnections() }
+
+// Get downloads u (only rng of it when rng is set) in one attempt and returns the body and
+// the URL it came from after redirects. It fails with ErrTooLarge past limit bytes, and with a
+// *StatusError for an answer other than 200 or 206. A server that ignores the range and sends
+// the whole resource gets the range cut out of it.
+func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) ([]byte, *url.URL, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.opts.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("User-Agent", "sluice")
+	if rng != nil && rng.Length > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", rng.Start, rng.Start+rng.Length-1))
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, nil, &StatusError{Code: resp.StatusCode}
+	}
+	if resp.ContentLength > limit {
+		return nil, nil, fmt.Errorf("declares %d bytes, over the cap of %d bytes: %w", resp.ContentLength, limit, ErrTooLarge)
+	}
+	// Read with the cap: memory follows the bytes that come, up to the cap and one more.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, nil, fmt.Errorf("over the cap of %d bytes: %w", limit, ErrTooLarge)
+	}
+	if rng != nil && rng.Length > 0 && resp.StatusCode == http.StatusOK {
+		if rng.Start+rng.Length > uint64(len(body)) {
+			return nil, nil, fmt.Errorf("byte range %d@%d beyond %d bytes", rng.Length, rng.Start, len(body))
+		}
+		body = body[rng.Start : rng.Start+rng.Length]
+	}
+	return body, resp.Request.URL, nil
+}
+
+// GetRetry downloads u as Get does, retrying what may succeed later (network errors, 404, 429,
+// 5xx; see Retryable) with a growing pause until deadline; the error then wraps ErrStalled.
+// Between attempts, failed (when set) is told of the error; when it answers false the wait
+// ends with ErrGone.
+func (l *Loader) GetRetry(ctx context.Context, u *url.URL, rng *Range, limit int64, deadline time.Time, failed func(error) bool) ([]byte, error) {
+	delay := l.opts.RetryMin
+	start := time.Now()
+	for {
+		body, _, err := l.Get(ctx, u, rng, limit)
+		if err == nil || ctx.Err() != nil || !Retryable(err) {
+			return body, err
+		}
+		if failed != nil && !failed(err) {
+			return nil, ErrGone
+		}
+		if left := time.Until(deadline); left <= 0 {
+			return nil, fmt.Errorf("%w: retried for %s: %w", ErrStalled, time.Since(start).Round(time.Millisecond), err)
+		} else if delay > left {
+			delay = left // one last try at the deadline
+		}
+		if err := Sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+		delay = min(2*delay, l.opts.RetryMax)
+	}
+}
+
+// Retryable tells whether a failed download may succeed later: not a body over its cap, nor an
+// answer other than 404, 429 or 5xx.
+func Retryable(err error) bool {
+	if errors.Is(err, ErrTooLarge) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code == http.StatusNotFound || se.Code == http.StatusTooManyRequests || se.Code >= 500
+	}
+	return true
+}
+
+// Sleep waits for d or until ctx ends (then its error).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
