@@ -1,10 +1,8 @@
 package hls_test
 
 import (
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +17,9 @@ var (
 	quiet = slog.New(slog.DiscardHandler)
 )
 
-// fixture is a store fed by a synthetic source (2 s GOP, 2 s segments) and its handler.
+// fixture is segtest's Fixture with the hls handler.
 type fixture struct {
+	*segtest.Fixture
 	st  *segment.Store
 	sg  *segment.Segmenter
 	src *segtest.Source
@@ -29,43 +28,27 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts hls.Options) *fixture {
 	t.Helper()
-	st := segment.NewStore(segment.StoreOptions{Window: opts.Window, Now: func() time.Time { return wall }})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
-	src := segtest.NewSource(50, wall)
-	if err := sg.SetTracks(src.Tracks()); err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{st: st, sg: sg, src: src, h: hls.New(st, opts)}
+	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: wall, Now: wall, Base: "/hls/p1/p1/"})
 }
 
-func (f *fixture) feed(t testing.TB, d time.Duration) {
+// newFixtureWith is newFixture with the fixture's options o.
+func newFixtureWith(t testing.TB, opts hls.Options, o segtest.FixtureOptions) *fixture {
 	t.Helper()
-	if err := f.src.Feed(f.sg, d); err != nil {
-		t.Fatal(err)
-	}
+	var h *hls.Handler
+	f := segtest.NewFixture(t, o, func(st *segment.Store) http.Handler {
+		h = hls.New(st, opts)
+		return h
+	})
+	return &fixture{Fixture: f, st: f.Store, sg: f.Seg, src: f.Src, h: h}
 }
 
-// get serves one request and returns the response and its body.
+func (f *fixture) feed(t testing.TB, d time.Duration) { f.Feed(t, d) }
+
 func (f *fixture) get(t testing.TB, method, name string, hdr ...string) (reply, string) {
-	t.Helper()
-	req := httptest.NewRequest(method, "/hls/p1/p1/"+name, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	res := rec.Result()
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	return reply{StatusCode: res.StatusCode, Header: res.Header, ContentLength: res.ContentLength}, string(body)
+	return f.Get(t, method, name, hdr...)
 }
 
-// reply is what the tests look at of a response.
-type reply struct {
-	StatusCode    int
-	Header        http.Header
-	ContentLength int64
-}
+type reply = segtest.Reply
 
 // playlist fetches index.m3u8 and fails unless it is served.
 func (f *fixture) playlist(t *testing.T) string {

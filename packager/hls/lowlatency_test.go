@@ -18,14 +18,9 @@ const partTarget = 333 * time.Millisecond
 // segments, 333 ms parts.
 func newLowLatencyFixture(t testing.TB, opts hls.Options) *fixture {
 	t.Helper()
-	st := segment.NewStore(segment.StoreOptions{Window: opts.Window, Now: func() time.Time { return wall }})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: partTarget, Log: quiet})
-	src := segtest.NewSource(25, wall)
-	if err := sg.SetTracks(src.Tracks()); err != nil {
-		t.Fatal(err)
-	}
 	opts.PartTarget, opts.FragmentSize = partTarget, time.Second
-	return &fixture{st: st, sg: sg, src: src, h: hls.New(st, opts)}
+	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: wall, Now: wall, Base: "/hls/p1/p1/",
+		Target: time.Second, PartTarget: partTarget, Rate: 25})
 }
 
 // feedFrames feeds one unit at a time until done holds for the store.
@@ -334,7 +329,8 @@ func TestLowLatencyPreload(t *testing.T) {
 		t.Errorf("blocked %d", f.h.Blocked())
 	}
 	// A classic handler over the same store serves no part.
-	c := &fixture{st: f.st, h: hls.New(f.st, hls.Options{ID: "p1"})}
+	classic := hls.New(f.st, hls.Options{ID: "p1"})
+	c := &fixture{Fixture: &segtest.Fixture{Store: f.st, Handler: classic, Base: f.Base}, st: f.st, h: classic}
 	if res, _ := c.get(t, http.MethodGet, partName(f.st, o.Seq, 0)); res.StatusCode != http.StatusNotFound {
 		t.Errorf("classic handler serves a part: %d", res.StatusCode)
 	}
