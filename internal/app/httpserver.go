@@ -99,9 +99,9 @@ func newHTTPServer(h http.Handler, lim httpLimits, upload func(*http.Request) bo
 			MaxReceiveBufferPerStream:     h2ReceiveBuffer,
 			WriteByteTimeout:              lim.WriteStall,
 		},
-		ErrorLog:          slog.NewLogLogger(log.With("part", "http").Handler(), slog.LevelDebug),
-		ConnState:         markIdle,
-		ConnContext:       withConn,
+		ErrorLog:    slog.NewLogLogger(log.With("part", "http").Handler(), slog.LevelDebug),
+		ConnState:   markIdle,
+		ConnContext: withConn,
 	}
 }
 
