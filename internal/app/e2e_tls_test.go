@@ -53,7 +53,7 @@ func TestTLSLowLatencyHTTP2(t *testing.T) {
 		t.Fatalf("API over TLS: %d %s, ALPN %v", resp.StatusCode, resp.Proto, resp.TLS != nil && resp.TLS.NegotiatedProtocol == "h2")
 	}
 	// Plain HTTP to the TLS port is refused with net/http's 400, not served.
-	if code, _ := httpGet(t, "http"+strings.TrimPrefix(ts.base, "https")+"/api/health"); code != http.StatusBadRequest {
+	if code, _ := httpGet(t, "http"+strings.TrimPrefix(ts.base, "https")+"/healthz"); code != http.StatusBadRequest {
 		t.Errorf("plain HTTP to the HTTPS API port: %d, want 400", code)
 	}
 

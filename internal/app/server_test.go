@@ -50,8 +50,8 @@ type testServer struct {
 	token  string
 	cancel context.CancelFunc
 	done   chan error
-	// client makes the API calls: http.DefaultClient, or with --tls-cert one that trusts
-	// that certificate.
+	// client makes the API calls: with --tls-cert one that trusts that certificate; nil is
+	// http.DefaultClient.
 	client *http.Client
 }
 
@@ -132,7 +132,11 @@ func (ts *testServer) call(path string, body any, want int, out any) {
 	if ts.token != "" {
 		req.Header.Set("x-access-token", ts.token)
 	}
-	resp, err := ts.client.Do(req)
+	client := ts.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		ts.t.Fatal(err)
 	}

@@ -283,3 +283,56 @@ func TestTLSEvictsIdle(t *testing.T) {
 		t.Errorf("request in flight at the eviction: %q, %v", busyAnswer, busyErr)
 	}
 }
+
+// TestH2MaxStreams: an HTTP/2 connection carries h2MaxStreams requests at once; a stream opened
+// past them while they are in flight is reset, and the ones in flight are answered.
+func TestH2MaxStreams(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}, h2MaxStreams+1), make(chan struct{})
+	_, addr, cert := serveTLSLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		_, _ = io.WriteString(w, "ok")
+	}), httpDefaults, connlimit.Limits{MaxConns: 16, MaxPerAddr: 16})
+	h := dialH2(t, addr, cert)
+	for i := range h2MaxStreams {
+		h.get(t, uint32(2*i+1), "/hold")
+	}
+	for range h2MaxStreams {
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("not every stream reached its handler")
+		}
+	}
+	over := uint32(2*h2MaxStreams + 1)
+	h.get(t, over, "/hold")
+	_ = h.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var reset *http2.RSTStreamFrame
+	for reset == nil {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("waiting for the reset of stream %d: %v", over, err)
+		}
+		if r, ok := f.(*http2.RSTStreamFrame); ok {
+			reset = r
+		}
+	}
+	if reset.StreamID != over || reset.ErrCode != http2.ErrCodeProtocol {
+		t.Errorf("reset of stream %d (%v), want stream %d with PROTOCOL_ERROR", reset.StreamID, reset.ErrCode, over)
+	}
+	close(release)
+	answered := map[uint32]bool{}
+	for len(answered) < h2MaxStreams {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("after %d answers: %v", len(answered), err)
+		}
+		if d, ok := f.(*http2.DataFrame); ok && d.StreamEnded() {
+			answered[d.StreamID] = true
+		}
+	}
+	if len(entered) != 0 {
+		t.Errorf("the stream past the cap reached its handler")
+	}
+}
