@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -84,23 +85,24 @@ func TestTLSLowLatencyHTTP2(t *testing.T) {
 			return d.DialContext(ctx, network, addr)
 		},
 	}}
-	get := func(url string) (*http.Response, string, error) {
+	// get returns the status, protocol and body of GET url.
+	get := func(url string) (int, string, string, error) {
 		resp, err := client.Get(url)
 		if err != nil {
-			return nil, "", err
+			return 0, "", "", err
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
-		return resp, string(b), err
+		return resp.StatusCode, resp.Proto, string(b), err
 	}
 	var pl string
 	testutil.Eventually(t, 40*time.Second, "low-latency playlist served over https", func() bool {
-		resp, body, err := get(base + "index.m3u8")
-		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(body, "#EXT-X-PRELOAD-HINT") {
+		code, proto, body, err := get(base + "index.m3u8")
+		if err != nil || code != http.StatusOK || !strings.Contains(body, "#EXT-X-PRELOAD-HINT") {
 			return false
 		}
-		if resp.ProtoMajor != 2 {
-			t.Fatalf("player playlist over %s, want HTTP/2", resp.Proto)
+		if proto != "HTTP/2.0" {
+			t.Fatalf("player playlist over %s, want HTTP/2", proto)
 		}
 		pl = body
 		return true
@@ -268,7 +270,7 @@ func ffmpegOverHTTPS(t *testing.T, certFile, url string) {
 		"-map", "0:v:0", "-frames:v", "50", "-f", "framemd5", "-")
 	out, err := cmd.Output()
 	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		stderr = string(ee.Stderr)
 	}
 	frames := 0

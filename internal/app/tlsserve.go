@@ -126,17 +126,17 @@ func (s *certSource) serverConfig() *tls.Config {
 	}
 }
 
-// startTLS loads the certificate of cfg.TLS when HTTPS is configured; copies of cfg made after
-// it share the source.
-func (cfg *Config) startTLS(log *slog.Logger) error {
-	if !cfg.TLS.On() {
+// startTLS loads the certificate of c.TLS when HTTPS is configured; copies of c made after it
+// share the source.
+func (c *Config) startTLS(log *slog.Logger) error {
+	if !c.TLS.On() {
 		return nil
 	}
-	certs, err := newCertSource(cfg.TLS.Cert, cfg.TLS.Key, certCheckEvery, log.With("part", "tls"))
+	certs, err := newCertSource(c.TLS.Cert, c.TLS.Key, certCheckEvery, log.With("part", "tls"))
 	if err != nil {
 		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
 	}
-	cfg.TLS.certs = certs
+	c.TLS.certs = certs
 	return nil
 }
 
