@@ -114,7 +114,7 @@ func TestTLSLowLatencyHTTP2(t *testing.T) {
 	// hls.js in the harness's page plays the playlist; then the player's own watch page (same
 	// origin, so its resource timing shows each request's protocol) plays it too.
 	watch := fmt.Sprintf("https://127.0.0.1:%d/", vodPort)
-	res := browser.Play(t, "hls", base+"index.m3u8", 22*time.Second, browser.LowLatency(), browser.Insecure(), browser.CheckPage(watch))
+	res := browser.Play(t, "hls", base+"index.m3u8", 22*time.Second, browser.LowLatency(), browser.Insecure(), browser.Protocols(), browser.CheckPage(watch))
 	if !res.OK || res.PlayedSeconds < 18 || res.Stalls != 0 || res.Latency == nil || !res.Latency.LowLatencyMode {
 		t.Errorf("hls.js lowLatencyMode over https: %s; warnings %q", res, res.Warnings)
 	}

@@ -2,7 +2,7 @@
 //
 //   node play.mjs --kind hls|dash --src URL [--duration 12] [--start-timeout 20]
 //                 [--live-delay SECONDS] [--low-latency] [--stamp] [--chromium /usr/bin/chromium]
-//                 [--screenshot out.png] [--insecure] [--check-page URL]
+//                 [--screenshot out.png] [--insecure] [--protocols] [--check-page URL]
 //
 // It serves this folder (player.html and the players under node_modules) on 127.0.0.1:0, opens
 // player.html?kind=..&src=.., waits until the video plays, then samples window.__state() every
@@ -23,9 +23,10 @@
 //
 // Result: {ok, kind, src, playedSeconds, advance, startupSeconds, seeks, stalls, latency,
 // readTimeouts, samples, decoded, errors, warnings, console, support, player, browser, reason,
-// elapsedSeconds, protocols}. protocols counts the responses from the --src origin by the
-// protocol Chromium's network stack reports ('h2', 'http/1.1'; DevTools' Network domain, which
-// sees cross-origin requests whose resource timing the page may not read). stalls counts the video element's 'waiting' events during the window;
+// elapsedSeconds, protocols}. With --protocols, protocols counts the responses from the --src
+// origin by the protocol Chromium's network stack reports ('h2', 'http/1.1'; DevTools' Network
+// domain, which sees cross-origin requests whose resource timing the page may not read); it is
+// off by default so that measurements run without DevTools' network events. stalls counts the video element's 'waiting' events during the window;
 // latency sums up hls.js's hls.latency over the window's samples ({last, mean, max}, seconds,
 // null for dash.js).
 // playedSeconds sums the currentTime steps between samples that look like playback (at most twice
@@ -93,6 +94,7 @@ try {
       screenshot: { type: 'string' },
       insecure: { type: 'boolean', default: false },
       'check-page': { type: 'string' },
+      protocols: { type: 'boolean', default: false },
     },
   }).values;
 } catch (e) {
@@ -163,14 +165,16 @@ async function run(server, profile, duration, startTimeout, setCtx) {
     }
   });
 
-  const srcOrigin = new URL(opts.src).origin;
-  const cdp = await ctx.newCDPSession(page);
-  cdp.on('Network.responseReceived', (e) => {
-    if (new URL(e.response.url).origin !== srcOrigin) return;
-    const p = e.response.protocol || '';
-    result.protocols[p] = (result.protocols[p] || 0) + 1;
-  });
-  await cdp.send('Network.enable');
+  if (opts.protocols) {
+    const srcOrigin = new URL(opts.src).origin;
+    const cdp = await ctx.newCDPSession(page);
+    cdp.on('Network.responseReceived', (e) => {
+      if (new URL(e.response.url).origin !== srcOrigin) return;
+      const p = e.response.protocol || '';
+      result.protocols[p] = (result.protocols[p] || 0) + 1;
+    });
+    await cdp.send('Network.enable');
+  }
 
   const { port } = server.address();
   let url = 'http://127.0.0.1:' + port + '/player.html?kind=' + encodeURIComponent(opts.kind) +

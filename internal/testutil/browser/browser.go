@@ -69,7 +69,7 @@ type Result struct {
 	// ElapsedSeconds is the harness's whole run time.
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
 	// Protocols counts the responses from the played URL's origin by the protocol Chromium
-	// used ("h2", "http/1.1").
+	// used ("h2", "http/1.1"), with the Protocols option; empty without.
 	Protocols map[string]int `json:"protocols"`
 	// CheckPage is what the CheckPage option read, or nil.
 	CheckPage *PageCheck `json:"checkPage,omitempty"`
@@ -186,6 +186,7 @@ type config struct {
 	stamp      bool
 	insecure   bool
 	checkPage  string
+	protocols  bool
 }
 
 // LowLatency plays with hls.js lowLatencyMode on (it is off otherwise) and dash.js live
@@ -203,6 +204,10 @@ func LiveDelay(d time.Duration) Option { return func(c *config) { c.liveDelay = 
 // Insecure makes Chromium accept any server certificate (--ignore-certificate-errors), to play
 // from an HTTPS server with a self-signed one.
 func Insecure() Option { return func(c *config) { c.insecure = true } }
+
+// Protocols counts the played origin's responses by protocol into Result.Protocols (through
+// DevTools' network events, which the page's cross-origin resource timing does not expose).
+func Protocols() Option { return func(c *config) { c.protocols = true } }
 
 // CheckPage opens url (a page of the media server, such as a player's watch page) after the
 // playback window, waits for its first video to play, and reads into Result.CheckPage the
@@ -263,6 +268,9 @@ func Watch(kind, url string, d time.Duration, opts ...Option) (Result, error) {
 	}
 	if c.checkPage != "" {
 		args = append(args, "--check-page", c.checkPage)
+	}
+	if c.protocols {
+		args = append(args, "--protocols")
 	}
 
 	// play.mjs bounds itself; this is the backstop should node hang.
