@@ -142,6 +142,8 @@ type Config struct {
 	Console http.Handler
 	// PublicHost is the host put in hls_url/dash_url; empty uses the request's host.
 	PublicHost string
+	// HTTPS says the player ports serve HTTPS (--tls-cert): hls_url and dash_url are https.
+	HTTPS bool
 	// TokenTTL is the lifetime of issued tokens; default 30 days.
 	TokenTTL time.Duration
 	// RevocationRecheck is the longest the in-memory token revocation state goes without

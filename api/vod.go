@@ -25,10 +25,15 @@ func vodModule() *module {
 	}
 }
 
-// decoratePlayer adds hls_url and dash_url, absolute URLs on the player's vod_port.
+// decoratePlayer adds hls_url and dash_url, absolute URLs on the player's vod_port (https
+// when the server serves TLS).
 func decoratePlayer(s *server, r *http.Request, rec storage.Record, doc map[string]any) error {
 	p := rec.(*storage.Player)
-	base := "http://" + net.JoinHostPort(s.publicHost(r), strconv.Itoa(p.VodPort)) + "/hls/" + p.ID + "/" + p.ID + "/index"
+	scheme := "http://"
+	if s.cfg.HTTPS {
+		scheme = "https://"
+	}
+	base := scheme + net.JoinHostPort(s.publicHost(r), strconv.Itoa(p.VodPort)) + "/hls/" + p.ID + "/" + p.ID + "/index"
 	doc["hls_url"] = base + ".m3u8"
 	doc["dash_url"] = base + ".mpd"
 	return nil

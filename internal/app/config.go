@@ -84,6 +84,9 @@ type Config struct {
 	// EventStatsEvery is the period of the event stream's server_stats event, at least 1s
 	// (events.Options.StatsEvery). Default 10s.
 	EventStatsEvery time.Duration
+
+	// TLS is HTTPS with HTTP/2 on the API and player ports (config_tls.go).
+	TLS TLSSettings
 }
 
 // minEventStatsEvery is the shortest server_stats period: each one samples the CPU for 250 ms.
@@ -165,7 +168,7 @@ func settings() []setting {
 		c.InputSchemes = list
 		return nil
 	}
-	return []setting{
+	return append([]setting{
 		{"addr", "SLUICE_ADDR", ":8080", "API and playback listen address (host:port)", str(func(c *Config) *string { return &c.Addr })},
 		{"data", "SLUICE_DATA", "./data", "data folder: database and recordings", str(func(c *Config) *string { return &c.Data })},
 		{"store", "SLUICE_STORE", "", "PostgreSQL URL (postgres://user:password@host:5432/db) to keep the records in (empty: the SQLite file sluice.db in the data folder)", str(func(c *Config) *string { return &c.Store })},
@@ -189,7 +192,7 @@ func settings() []setting {
 		{"webhook-retry-max", "SLUICE_WEBHOOK_RETRY_MAX", "10m", "longest wait between a webhook delivery's attempts (duration); deliveries are retried for 24h", dur(func(c *Config) *time.Duration { return &c.WebhookRetryMax })},
 		{"event-stats-every", "SLUICE_EVENT_STATS_EVERY", "10s", "period of the event stream's server_stats event (duration, at least 1s)", dur(func(c *Config) *time.Duration { return &c.EventStatsEvery })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
-	}
+	}, tlsSettings()...)
 }
 
 // ParseConfig reads the defaults, then the environment, then the flags in args.
@@ -287,6 +290,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("--media-bind: %q is not an IP address (e.g. 127.0.0.1, 10.0.0.5, ::1; empty for every interface)", c.MediaBind)
 		}
 		c.MediaBind = ip.String()
+	}
+	if err := c.validateTLS(); err != nil {
+		return err
 	}
 	abs, err := filepath.Abs(c.Data)
 	if err != nil {

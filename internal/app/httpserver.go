@@ -47,6 +47,26 @@ const (
 // at least 256 KiB per 30 s, about 70 kbit/s, to keep a download).
 const writeChunk = 256 << 10
 
+// HTTP/2 limits of the HTTPS ports (--tls-cert): what one HTTP/2 connection may hold beyond an
+// HTTP/1.1 one. The timeouts above and the connection caps (conncaps.go) hold as they are.
+const (
+	// h2MaxStreams is how many requests one HTTP/2 connection may have in flight (16): a
+	// low-latency viewer holds 2 to 4 (a blocking playlist reload and a preload hint per
+	// rendition, a segment), a console page its event stream and a few reads. Past it a
+	// client queues its requests.
+	h2MaxStreams = 16
+	// h2MaxFrame is the largest frame a client may send (16 KiB, HTTP/2's least): its buffer is
+	// allocated when the frame's header is read, so it is kept to what HTTP/1.1 reads at once.
+	h2MaxFrame = 16 << 10
+	// h2ReceiveBuffer is the request body bytes a client may send ahead of the handler, per
+	// connection and per stream (256 KiB, the flow-control windows): memory follows what was
+	// sent, up to this. 256 KiB a round trip is 100 Mbit/s at 20 ms.
+	h2ReceiveBuffer = 256 << 10
+	// httpMaxHeaderBytes caps a request's headers, HTTP/1.1 and HTTP/2 alike (1 MiB,
+	// net/http's default); more answers 431.
+	httpMaxHeaderBytes = http.DefaultMaxHeaderBytes
+)
+
 // httpDefaults are the limits of every sluice HTTP server; tests of the timeouts shorten them
 // (TestMain, before any server starts).
 var httpDefaults = httpLimits{
@@ -63,11 +83,25 @@ func newHTTPServer(h http.Handler, lim httpLimits, upload func(*http.Request) bo
 		// No ReadTimeout or WriteTimeout: they bound a whole request and response, which a
 		// download must not have, and a ReadTimeout that passes while a handler still runs
 		// cancels the request's context. deadlines sets them per request instead.
+		// It also bounds a TLS handshake (net/http's tlsHandshakeTimeout is the least of the
+		// positive timeouts).
 		ReadHeaderTimeout: lim.Header,
 		IdleTimeout:       lim.Idle,
-		ErrorLog:          slog.NewLogLogger(log.With("part", "http").Handler(), slog.LevelDebug),
-		ConnState:         markIdle,
-		ConnContext:       withConn,
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+		// Used only on TLS connections that chose h2 (no h2c: Protocols stays the default).
+		// IdleTimeout closes an HTTP/2 connection with no stream open; WriteByteTimeout is the
+		// write stall of the connection as a whole (a client that reads nothing at all), each
+		// stream's writes keeping their own deadline (deadlines).
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          h2MaxStreams,
+			MaxReadFrameSize:              h2MaxFrame,
+			MaxReceiveBufferPerConnection: h2ReceiveBuffer,
+			MaxReceiveBufferPerStream:     h2ReceiveBuffer,
+			WriteByteTimeout:              lim.WriteStall,
+		},
+		ErrorLog:    slog.NewLogLogger(log.With("part", "http").Handler(), slog.LevelDebug),
+		ConnState:   markIdle,
+		ConnContext: withConn,
 	}
 }
 
@@ -76,8 +110,11 @@ func newHTTPServer(h http.Handler, lim httpLimits, upload func(*http.Request) bo
 // between requests. A cap that is reached closes the one idle the longest to admit a new
 // client, so idle connections cannot lock others out. A connection serving a request is
 // never closed for another; the header, body and write deadlines bound how long it may take.
+//
+// On an HTTP/2 connection net/http reports it idle while it has no stream open and active
+// while it has one; the connection is the TLS one, over the capped listener's.
 func markIdle(c net.Conn, st http.ConnState) {
-	lc, ok := c.(*connlimit.Conn)
+	lc, ok := plainConn(c).(*connlimit.Conn)
 	if !ok {
 		return
 	}
@@ -94,7 +131,7 @@ type connKey struct{}
 
 // withConn puts a capped listener's connection in its requests' context, for deadlines.
 func withConn(ctx context.Context, c net.Conn) context.Context {
-	if lc, ok := c.(*connlimit.Conn); ok {
+	if lc, ok := plainConn(c).(*connlimit.Conn); ok {
 		return context.WithValue(ctx, connKey{}, lc)
 	}
 	return ctx

@@ -76,7 +76,7 @@ func playerPipeline(in *inputs, tr *transcoder, pb *playback, r *storage.Player,
 		return err
 	}}
 	vodPort := Part{Name: "vod-port", Run: func(ctx context.Context, rep supervisor.Reporter) error {
-		return serveHTTP(ctx, in.cfg.mediaAddr(r.VodPort), files, rep, log)
+		return serveHTTP(ctx, in.cfg.mediaAddr(r.VodPort), files, &in.cfg.TLS, rep, log)
 	}}
 	p.Sinks = append(p.Sinks, packager, vodPort)
 	p.Figures = append(p.Figures, playerFigures(files.Stores(), files.Counters()))
@@ -116,15 +116,16 @@ func watchReady(ctx context.Context, st *segment.Store, r *storage.Player, ready
 // it closes their connections (2 s).
 const playerShutdownTimeout = 2 * time.Second
 
-// serveHTTP serves h on addr until ctx ends; it returns once the port is closed.
-func serveHTTP(ctx context.Context, addr string, h http.Handler, rep supervisor.Reporter, log *slog.Logger) error {
+// serveHTTP serves h on addr until ctx ends, over HTTPS with HTTP/2 when tls has a certificate;
+// it returns once the port is closed.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, tls *TLSSettings, rep supervisor.Reporter, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	srv := newHTTPServer(h, httpDefaults, nil, log)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(guardPlayer(ln, log)) }()
+	go func() { done <- tls.serve(srv, guardPlayer(ln, log)) }()
 	rep.SetState(supervisor.Running)
 	select {
 	case err := <-done:

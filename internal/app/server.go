@@ -55,6 +55,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	// ffmpeg children run below the server's CPU priority, so that the API and the protocol
 	// stacks answer whatever the encoders do (issue 13: 40 test streams starting at once).
 	supervisor.SetNice(cfg.FFmpegNice)
+	// HTTPS: the certificate is loaded before anything starts, so a bad pair fails the start.
+	if err := cfg.startTLS(log); err != nil {
+		return err
+	}
 	st, err := openStore(cfg)
 	if err != nil {
 		return err
@@ -175,6 +179,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		Playback:   pb,
 		Console:    site.Handler(),
 		PublicHost: publicHost,
+		HTTPS:      cfg.TLS.On(),
 		TokenTTL:   cfg.TokenTTL,
 		Ready:      ready.Load,
 		// INPUT_TYPE_OTHER: which ffmpeg protocols, and whether local files.
@@ -196,14 +201,14 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	// Event streams never end by themselves: a shutdown ends them.
 	srv.RegisterOnShutdown(evHub.Close)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- cfg.TLS.serve(srv, ln) }()
 
 	repairRecordings(ctx, st, cfg.RecordingsDir(), repaired, emit, log)
 	if err := bootActive(ctx, st, mgr, log); err != nil {
 		log.Error("starting active records", "err", err)
 	}
 	ready.Store(true)
-	fmt.Fprintf(out, "sluice %s: API at http://%s (data in %s)\n", Version, displayAddr(ln.Addr()), cfg.Data)
+	fmt.Fprintf(out, "sluice %s: API at %s://%s (data in %s)\n", Version, cfg.TLS.scheme(), displayAddr(ln.Addr()), cfg.Data)
 	if opts.OnReady != nil {
 		opts.OnReady(ln.Addr())
 	}

@@ -50,6 +50,9 @@ type testServer struct {
 	token  string
 	cancel context.CancelFunc
 	done   chan error
+	// client makes the API calls: with --tls-cert one that trusts that certificate; nil is
+	// http.DefaultClient.
+	client *http.Client
 }
 
 func startServer(t *testing.T, data string, runners RunnerFactory) *testServer {
@@ -73,13 +76,17 @@ func startServerLog(t *testing.T, data string, runners RunnerFactory, getenv fun
 	cfg.AdminPassword = "correct-horse-battery"
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
-	ts := &testServer{t: t, cancel: cancel, done: make(chan error, 1)}
+	ts := &testServer{t: t, cancel: cancel, done: make(chan error, 1), client: http.DefaultClient}
+	scheme := "http://"
+	if cfg.TLS.On() {
+		scheme, ts.client = "https://", trustingClient(t, cfg.TLS.Cert)
+	}
 	go func() {
 		ts.done <- Run(ctx, cfg, Options{Runners: runners, Logger: log, OnReady: func(a net.Addr) { ready <- a }})
 	}()
 	select {
 	case a := <-ready:
-		ts.base = "http://" + a.String()
+		ts.base = scheme + a.String()
 	case err := <-ts.done:
 		t.Fatalf("server exited at start: %v", err)
 	case <-time.After(60 * time.Second):
@@ -125,7 +132,11 @@ func (ts *testServer) call(path string, body any, want int, out any) {
 	if ts.token != "" {
 		req.Header.Set("x-access-token", ts.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := ts.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		ts.t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 //
 //   node play.mjs --kind hls|dash --src URL [--duration 12] [--start-timeout 20]
 //                 [--live-delay SECONDS] [--low-latency] [--stamp] [--chromium /usr/bin/chromium]
-//                 [--screenshot out.png]
+//                 [--screenshot out.png] [--insecure] [--protocols] [--check-page URL]
 //
 // It serves this folder (player.html and the players under node_modules) on 127.0.0.1:0, opens
 // player.html?kind=..&src=.., waits until the video plays, then samples window.__state() every
@@ -14,10 +14,19 @@
 // --stamp reads the bench's glass-to-glass stamp off the displayed frames (stamp.js) and adds
 // stamp: {samples: [[atMs, latencyMs]...], undecoded, stalls: [atMs...], reads, rvfc} over the
 // window to the result.
+// --insecure accepts any server certificate (--ignore-certificate-errors), for HTTPS servers
+// with a self-signed one.
+// --check-page opens URL (a page of the media server, e.g. its watch page) after the playback
+// window, waits until its first <video> plays, and adds checkPage: {url, navigation, protocols,
+// playing, currentTime}: the page's own nextHopProtocol and its same-origin resource timing
+// entries counted by nextHopProtocol (same-origin, so the browser exposes them).
 //
 // Result: {ok, kind, src, playedSeconds, advance, startupSeconds, seeks, stalls, latency,
 // readTimeouts, samples, decoded, errors, warnings, console, support, player, browser, reason,
-// elapsedSeconds}. stalls counts the video element's 'waiting' events during the window;
+// elapsedSeconds, protocols}. With --protocols, protocols counts the responses from the --src
+// origin by the protocol Chromium's network stack reports ('h2', 'http/1.1'; DevTools' Network
+// domain, which sees cross-origin requests whose resource timing the page may not read); it is
+// off by default so that measurements run without DevTools' network events. stalls counts the video element's 'waiting' events during the window;
 // latency sums up hls.js's hls.latency over the window's samples ({last, mean, max}, seconds,
 // null for dash.js).
 // playedSeconds sums the currentTime steps between samples that look like playback (at most twice
@@ -48,7 +57,7 @@ const started = Date.now();
 const result = {
   ok: false, kind: '', src: '', playedSeconds: 0, advance: 0, startupSeconds: -1, seeks: 0,
   stalls: 0, latency: null, readTimeouts: 0, samples: [], errors: [], warnings: [], console: [], support: {}, player: '',
-  browser: '', reason: '',
+  browser: '', reason: '', protocols: {},
 };
 
 let printed = false;
@@ -83,6 +92,9 @@ try {
       stamp: { type: 'boolean', default: false },
       chromium: { type: 'string', default: '/usr/bin/chromium' },
       screenshot: { type: 'string' },
+      insecure: { type: 'boolean', default: false },
+      'check-page': { type: 'string' },
+      protocols: { type: 'boolean', default: false },
     },
   }).values;
 } catch (e) {
@@ -105,8 +117,10 @@ async function main() {
   }
 
   // Whatever happens below, the process ends in bounded time.
-  const budget = LAUNCH_TIMEOUT_MS + NAV_TIMEOUT_MS + CLOSE_TIMEOUT_MS +
+  let budget = LAUNCH_TIMEOUT_MS + NAV_TIMEOUT_MS + CLOSE_TIMEOUT_MS +
     (startTimeout + duration) * 1000 + 4 * READ_TIMEOUT_MS;
+  // --check-page: its navigation, start, 2 s of play, reads and close.
+  if (opts['check-page']) budget += NAV_TIMEOUT_MS + startTimeout * 1000 + 2000 + 3 * READ_TIMEOUT_MS + CLOSE_TIMEOUT_MS;
   setTimeout(() => finish(2, 'watchdog: still running after ' + budget + ' ms'), budget).unref();
 
   const server = await serve();
@@ -136,7 +150,7 @@ async function run(server, profile, duration, startTimeout, setCtx) {
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: opts.chromium,
     headless: true,
-    args: FLAGS,
+    args: opts.insecure ? [...FLAGS, '--ignore-certificate-errors'] : FLAGS,
     timeout: LAUNCH_TIMEOUT_MS,
     viewport: { width: 640, height: 360 },
   });
@@ -150,6 +164,17 @@ async function run(server, profile, duration, startTimeout, setCtx) {
       if (result.console.length > 50) result.console.shift();
     }
   });
+
+  if (opts.protocols) {
+    const srcOrigin = new URL(opts.src).origin;
+    const cdp = await ctx.newCDPSession(page);
+    cdp.on('Network.responseReceived', (e) => {
+      if (new URL(e.response.url).origin !== srcOrigin) return;
+      const p = e.response.protocol || '';
+      result.protocols[p] = (result.protocols[p] || 0) + 1;
+    });
+    await cdp.send('Network.enable');
+  }
 
   const { port } = server.address();
   let url = 'http://127.0.0.1:' + port + '/player.html?kind=' + encodeURIComponent(opts.kind) +
@@ -249,6 +274,7 @@ async function run(server, profile, duration, startTimeout, setCtx) {
     await bounded(page.screenshot({ path: opts.screenshot }), 10000, 'screenshot')
       .catch((e) => result.warnings.push(String(e)));
   }
+  if (opts['check-page']) result.checkPage = await checkPage(ctx, opts['check-page'], startTimeout);
   if (result.errors.length > 0) {
     result.reason = 'fatal player error during playback';
     return 1;
@@ -259,6 +285,44 @@ async function run(server, profile, duration, startTimeout, setCtx) {
   }
   result.ok = true;
   return 0;
+}
+
+// checkPage opens url in a new page, waits up to startTimeout s for its first video to play and
+// 2 s more, and reads the protocols of the page and of its same-origin resources.
+async function checkPage(ctx, url, startTimeout) {
+  const out = { url, navigation: '', protocols: {}, playing: false, currentTime: 0, error: '' };
+  const page = await ctx.newPage();
+  try {
+    await page.goto(url, { timeout: NAV_TIMEOUT_MS, waitUntil: 'load' });
+    const t0 = Date.now();
+    const playing = () => bounded(page.evaluate(() => {
+      const v = document.querySelector('video');
+      return v ? { p: v.currentTime > 0 && !v.paused && v.readyState >= 2, t: v.currentTime } : { p: false, t: 0 };
+    }), READ_TIMEOUT_MS, 'read the video');
+    let v = await playing();
+    while (!v.p && Date.now() - t0 < startTimeout * 1000) {
+      await sleep(SAMPLE_MS);
+      v = await playing();
+    }
+    if (v.p) {
+      await sleep(2000);
+      v = await playing();
+    }
+    out.playing = v.p;
+    out.currentTime = round(v.t);
+    Object.assign(out, await bounded(page.evaluate(() => {
+      const n = {};
+      for (const e of performance.getEntriesByType('resource')) {
+        if (new URL(e.name).origin === location.origin) n[e.nextHopProtocol] = (n[e.nextHopProtocol] || 0) + 1;
+      }
+      const nav = performance.getEntriesByType('navigation')[0];
+      return { navigation: nav ? nav.nextHopProtocol : '', protocols: n };
+    }), READ_TIMEOUT_MS, 'read resource timing'));
+  } catch (e) {
+    out.error = String(e && e.message || e);
+  }
+  await bounded(page.close(), CLOSE_TIMEOUT_MS, 'close the checked page').catch(() => {});
+  return out;
 }
 
 function sample(s, since) {

@@ -68,6 +68,11 @@ type Result struct {
 	Reason string `json:"reason"`
 	// ElapsedSeconds is the harness's whole run time.
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	// Protocols counts the responses from the played URL's origin by the protocol Chromium
+	// used ("h2", "http/1.1"), with the Protocols option; empty without.
+	Protocols map[string]int `json:"protocols"`
+	// CheckPage is what the CheckPage option read, or nil.
+	CheckPage *PageCheck `json:"checkPage,omitempty"`
 	// Stamp is what the page read of the glass-to-glass stamp over the window (Stamp option).
 	Stamp *StampReading `json:"stamp,omitempty"`
 }
@@ -86,6 +91,20 @@ type StampReading struct {
 	// requestVideoFrameCallback (else a 100 ms timer).
 	Reads int  `json:"reads"`
 	RVFC  bool `json:"rvfc"`
+}
+
+// PageCheck is what the harness read of a page of the media server itself (CheckPage).
+type PageCheck struct {
+	URL string `json:"url"`
+	// Navigation is the page's own nextHopProtocol ("h2", "http/1.1").
+	Navigation string `json:"navigation"`
+	// Protocols counts the page's same-origin resource timing entries by nextHopProtocol.
+	Protocols map[string]int `json:"protocols"`
+	// Playing says its first video played; CurrentTime is where it was 2 s later.
+	Playing     bool    `json:"playing"`
+	CurrentTime float64 `json:"currentTime"`
+	// Error is why the check could not finish.
+	Error string `json:"error"`
 }
 
 // Latency is the player's own measure of the distance to the live edge over a playback window,
@@ -142,6 +161,9 @@ func (r Result) String() string {
 	if l := r.Latency; l != nil {
 		s += fmt.Sprintf("; latency last %.2f s, mean %.2f s, max %.2f s (low-latency mode %v)", l.Last, l.Mean, l.Max, l.LowLatencyMode)
 	}
+	if len(r.Protocols) > 0 {
+		s += fmt.Sprintf("; protocols %v", r.Protocols)
+	}
 	if r.ReadTimeouts > 0 {
 		s += fmt.Sprintf("; %d state reads timed out", r.ReadTimeouts)
 	}
@@ -162,6 +184,9 @@ type config struct {
 	lowLatency bool
 	screenshot string
 	stamp      bool
+	insecure   bool
+	checkPage  string
+	protocols  bool
 }
 
 // LowLatency plays with hls.js lowLatencyMode on (it is off otherwise) and dash.js live
@@ -175,6 +200,19 @@ func Stamp() Option { return func(c *config) { c.stamp = true } }
 // LiveDelay keeps the player d behind a live edge (hls.js liveSyncDuration, dash.js liveDelay)
 // instead of its default: 3 target durations for hls.js, @suggestedPresentationDelay for dash.js.
 func LiveDelay(d time.Duration) Option { return func(c *config) { c.liveDelay = d } }
+
+// Insecure makes Chromium accept any server certificate (--ignore-certificate-errors), to play
+// from an HTTPS server with a self-signed one.
+func Insecure() Option { return func(c *config) { c.insecure = true } }
+
+// Protocols counts the played origin's responses by protocol into Result.Protocols (through
+// DevTools' network events, which the page's cross-origin resource timing does not expose).
+func Protocols() Option { return func(c *config) { c.protocols = true } }
+
+// CheckPage opens url (a page of the media server, such as a player's watch page) after the
+// playback window, waits for its first video to play, and reads into Result.CheckPage the
+// protocols of the page and of its same-origin resources (resource timing's nextHopProtocol).
+func CheckPage(url string) Option { return func(c *config) { c.checkPage = url } }
 
 // Screenshot saves a PNG of the page at the end of the window to path.
 func Screenshot(path string) Option { return func(c *config) { c.screenshot = path } }
@@ -225,10 +263,23 @@ func Watch(kind, url string, d time.Duration, opts ...Option) (Result, error) {
 	if c.screenshot != "" {
 		args = append(args, "--screenshot", c.screenshot)
 	}
+	if c.insecure {
+		args = append(args, "--insecure")
+	}
+	if c.checkPage != "" {
+		args = append(args, "--check-page", c.checkPage)
+	}
+	if c.protocols {
+		args = append(args, "--protocols")
+	}
 
 	// play.mjs bounds itself; this is the backstop should node hang.
 	start := time.Now()
-	stdout, stderr, err := RunNode(dir, startTimeout+d+90*time.Second, args...)
+	budget := startTimeout + d + 90*time.Second
+	if c.checkPage != "" {
+		budget += startTimeout + 20*time.Second
+	}
+	stdout, stderr, err := RunNode(dir, budget, args...)
 	r, perr := parse(stdout.Bytes())
 	if perr != nil {
 		return r, fmt.Errorf("browser: play %s %s: %w (exit: %s, after %v)\nstderr:\n%s", kind, url, perr, fmt.Sprint(err),
