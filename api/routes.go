@@ -48,6 +48,13 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodGet, pattern: "/api/events", tag: "events", auth: authTokenOrQuery,
 		summary: "Server-Sent Events: state changes, inputs, publishers, recorded files, player readiness, server statistics (README \"Events and webhooks\")",
 		query:   eventsQuery(), errs: []int{http.StatusServiceUnavailable}, handler: s.events})
+	add(route{method: http.MethodGet, pattern: "/api/nodes/getAll", tag: "nodes", auth: authToken,
+		summary: "List the cluster's nodes: URLs, start, last heartbeat, records owned, capacity (503 on a single node)",
+		resp:    jsArray(nodeSchema()), errs: []int{http.StatusServiceUnavailable}, handler: s.nodesGetAll})
+	add(route{method: http.MethodPost, pattern: "/api/nodes/drain", tag: "nodes", auth: authToken,
+		summary: "Drain a node: it hands its records to the others and takes no new ones until it restarts (503 on a single node)",
+		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),
+		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesDrain})
 	rec := recordingModule()
 	add(route{method: http.MethodPost, pattern: "/api/recording/removeFile", tag: "recording", auth: authToken,
 		summary: "Delete a recorded file from disk and from its recording's list",
