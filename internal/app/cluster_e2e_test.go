@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,7 @@ type childMonitor struct {
 	markers map[string]string
 	most    map[string]int // record → the most children seen at once
 	now     map[string]int // record → children at the last sample
+	procs   map[string][]int // record → its children's pids at the last sample
 	samples int
 }
 
@@ -101,6 +103,7 @@ func (m *childMonitor) sample() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	count := map[string]int{}
+	procs := map[string][]int{}
 	for _, p := range stats {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -127,13 +130,15 @@ func (m *childMonitor) sample() {
 		for marker, rec := range m.markers {
 			if strings.Contains(line, marker) {
 				count[rec]++
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				procs[rec] = append(procs[rec], pid)
 			}
 		}
 	}
 	for rec, n := range count {
 		m.most[rec] = max(m.most[rec], n)
 	}
-	m.now = count
+	m.now, m.procs = count, procs
 	m.samples++
 }
 
@@ -142,6 +147,13 @@ func (m *childMonitor) children(record string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.now[record]
+}
+
+// pidsOf are the pids of record's children at the last sample.
+func (m *childMonitor) pidsOf(record string) []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.procs[record])
 }
 
 // run samples until ctx ends.
@@ -268,11 +280,17 @@ func TestClusterThreeNodes(t *testing.T) {
 			break
 		}
 	}
+	// Its child is watched by pid: a scan of /proc can take long on a loaded machine.
+	mon.sample()
+	pids := mon.pidsOf(victim)
+	if len(pids) != 1 {
+		t.Fatalf("restream %s: children %v, want 1", victim, pids)
+	}
 	stopAt := time.Now()
 	nodes[0].c.ts.call("/api/restream/stop", map[string]any{"id": victim}, http.StatusOK, nil)
 	testutil.Eventually(t, time.Second, "restream "+victim+" stopped on "+owner+" within 1 s", func() bool {
-		mon.sample()
-		return mon.children(victim) == 0
+		_, err := os.Stat("/proc/" + strconv.Itoa(pids[0]))
+		return os.IsNotExist(err)
 	})
 	t.Logf("stop through n1 of a restream on %s: child gone after %v", owner, time.Since(stopAt).Round(time.Millisecond))
 	testutil.Eventually(t, 3*time.Second, "stopped everywhere", func() bool {
