@@ -73,8 +73,8 @@ type childMonitor struct {
 	mu      sync.Mutex
 	pids    map[int]string // node process → node id
 	markers map[string]string
-	most    map[string]int // record → the most children seen at once
-	now     map[string]int // record → children at the last sample
+	most    map[string]int   // record → the most children seen at once
+	now     map[string]int   // record → children at the last sample
 	procs   map[string][]int // record → its children's pids at the last sample
 	samples int
 }
