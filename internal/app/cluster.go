@@ -152,12 +152,12 @@ func countChildren(pid int, comm string) (int, error) {
 		}
 		// pid (comm) state ppid …; comm may hold spaces and parentheses: split at the last ')'.
 		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
 			continue
 		}
-		rest := strings.Fields(s[close+1:])
-		if len(rest) < 2 || s[open+1:close] != comm {
+		rest := strings.Fields(s[end+1:])
+		if len(rest) < 2 || s[open+1:end] != comm {
 			continue
 		}
 		if ppid, err := strconv.Atoi(rest[1]); err == nil && ppid == pid {

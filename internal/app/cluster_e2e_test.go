@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,6 +212,7 @@ func TestClusterThreeNodes(t *testing.T) {
 	// 6 players and 6 restreams, created through the three nodes in turn; each is placed before
 	// the next is created, so that placement sees the leases taken.
 	module := map[string]string{}
+	vodPort := map[string]int{}
 	for i := range 12 {
 		via := nodes[i%3]
 		hz := 1201 + i
@@ -218,8 +220,9 @@ func TestClusterThreeNodes(t *testing.T) {
 			"resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": hz}
 		var id string
 		if i%2 == 0 {
-			id = via.c.ts.create("vod", playerBody(fmt.Sprintf("p%d", i), testutil.FreePort(t), input))
-			module[id] = "vod"
+			port := testutil.FreePort(t)
+			id = via.c.ts.create("vod", playerBody(fmt.Sprintf("p%d", i), port, input))
+			module[id], vodPort[id] = "vod", port
 		} else {
 			id = via.c.ts.create("restream", restreamBody(fmt.Sprintf("r%d", i), input))
 			module[id] = "restream"
@@ -336,6 +339,17 @@ func TestClusterThreeNodes(t *testing.T) {
 		return true
 	})
 	t.Logf("kill -9 of %s: its %d records running elsewhere after %v", killed.id, len(moved), time.Since(killAt).Round(time.Millisecond))
+	// Its players' playlists are served again, on their ports, by their new owners.
+	for _, id := range moved {
+		if module[id] != "vod" {
+			continue
+		}
+		url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort[id], id, id)
+		testutil.Eventually(t, 20*time.Second, "the moved player's playlist "+url, func() bool {
+			code, _ := httpGet(t, url)
+			return code == http.StatusOK
+		})
+	}
 
 	// Restarted with its id, the node rejoins and takes the next record.
 	nodes[1] = startNode(t, dbURL, killed.id, killed.addr, killed.data)
@@ -393,6 +407,34 @@ func TestClusterThreeNodes(t *testing.T) {
 	}
 	final := nodes[0].view(t)
 	checkLeases(t, db, final)
+
+	// SIGTERM n1: once it exited it holds no lease and has no row, and n2 runs everything.
+	termAt := time.Now()
+	if err := nodes[0].c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- nodes[0].c.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("n1 did not exit on SIGTERM")
+	}
+	var held, rows int
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM leases WHERE node_id = 'n1'), (SELECT COUNT(*) FROM nodes WHERE id = 'n1')`).
+		Scan(&held, &rows); err != nil || held != 0 || rows != 0 {
+		t.Errorf("after n1's SIGTERM: %d leases still name it, %d node rows, %v", held, rows, err)
+	}
+	testutil.Eventually(t, 15*time.Second, "every record running on n2 after n1's SIGTERM", func() bool {
+		v := nodes[1].view(t)
+		for _, r := range v {
+			if r.State != "running" || r.Node != "n2" {
+				return false
+			}
+		}
+		return len(v) == 13
+	})
+	t.Logf("SIGTERM of n1: every record running on n2 after %v", time.Since(termAt).Round(time.Millisecond))
 	mon.sample()
 	mon.mu.Lock()
 	for id := range module {
