@@ -313,9 +313,12 @@ func (c *clusterNode) isActive(ctx context.Context, mod storage.Module, id strin
 // someone else's now, so nothing is released.
 func (c *clusterNode) lost(records []string) {
 	lost := map[string]bool{}
+	c.mu.Lock()
 	for _, id := range records {
 		lost[id] = true
+		delete(c.written, id)
 	}
+	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, k := range c.mgr.Running() {
 		if lost[k.id] {
