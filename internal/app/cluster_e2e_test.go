@@ -74,9 +74,10 @@ type childMonitor struct {
 	mu      sync.Mutex
 	pids    map[int]string // node process → node id
 	markers map[string]string
-	most    map[string]int   // record → the most children seen at once
-	now     map[string]int   // record → children at the last sample
-	procs   map[string][]int // record → its children's pids at the last sample
+	most    map[string]int      // record → the most children seen at once
+	now     map[string]int      // record → children at the last sample
+	procs   map[string][]int    // record → its children's pids at the last sample
+	lines   map[string][]string // record → its children's command lines at the last sample
 	samples int
 }
 
@@ -105,6 +106,7 @@ func (m *childMonitor) sample() {
 	defer m.mu.Unlock()
 	count := map[string]int{}
 	procs := map[string][]int{}
+	lines := map[string][]string{}
 	for _, p := range stats {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -133,13 +135,14 @@ func (m *childMonitor) sample() {
 				count[rec]++
 				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
 				procs[rec] = append(procs[rec], pid)
+				lines[rec] = append(lines[rec], line)
 			}
 		}
 	}
 	for rec, n := range count {
 		m.most[rec] = max(m.most[rec], n)
 	}
-	m.now, m.procs = count, procs
+	m.now, m.procs, m.lines = count, procs, lines
 	m.samples++
 }
 
@@ -155,6 +158,13 @@ func (m *childMonitor) pidsOf(record string) []int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.procs[record])
+}
+
+// linesOf are the command lines of record's children at the last sample.
+func (m *childMonitor) linesOf(record string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.lines[record])
 }
 
 // run samples until ctx ends.
@@ -306,6 +316,57 @@ func TestClusterThreeNodes(t *testing.T) {
 	})
 	nodes[2].c.ts.call("/api/restream/start", map[string]any{"id": victim}, http.StatusOK, nil)
 
+	// An update through a node that does not own the restream: its owner restarts it with the
+	// new settings (a new test-video bitrate in its child's command line).
+	var changed string
+	for id, r := range agreed {
+		if module[id] == "restream" && r.Node != "n1" && id != victim {
+			changed, owner = id, r.Node
+			break
+		}
+	}
+	hz := 0
+	for marker, rec := range mon.markers {
+		if rec == changed {
+			hz, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(marker, "sine=frequency="), ":"))
+		}
+	}
+	updateAt := time.Now()
+	nodes[0].c.ts.call("/api/restream/update", map[string]any{"id": changed, "input": map[string]any{
+		"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160, "resolution_height": 90,
+		"encoding_rate": 10, "test_video_bitrate": 120, "sound_hz": hz}}, http.StatusOK, nil)
+	testutil.Eventually(t, 5*time.Second, "restream "+changed+" restarted on "+owner+" with the new bitrate", func() bool {
+		mon.sample()
+		ls := mon.linesOf(changed)
+		return len(ls) == 1 && strings.Contains(ls[0], " -b:v 120k ")
+	})
+	t.Logf("update through n1 of a restream on %s: restarted with it after %v", owner, time.Since(updateAt).Round(time.Millisecond))
+
+	// A remove through a node that does not own the record: its child is gone within 1 s.
+	input := map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160,
+		"resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": 1251}
+	doomed := nodes[0].c.ts.create("restream", restreamBody("doomed", input))
+	mon.watch(doomed, 1251)
+	var doomedOwner string
+	testutil.Eventually(t, 10*time.Second, "restream "+doomed+" running", func() bool {
+		mon.sample()
+		r := nodes[0].view(t)[doomed]
+		doomedOwner = r.Node
+		return r.State == "running" && mon.children(doomed) == 1
+	})
+	via := nodes[0]
+	if doomedOwner == "n1" {
+		via = nodes[2]
+	}
+	pids = mon.pidsOf(doomed)
+	removeAt := time.Now()
+	via.c.ts.call("/api/restream/remove", map[string]any{"id": doomed}, http.StatusOK, nil)
+	testutil.Eventually(t, time.Second, "restream "+doomed+" gone from "+doomedOwner+" within 1 s", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pids[0]))
+		return os.IsNotExist(err)
+	})
+	t.Logf("remove through %s of a restream on %s: child gone after %v", via.id, doomedOwner, time.Since(removeAt).Round(time.Millisecond))
+
 	// kill -9 a node that runs records: they run on the other two within 15 s.
 	killed := nodes[1]
 	var moved []string
@@ -354,7 +415,7 @@ func TestClusterThreeNodes(t *testing.T) {
 	// Restarted with its id, the node rejoins and takes the next record.
 	nodes[1] = startNode(t, dbURL, killed.id, killed.addr, killed.data)
 	mon.node(nodes[1].c.cmd.Process.Pid, killed.id)
-	input := map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160,
+	input = map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160,
 		"resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": 1250}
 	fresh := nodes[0].c.ts.create("restream", restreamBody("after-rejoin", input))
 	mon.watch(fresh, 1250)
