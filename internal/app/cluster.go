@@ -16,10 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/cpu"
-
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/cluster"
+	"github.com/sluicemedia/sluice/internal/sysstats"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -120,11 +119,11 @@ func (c *clusterNode) sampleCPU(ctx context.Context) {
 	if !c.cfg.ClusterCPU {
 		return
 	}
-	pct, err := cpu.PercentWithContext(ctx, 250*time.Millisecond, false)
-	if err != nil || len(pct) == 0 {
+	share, err := sysstats.CPUShare(ctx)
+	if err != nil {
 		return
 	}
-	c.cpuBusy.Store(math.Float64bits(min(max(pct[0]/100, 0), 1)))
+	c.cpuBusy.Store(math.Float64bits(share))
 }
 
 // ffmpegChildren counts this process's ffmpeg children (Linux: from /proc); elsewhere, the

@@ -3,7 +3,9 @@ package sysstats
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -37,5 +39,29 @@ func TestReadIsConsistent(t *testing.T) {
 	}
 	if st.Drive.TotalGb == "" || st.Drive.TotalGb == "0.00" {
 		t.Errorf("drive %+v", st.Drive)
+	}
+}
+
+// TestCPUShare: the share of the CPUs in use is a fraction from 0 to 1, and a busy loop on
+// every core raises it above nothing.
+func TestCPUShare(t *testing.T) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		})
+	}
+	share, err := CPUShare(context.Background())
+	close(stop)
+	wg.Wait()
+	if err != nil || share <= 0 || share > 1 {
+		t.Fatalf("CPUShare while every core spins = %v, %v; want in (0, 1]", share, err)
 	}
 }
