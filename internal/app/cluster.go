@@ -354,6 +354,18 @@ func (c *clusterNode) reconcileAll(ctx context.Context) {
 			go c.act(opStop, k.m, k.id)
 		}
 	}
+	// The leases of this id's earlier run (a restart with the same --cluster-node-id) come
+	// back at once: their processes died with it.
+	unheld, err := c.node.Unheld(ctx)
+	if err != nil {
+		c.log.Warn("cluster: list this node's earlier leases", "error", err)
+		return
+	}
+	for _, o := range unheld {
+		if mod := storage.Module(o.Module); c.mgr.get(mod, o.ID) == nil {
+			c.startHere(mod, o.ID)
+		}
+	}
 	orphans, err := c.node.Orphans(ctx)
 	if err != nil {
 		c.log.Warn("cluster: list the orphans", "error", err)

@@ -95,3 +95,30 @@ func TestNotifyListen(t *testing.T) {
 		t.Error("a payload over the limit was sent")
 	}
 }
+
+// TestUnheld: a node restarted with the same id finds the live leases of its earlier run, takes
+// them back at once, and then finds none.
+func TestUnheld(t *testing.T) {
+	t.Parallel()
+	url, st := database(t)
+	first := join(t, url, "a", 10*time.Second, nil)
+	ids := records(t, st, 2)
+	ctx := timeout(t)
+	if _, err := first.Acquire(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if un, err := first.Unheld(ctx); len(un) != 0 || err != nil {
+		t.Fatalf("the holder's own leases listed as unheld: %v, %v", un, err)
+	}
+	again := join(t, url, "a", 10*time.Second, nil) // the restart: a new Node, the same id
+	un, err := again.Unheld(ctx)
+	if err != nil || len(un) != 1 || un[0].ID != ids[0] || un[0].Module != "MODULE_RESTREAM" {
+		t.Fatalf("unheld after the restart: %v, %v; want %s", un, err, ids[0])
+	}
+	if _, err := again.Acquire(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if un, err := again.Unheld(ctx); len(un) != 0 || err != nil {
+		t.Errorf("unheld after taking it back: %v, %v", un, err)
+	}
+}
