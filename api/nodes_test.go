@@ -74,6 +74,19 @@ func TestNodesCluster(t *testing.T) {
 			t.Errorf("getAll: %v node %v, want %q", doc["id"], doc["node"], want)
 		}
 	}
+	// A filter on node runs on the rendered records; echoing node back in an update is no
+	// unknown field.
+	if got := e.post("/api/restream/getAll", map[string]any{"filter": map[string]any{"node": "a"}}).arr(); len(got) != 1 ||
+		got[0].(map[string]any)["id"] != run {
+		t.Errorf("getAll filtered on node a: %v, want %s", got, run)
+	}
+	if r := e.post("/api/restream/getCount", map[string]any{"filter": map[string]any{"node": ""}}); r.code != http.StatusOK ||
+		r.obj()["count"] != float64(1) {
+		t.Errorf("getCount of the records nobody runs: %d %s", r.code, r.raw)
+	}
+	if r := e.post("/api/restream/update", map[string]any{"id": run, "node": "a"}); r.code != http.StatusOK {
+		t.Errorf("update echoing node: %d %s", r.code, r.raw)
+	}
 	nodes := e.do(http.MethodGet, "/api/nodes/getAll", nil)
 	if nodes.code != http.StatusOK || len(nodes.arr()) != 1 {
 		t.Errorf("nodes getAll: %d %s", nodes.code, nodes.raw)

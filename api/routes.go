@@ -30,6 +30,13 @@ type route struct {
 	handler http.HandlerFunc
 }
 
+// readSchema is a record as getById and getAll return it; the stored fields are the module's
+// schema, and a cluster adds node.
+func readSchema() map[string]any {
+	return jsObject(nil, map[string]any{clusterKey: map[string]any{"type": "string",
+		"description": "with a PostgreSQL store (a cluster): the id of the node running the record, empty when none does; absent on a single node"}})
+}
+
 // writeErrs are the errors of a route that writes to the store.
 var writeErrs = []int{http.StatusInsufficientStorage}
 
@@ -164,8 +171,8 @@ func (s *server) moduleRoutes(m *module) []route {
 		rs := []route{
 			post("create", "Create a "+m.noun, rec, jsRef("Created"), s.create(m)),
 			post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
-			post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(jsObject(nil, map[string]any{})), s.getAll(m)),
-			post("getById", "Read one "+m.noun, idBody, jsObject(nil, map[string]any{}), s.getByID(m)),
+			post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(readSchema()), s.getAll(m)),
+			post("getById", "Read one "+m.noun, idBody, readSchema(), s.getByID(m)),
 			post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
 		}
 		rs[0].status = http.StatusCreated
@@ -178,8 +185,8 @@ func (s *server) moduleRoutes(m *module) []route {
 		post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
 		post("start", "Start a "+m.noun+" (sets active=true)", idBody, jsRef("Success"), s.setActive(m, true)),
 		post("stop", "Stop a "+m.noun+" (sets active=false)", idBody, jsRef("Success"), s.setActive(m, false)),
-		post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(jsObject(nil, map[string]any{})), s.getAll(m)),
-		post("getById", "Read one "+m.noun, idBody, jsObject(nil, map[string]any{}), s.getByID(m)),
+		post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(readSchema()), s.getAll(m)),
+		post("getById", "Read one "+m.noun, idBody, readSchema(), s.getByID(m)),
 		post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
 	}
 	rs[0].status = http.StatusCreated
