@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/cluster"
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/sysstats"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -129,37 +129,26 @@ func (c *clusterNode) sampleCPU(ctx context.Context) {
 // ffmpegChildren counts this process's ffmpeg children (Linux: from /proc); elsewhere, the
 // processes running.
 func (c *clusterNode) ffmpegChildren() int {
-	n, err := countChildren(os.Getpid(), "ffmpeg")
+	n, err := countChildren(os.Getpid(), filepath.Base(c.cfg.FFmpeg))
 	if err != nil {
 		return len(c.mgr.Running())
 	}
 	return n
 }
 
-// countChildren counts the processes whose parent is pid and whose command name is comm, from
-// /proc/*/stat.
-func countChildren(pid int, comm string) (int, error) {
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil || len(stats) == 0 {
-		return 0, errors.New("no /proc")
+// countChildren counts the live children of pid whose program (the first word of the command
+// line, without its folder) is name.
+func countChildren(pid int, name string) (int, error) {
+	kids, err := procfs.Children(pid)
+	if err != nil {
+		return 0, err
 	}
 	n := 0
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
+	for _, k := range kids {
+		if k.Zombie() {
 			continue
 		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses: split at the last ')'.
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		rest := strings.Fields(s[end+1:])
-		if len(rest) < 2 || s[open+1:end] != comm {
-			continue
-		}
-		if ppid, err := strconv.Atoi(rest[1]); err == nil && ppid == pid {
+		if f := strings.Fields(procfs.Cmdline(k.PID)); len(f) > 0 && filepath.Base(f[0]) == name {
 			n++
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/pgtest"
 )
@@ -103,41 +103,25 @@ func (m *childMonitor) node(pid int, id string) {
 
 // sample counts the children per record once.
 func (m *childMonitor) sample() {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	all, _ := procfs.All()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	count := map[string]int{}
 	procs := map[string][]int{}
 	lines := map[string][]string{}
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
+	for _, st := range all {
+		if _, ok := m.pids[st.PPID]; !ok || st.Zombie() {
 			continue
 		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open || s[open+1:end] != "ffmpeg" {
+		line := procfs.Cmdline(st.PID)
+		if !strings.HasPrefix(line, "ffmpeg ") {
 			continue
 		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		if _, ok := m.pids[ppid]; !ok {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		if err != nil {
-			continue
-		}
-		line := strings.ReplaceAll(string(cmd), "\x00", " ")
 		for marker, rec := range m.markers {
 			if strings.Contains(line, marker) {
 				count[rec]++
-				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				procs[rec] = append(procs[rec], pid)
-				lines[rec] = append(lines[rec], line)
+				procs[rec] = append(procs[rec], st.PID)
+				lines[rec] = append(lines[rec], line+" ")
 			}
 		}
 	}
