@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -45,21 +46,16 @@ func TestReadIsConsistent(t *testing.T) {
 // TestCPUShare: the share of the CPUs in use is a fraction from 0 to 1, and a busy loop on
 // every core raises it above nothing.
 func TestCPUShare(t *testing.T) {
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for range runtime.NumCPU() {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() { // spins on purpose: every core busy
 			}
 		})
 	}
 	share, err := CPUShare(context.Background())
-	close(stop)
+	stop.Store(true)
 	wg.Wait()
 	if err != nil || share <= 0 || share > 1 {
 		t.Fatalf("CPUShare while every core spins = %v, %v; want in (0, 1]", share, err)
