@@ -189,6 +189,9 @@ type Config struct {
 	Webhooks Webhooks
 	// Changes, when set, is told of every create, update, start, stop and remove.
 	Changes Changes
+	// Cluster, when set (a PostgreSQL store), adds each record's node and serves the nodes
+	// routes; nil: a single node.
+	Cluster Cluster
 	// Observer, when set, is told of every request and failed login (for metrics).
 	Observer Observer
 	// Ready reports whether /healthz answers 200.

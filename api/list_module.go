@@ -61,7 +61,8 @@ func (q listQuery) storeQuery(m *module) (storage.ListQuery, bool) {
 // a store query, unless q names them) and q applied in memory. With countOnly no page is made.
 func (s *server) list(r *http.Request, m *module, q listQuery, countOnly bool) ([]map[string]any, int, error) {
 	ctx := r.Context()
-	if sq, ok := q.storeQuery(m); ok {
+	// In a cluster node is rendered too (the record's owner): a query naming it runs in memory.
+	if sq, ok := q.storeQuery(m); ok && (s.cfg.Cluster == nil || !slices.Contains(q.keys(), clusterKey)) {
 		if countOnly {
 			n, err := s.store.Count(ctx, m.kind, sq.Filter)
 			return nil, n, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -38,6 +39,17 @@ type module struct {
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
 var generatedKeys = []string{"id", "_id", "created", "modified", "user_id", "state", "state_since",
 	"last_error", "restarts", "hls_url", "dash_url", "srt"}
+
+// clusterKey is the read-only field a cluster adds to every record: the node running it.
+const clusterKey = "node"
+
+// generated are the generatedKeys of this server: with a cluster, node too.
+func (s *server) generated() []string {
+	if s.cfg.Cluster != nil {
+		return append(slices.Clone(generatedKeys), clusterKey)
+	}
+	return generatedKeys
+}
 
 // recordFields reads a record's body under the server's policies.
 func (s *server) recordFields(ctx context.Context, body map[string]any) *fields {
@@ -111,7 +123,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 			return
 		}
 		f := s.recordFields(ctx, body)
-		f.skip(generatedKeys...)
+		f.skip(s.generated()...)
 		rec := m.validate(f)
 		if err := f.err(); err != nil {
 			s.fail(w, r, err)
@@ -163,7 +175,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 		pf := s.recordFields(ctx, cloneDoc(body))
 		id := pf.requireID()
 		pf.partial = true
-		pf.skip(generatedKeys...)
+		pf.skip(s.generated()...)
 		m.validate(pf)
 		if err := pf.err(); err != nil {
 			s.fail(w, r, err)
@@ -192,7 +204,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 			}
 		}
 		f := s.recordFields(ctx, doc)
-		f.skip(generatedKeys...)
+		f.skip(s.generated()...)
 		rec := m.validate(f)
 		if err := f.err(); err != nil {
 			s.fail(w, r, err)

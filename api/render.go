@@ -30,6 +30,13 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 	b := rec.Meta()
 	doc["id"], doc["_id"] = b.ID, b.ID
 	doc["created"], doc["modified"] = FormatTime(b.Created), FormatTime(b.Modified)
+	if s.cfg.Cluster != nil {
+		// The node running the record; empty when none does (or the module runs nothing).
+		doc["node"] = ""
+		if !m.procless {
+			doc["node"] = s.cfg.Cluster.Owner(r.Context(), m.kind, b.ID)
+		}
+	}
 	if m.procless {
 		if m.decorate != nil {
 			if err := m.decorate(s, r, rec, doc); err != nil {

@@ -30,6 +30,13 @@ type route struct {
 	handler http.HandlerFunc
 }
 
+// readSchema is a record as getById and getAll return it; the stored fields are the module's
+// schema, and a cluster adds node.
+func readSchema() map[string]any {
+	return jsObject(nil, map[string]any{clusterKey: map[string]any{"type": "string",
+		"description": "with a PostgreSQL store (a cluster): the id of the node running the record, empty when none does; absent on a single node"}})
+}
+
 // writeErrs are the errors of a route that writes to the store.
 var writeErrs = []int{http.StatusInsufficientStorage}
 
@@ -48,6 +55,13 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodGet, pattern: "/api/events", tag: "events", auth: authTokenOrQuery,
 		summary: "Server-Sent Events: state changes, inputs, publishers, recorded files, player readiness, server statistics (README \"Events and webhooks\")",
 		query:   eventsQuery(), errs: []int{http.StatusServiceUnavailable}, handler: s.events})
+	add(route{method: http.MethodGet, pattern: "/api/nodes/getAll", tag: "nodes", auth: authToken,
+		summary: "List the cluster's nodes: URLs, start, last heartbeat, records owned, capacity (503 on a single node)",
+		resp:    jsArray(nodeSchema()), errs: []int{http.StatusServiceUnavailable}, handler: s.nodesGetAll})
+	add(route{method: http.MethodPost, pattern: "/api/nodes/drain", tag: "nodes", auth: authToken,
+		summary: "Drain a node: it hands its records to the others and takes no new ones until it restarts (503 on a single node)",
+		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),
+		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesDrain})
 	rec := recordingModule()
 	add(route{method: http.MethodPost, pattern: "/api/recording/removeFile", tag: "recording", auth: authToken,
 		summary: "Delete a recorded file from disk and from its recording's list",
@@ -157,8 +171,8 @@ func (s *server) moduleRoutes(m *module) []route {
 		rs := []route{
 			post("create", "Create a "+m.noun, rec, jsRef("Created"), s.create(m)),
 			post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
-			post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(jsObject(nil, map[string]any{})), s.getAll(m)),
-			post("getById", "Read one "+m.noun, idBody, jsObject(nil, map[string]any{}), s.getByID(m)),
+			post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(readSchema()), s.getAll(m)),
+			post("getById", "Read one "+m.noun, idBody, readSchema(), s.getByID(m)),
 			post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
 		}
 		rs[0].status = http.StatusCreated
@@ -171,8 +185,8 @@ func (s *server) moduleRoutes(m *module) []route {
 		post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
 		post("start", "Start a "+m.noun+" (sets active=true)", idBody, jsRef("Success"), s.setActive(m, true)),
 		post("stop", "Stop a "+m.noun+" (sets active=false)", idBody, jsRef("Success"), s.setActive(m, false)),
-		post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(jsObject(nil, map[string]any{})), s.getAll(m)),
-		post("getById", "Read one "+m.noun, idBody, jsObject(nil, map[string]any{}), s.getByID(m)),
+		post("getAll", "List "+m.noun+"s", jsRef("ListQuery"), jsArray(readSchema()), s.getAll(m)),
+		post("getById", "Read one "+m.noun, idBody, readSchema(), s.getByID(m)),
 		post("getCount", "Count "+m.noun+"s", jsRef("ListQuery"), jsRef("Count"), s.getCount(m)),
 	}
 	rs[0].status = http.StatusCreated

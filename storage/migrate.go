@@ -97,6 +97,9 @@ CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, l
 	// database (issue 17), which a SQLite file, one process's, never has; the step is here so
 	// that both lists keep the same version numbers.
 	`SELECT 1`,
+	// 4: nothing on SQLite either: PostgreSQL's step 4 adds the owner's process state to the
+	// leases (issue 17, the wiring).
+	`SELECT 1`,
 }
 
 // migrate applies the migrations of d that db has not seen yet, each in its own transaction, and

@@ -146,4 +146,13 @@ CREATE TABLE leases (
 );
 CREATE INDEX leases_node ON leases (node_id, expires);
 `,
+	// 4: the owner's process state, on its lease (issue 17, the wiring): any node's API shows
+	// what the owner runs. Written by the holder of the lease's generation only; state_since is
+	// the owner's clock (it shows when the owner saw the state change).
+	`
+ALTER TABLE leases ADD COLUMN state TEXT NOT NULL DEFAULT '',
+	ADD COLUMN state_since TIMESTAMPTZ,
+	ADD COLUMN last_error TEXT NOT NULL DEFAULT '',
+	ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+`,
 }

@@ -18,6 +18,9 @@ type Event struct {
 	Module   Module
 	RecordID string
 	Doc      []byte
+	// Encode, when set, makes Doc again for another id: AppendEvents renumbers a batch whose
+	// ids another process (a cluster node on the same database) took meanwhile.
+	Encode func(id int64) []byte
 }
 
 // Delivery states of the webhook outbox.
@@ -53,6 +56,9 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 		if err != nil {
 			return err
 		}
+		if err := renumber(ctx, tx, s.d.lastEventID, evs); err != nil {
+			return err
+		}
 		for _, e := range evs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, type, time, module, record_id, doc)
 				VALUES (?, ?, ?, ?, ?, ?)`, e.ID, e.Type, formatTime(e.Time), string(e.Module), e.RecordID, string(e.Doc)); err != nil {
@@ -69,6 +75,28 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 		}
 		return nil
 	})
+}
+
+// renumber moves evs (in place) past the highest id stored when another writer took their ids:
+// several cluster nodes append to one history, each numbering from what it read last. One
+// process alone never sees that. The store's write lock makes the read and the insert one step.
+func renumber(ctx context.Context, tx dbq, lastQuery string, evs []Event) error {
+	var last sql.NullInt64
+	err := tx.QueryRowContext(ctx, lastQuery).Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("storage: read the last event id: %w", err)
+	}
+	if evs[0].ID > last.Int64 {
+		return nil
+	}
+	delta := last.Int64 + 1 - evs[0].ID
+	for i := range evs {
+		evs[i].ID += delta
+		if evs[i].Encode != nil {
+			evs[i].Doc = evs[i].Encode(evs[i].ID)
+		}
+	}
+	return nil
 }
 
 // activeWebhooks reads the active webhooks through q.

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -142,5 +143,42 @@ func TestWebhookOutbox(t *testing.T) {
 	}
 	if ds, err := s.Deliveries(ctx, some.ID); err != nil || len(ds) != 0 {
 		t.Errorf("deliveries of a removed webhook: %d, %v", len(ds), err)
+	}
+}
+
+// TestEventsRenumbered: a batch whose ids another writer (a cluster node on the same database)
+// took meanwhile is stored after the highest id, its documents made again for the new ids; the
+// caller sees the ids stored.
+func TestEventsRenumbered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	doc := func(id int64) []byte { return []byte(`{"event_id":` + strconv.FormatInt(id, 10) + `}`) }
+	batch := func() []storage.Event {
+		var evs []storage.Event
+		for i := int64(1); i <= 2; i++ {
+			evs = append(evs, storage.Event{ID: i, Type: "vod_started", Time: at(time.Duration(i) * time.Minute),
+				Module: storage.ModuleVOD, RecordID: "r1", Doc: doc(i), Encode: doc})
+		}
+		return evs
+	}
+	if err := s.AppendEvents(ctx, batch()); err != nil {
+		t.Fatal(err)
+	}
+	other := batch() // numbered from the same last id, as another node would
+	if err := s.AppendEvents(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if other[0].ID != 3 || other[1].ID != 4 {
+		t.Errorf("renumbered ids %d, %d; want 3, 4", other[0].ID, other[1].ID)
+	}
+	got, err := s.EventsAfter(ctx, 0, 10)
+	if err != nil || len(got) != 4 {
+		t.Fatalf("EventsAfter = %+v, %v", got, err)
+	}
+	for i, e := range got {
+		if e.ID != int64(i+1) || string(e.Doc) != string(doc(e.ID)) {
+			t.Errorf("event %d stored as id %d, doc %s", i+1, e.ID, e.Doc)
+		}
 	}
 }

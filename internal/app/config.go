@@ -87,13 +87,63 @@ type Config struct {
 
 	// TLS is HTTPS with HTTP/2 on the API and player ports (config_tls.go).
 	TLS TLSSettings
+
+	ClusterConfig
+}
+
+// ClusterConfig are the settings of a node of a cluster (issue 17): they apply only with a
+// PostgreSQL Store, where every server sharing the database is a node.
+type ClusterConfig struct {
+	// ClusterNodeID names the node; unique among running nodes, at most 100 bytes. Default:
+	// empty, the host name and a random suffix (new at each start).
+	ClusterNodeID string
+	// ClusterAPIURL is where the other nodes and operators reach this node's API (shown by
+	// /api/nodes/getAll). Default: empty.
+	ClusterAPIURL string
+	// ClusterPublicURL is where viewers reach this node's playback. Default: empty, PublicURL.
+	ClusterPublicURL string
+	// ClusterRenew is how often the node heartbeats, renews its leases and places orphans.
+	// Default 3s.
+	ClusterRenew time.Duration
+	// ClusterLeaseTTL is how long a lease lives without a renewal: a dead node's records move
+	// after it. At least twice ClusterRenew; the same on every node. Default 10s.
+	ClusterLeaseTTL time.Duration
+	// ClusterFFmpegMax is how many ffmpeg children the node runs at most (placement gives a
+	// full node nothing); 0: no limit. Default 0.
+	ClusterFFmpegMax int
+	// ClusterCPU counts the machine's CPU share in use in the capacity placement compares;
+	// false for nodes that share one machine, where it says nothing about the node. Default true.
+	ClusterCPU bool
+}
+
+// clusterSettings are the settings of ClusterConfig (kept apart from the others).
+func clusterSettings(dur func(func(*Config) *time.Duration) func(*Config, string) error,
+	str func(func(*Config) *string) func(*Config, string) error,
+	boolean func(func(*Config) *bool) func(*Config, string) error) []setting {
+	count := func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > 100000 {
+			return fmt.Errorf("%q is not a count from 0 to 100000", v)
+		}
+		c.ClusterFFmpegMax = n
+		return nil
+	}
+	return []setting{
+		{"cluster-node-id", "SLUICE_CLUSTER_NODE_ID", "", "with a PostgreSQL --store: this node's id, unique among running nodes, at most 100 bytes (empty: host name and a random suffix)", str(func(c *Config) *string { return &c.ClusterNodeID })},
+		{"cluster-api-url", "SLUICE_CLUSTER_API_URL", "", "with a PostgreSQL --store: where this node's API is reached, e.g. http://10.0.0.2:8080 (shown by /api/nodes/getAll)", str(func(c *Config) *string { return &c.ClusterAPIURL })},
+		{"cluster-public-url", "SLUICE_CLUSTER_PUBLIC_URL", "", "with a PostgreSQL --store: where viewers reach this node's playback (empty: --public-url)", str(func(c *Config) *string { return &c.ClusterPublicURL })},
+		{"cluster-renew", "SLUICE_CLUSTER_RENEW", "3s", "with a PostgreSQL --store: heartbeat, lease renewal and orphan placement interval (duration)", dur(func(c *Config) *time.Duration { return &c.ClusterRenew })},
+		{"cluster-lease-ttl", "SLUICE_CLUSTER_LEASE_TTL", "10s", "with a PostgreSQL --store: lease lifetime without renewal, after which a dead node's records move (duration, at least twice --cluster-renew, the same on every node)", dur(func(c *Config) *time.Duration { return &c.ClusterLeaseTTL })},
+		{"cluster-ffmpeg-max", "SLUICE_CLUSTER_FFMPEG_MAX", "0", "with a PostgreSQL --store: ffmpeg children this node runs at most, for placement (0: no limit)", count},
+		{"cluster-cpu", "SLUICE_CLUSTER_CPU", "true", "with a PostgreSQL --store: count the machine's CPU use in this node's capacity (false for nodes sharing one machine)", boolean(func(c *Config) *bool { return &c.ClusterCPU })},
+	}
 }
 
 // minEventStatsEvery is the shortest server_stats period: each one samples the CPU for 250 ms.
 const minEventStatsEvery = time.Second
 
 // boolSettings are the settings given as a bare flag (--allow-local-files) or true/false.
-var boolSettings = map[string]bool{"allow-local-files": true}
+var boolSettings = map[string]bool{"allow-local-files": true, "cluster-cpu": true}
 
 // boolFlag is a string flag that may be given bare, meaning true.
 type boolFlag struct{ v *string }
@@ -192,7 +242,7 @@ func settings() []setting {
 		{"webhook-retry-max", "SLUICE_WEBHOOK_RETRY_MAX", "10m", "longest wait between a webhook delivery's attempts (duration); deliveries are retried for 24h", dur(func(c *Config) *time.Duration { return &c.WebhookRetryMax })},
 		{"event-stats-every", "SLUICE_EVENT_STATS_EVERY", "10s", "period of the event stream's server_stats event (duration, at least 1s)", dur(func(c *Config) *time.Duration { return &c.EventStatsEvery })},
 		{"allow-local-files", "SLUICE_ALLOW_LOCAL_FILES", "false", "let INPUT_TYPE_OTHER read paths and file: URLs on this server", boolean(func(c *Config) *bool { return &c.AllowLocalFiles })},
-	}, tlsSettings()...)
+	}, append(tlsSettings(), clusterSettings(dur, str, boolean)...)...)
 }
 
 // ParseConfig reads the defaults, then the environment, then the flags in args.
@@ -268,6 +318,12 @@ func (c *Config) validate() error {
 	}
 	if c.MetricsAddr != "" && c.MetricsToken == "" {
 		return errors.New("--metrics-addr: metrics need --metrics-token (SLUICE_METRICS_TOKEN): without one they are off")
+	}
+	if c.ClusterLeaseTTL < 2*c.ClusterRenew {
+		return fmt.Errorf("--cluster-lease-ttl: %s is shorter than twice --cluster-renew (%s)", c.ClusterLeaseTTL, c.ClusterRenew)
+	}
+	if len(c.ClusterNodeID) > 100 {
+		return fmt.Errorf("--cluster-node-id: %d bytes, at most 100", len(c.ClusterNodeID))
 	}
 	if c.EventStatsEvery < minEventStatsEvery {
 		return fmt.Errorf("--event-stats-every: %s is under the %s minimum", c.EventStatsEvery, minEventStatsEvery)

@@ -42,6 +42,9 @@ type Manager struct {
 	booted time.Time
 	// emit gets the processes' state events (nil: none).
 	emit emitter
+	// cl, with a PostgreSQL store, is this server's cluster node: a record runs here only under
+	// its lease (nil: a single node, everything runs here).
+	cl *clusterNode
 
 	// locks serialise the lifecycle of each record (Lock).
 	locks lifeLocks
@@ -135,8 +138,15 @@ func (m *Manager) Lock(ctx context.Context, mod storage.Module, id string) (func
 // Start implements api.Processes: it runs the stored record under a supervisor. The caller
 // holds the record's Lock. Starting a running process does nothing; so does starting a record
 // that is not active (a stop or update won the race); a record that is gone is an error
-// wrapping storage.ErrNotFound, and nothing runs.
+// wrapping storage.ErrNotFound, and nothing runs. In a cluster the record goes to the node
+// placement picks, and runs only under its lease.
 func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) error {
+	return m.start(ctx, mod, id, true)
+}
+
+// start is Start; place false takes the lease here without asking placement (the record was
+// placed here).
+func (m *Manager) start(ctx context.Context, mod storage.Module, id string, place bool) error {
 	key := procKey{mod, id}
 	if m.get(mod, id) != nil {
 		return nil
@@ -155,7 +165,15 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 	if m.isClosed() {
 		return ErrShuttingDown
 	}
+	if m.cl != nil {
+		if here, err := m.cl.claim(ctx, mod, id, rec, place); err != nil || !here {
+			return err
+		}
+	}
 	p, err := m.runners(rec)
+	if err != nil && m.cl != nil {
+		m.cl.released(ctx, id)
+	}
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", mod, rec.UniqueName(), err)
 	}
@@ -180,6 +198,9 @@ func (m *Manager) Start(ctx context.Context, mod storage.Module, id string) erro
 		if p.Close != nil {
 			p.Close()
 		}
+		if closed && m.cl != nil {
+			m.cl.released(ctx, id)
+		}
 		if closed {
 			return ErrShuttingDown
 		}
@@ -198,8 +219,29 @@ func (m *Manager) isClosed() bool {
 
 // Stop implements api.Processes: it returns once the process's parts returned, its children
 // were reaped and its sockets closed. The caller holds the record's Lock. Stopping a stopped
-// process does nothing.
-func (m *Manager) Stop(_ context.Context, mod storage.Module, id string) error {
+// process does nothing. In a cluster the lease is handed back; a record running on another
+// node is stopped by its owner, told by NOTIFY.
+func (m *Manager) Stop(ctx context.Context, mod storage.Module, id string) error {
+	if m.cl == nil {
+		m.stop(mod, id)
+		return nil
+	}
+	if !m.stop(mod, id) {
+		return m.cl.tell(ctx, opStop, mod, id, "")
+	}
+	m.cl.released(ctx, id)
+	return nil
+}
+
+// fence stops a record whose lease this node lost, at once: another node may run it already.
+func (m *Manager) fence(mod storage.Module, id string) {
+	if m.stop(mod, id) {
+		m.log.Warn("cluster: record stopped: its lease was lost", "module", string(mod), "id", id)
+	}
+}
+
+// stop stops the process of a record here, and tells whether one ran.
+func (m *Manager) stop(mod storage.Module, id string) bool {
 	key := procKey{mod, id}
 	m.mu.Lock()
 	run := m.procs[key]
@@ -214,25 +256,32 @@ func (m *Manager) Stop(_ context.Context, mod storage.Module, id string) error {
 		run.stop()
 		m.emit.emit(run.about.event(events.State, map[string]any{"state": string(supervisor.Stopped), "last_error": "", "restarts": 0}))
 	}
-	return nil
+	return run != nil
 }
 
 // Restart implements api.Processes: a running process restarts with its stored settings. The
-// caller holds the record's Lock.
+// caller holds the record's Lock. In a cluster it restarts on the node that runs it (told by
+// NOTIFY when that is another node), under a new lease generation.
 func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) error {
 	if m.get(mod, id) == nil {
+		if m.cl != nil {
+			return m.cl.tell(ctx, opRestart, mod, id, "")
+		}
 		return nil
 	}
-	if err := m.Stop(ctx, mod, id); err != nil {
-		return err
-	}
-	return m.Start(ctx, mod, id)
+	m.stop(mod, id)
+	return m.start(ctx, mod, id, false)
 }
 
 // Remove implements api.Processes: Stop, and the process's status is forgotten. The caller
-// holds the record's Lock.
+// holds the record's Lock. In a cluster the owner is told; the lease goes with the record.
 func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) error {
-	err := m.Stop(ctx, mod, id)
+	var err error
+	if m.cl != nil && !m.stop(mod, id) {
+		err = m.cl.tell(ctx, opRemove, mod, id, "")
+	} else {
+		m.stop(mod, id)
+	}
 	m.mu.Lock()
 	delete(m.stoppedAt, procKey{mod, id})
 	delete(m.names, procKey{mod, id})
@@ -247,6 +296,11 @@ func (m *Manager) Status(mod storage.Module, id string) api.Status {
 	run := m.procs[key]
 	since, ok := m.stoppedAt[key]
 	m.mu.Unlock()
+	if run == nil && m.cl != nil {
+		if st, remote := m.cl.remoteStatus(mod, id); remote {
+			return st
+		}
+	}
 	if run == nil {
 		if !ok {
 			since = m.booted

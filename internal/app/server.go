@@ -142,6 +142,17 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		}
 		return nil
 	}
+	// With a PostgreSQL store this server is a node of a cluster (issue 17).
+	var cl *clusterNode
+	if storage.IsPostgresURL(cfg.Store) {
+		cl, err = openCluster(ctx, cfg, st, mgr, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		mgr.cl = cl
+		defer func() { _ = cl.node.Close() }()
+	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
 		Speed: &sysstats.SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
 	evHub.SetStats(utils.ServerStat)
@@ -192,6 +203,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		Events:          evHub,
 		Webhooks:        &webhookBackend{store: st, wake: deliverer.Wake},
 		Changes:         apiChanges{emit: emit},
+		Cluster:         apiCluster(cl),
 	})
 	if err != nil {
 		ln.Close()
@@ -204,7 +216,12 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	go func() { serveErr <- cfg.TLS.serve(srv, ln) }()
 
 	repairRecordings(ctx, st, cfg.RecordingsDir(), repaired, emit, log)
-	if err := bootActive(ctx, st, mgr, log); err != nil {
+	// A cluster node starts the records placed on it from its rounds (orphans), not at boot.
+	clCtx, stopCluster := context.WithCancel(context.Background())
+	var clWG sync.WaitGroup
+	if cl != nil {
+		clWG.Go(func() { cl.run(clCtx) })
+	} else if err := bootActive(ctx, st, mgr, log); err != nil {
 		log.Error("starting active records", "err", err)
 	}
 	ready.Store(true)
@@ -231,10 +248,26 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	pctx, cancel := context.WithTimeout(context.Background(), procBudget)
 	defer cancel()
 	mgr.StopAll(pctx)
+	// Then the leases go back at once, and the node leaves, so others take the records now.
+	stopCluster()
+	clWG.Wait()
+	if cl != nil {
+		lctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cl.leave(lctx)
+		cancel()
+	}
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil
 	}
 	return runErr
+}
+
+// apiCluster is the API's view of the cluster node: nil on a single node.
+func apiCluster(cl *clusterNode) api.Cluster {
+	if cl == nil {
+		return nil
+	}
+	return cl
 }
 
 // shutdownBudgets splits --shutdown-timeout: the HTTP servers get a quarter to finish their

@@ -25,6 +25,7 @@ const maxConns = 4
 // Its methods are safe for concurrent use.
 type Node struct {
 	db   *sql.DB
+	url  string // the database's URL, for Listen's own connection
 	opts Options
 	log  *slog.Logger
 
@@ -49,7 +50,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Node, error) {
 	}
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
-	n := &Node{db: db, opts: opts, log: opts.Log.With("node", opts.ID), held: map[string]int64{}}
+	n := &Node{db: db, url: dbURL, opts: opts, log: opts.Log.With("node", opts.ID), held: map[string]int64{}}
 	if err := n.register(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("cluster: %s: %w", where, err)

@@ -37,3 +37,31 @@ ORDER BY r.created, r.id`)
 	}
 	return out, nil
 }
+
+// Unheld lists the records whose live lease names this node's id but that this Node does not
+// hold: the leases of this id's earlier run (a restart with the same Options.ID). Acquire takes
+// them back at once (their processes died with that run), without waiting for the expiry.
+func (n *Node) Unheld(ctx context.Context) ([]Orphan, error) {
+	rows, err := n.db.QueryContext(ctx, `
+SELECT r.id, r.module FROM leases AS l JOIN records AS r ON r.id = l.record_id
+WHERE l.node_id = $1 AND l.expires > now() ORDER BY r.created, r.id`, n.opts.ID)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: list the leases of node %q: %w", n.opts.ID, err)
+	}
+	defer rows.Close()
+	held := n.Held()
+	var out []Orphan
+	for rows.Next() {
+		var o Orphan
+		if err := rows.Scan(&o.ID, &o.Module); err != nil {
+			return nil, fmt.Errorf("cluster: list the leases of node %q: %w", n.opts.ID, err)
+		}
+		if _, ok := held[o.ID]; !ok {
+			out = append(out, o)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cluster: list the leases of node %q: %w", n.opts.ID, err)
+	}
+	return out, nil
+}

@@ -187,10 +187,9 @@ more:
 	for i := range batch {
 		next++
 		batch[i].ID = next
-		doc := batch[i].JSON()
-		rows[i] = storage.Event{ID: next, Type: batch[i].Type, Time: batch[i].Time, Module: storage.Module(batch[i].Module),
-			RecordID: batch[i].RecordID, Doc: doc}
-		frames[i] = frame(batch[i].ID, batch[i].Type, doc)
+		e := batch[i]
+		rows[i] = storage.Event{ID: next, Type: e.Type, Time: e.Time, Module: storage.Module(e.Module),
+			RecordID: e.RecordID, Doc: e.JSON(), Encode: func(id int64) []byte { e.ID = id; return e.JSON() }}
 	}
 	// Storing must finish even while the server stops: the last events (stopped, removed)
 	// are the ones a client reconnecting after a restart asks for.
@@ -201,6 +200,12 @@ more:
 		h.log.Error("events not stored (sent live only; not in the history, not to webhooks)", "count", len(rows),
 			"first_id", rows[0].ID, "error", err)
 	}
+	// The store renumbers a batch whose ids another cluster node took (never on one node).
+	for i := range batch {
+		batch[i].ID = rows[i].ID
+		frames[i] = frame(rows[i].ID, batch[i].Type, rows[i].Doc)
+	}
+	next = max(next, rows[len(rows)-1].ID)
 	h.mu.Lock()
 	for i, e := range batch {
 		h.fanout(e, frames[i])

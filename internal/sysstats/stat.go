@@ -48,6 +48,16 @@ const cpuSample = 250 * time.Millisecond
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
+// CPUShare is the share of the machine's CPUs in use, 0 to 1, measured over cpuSample (a
+// cluster node's capacity).
+func CPUShare(ctx context.Context) (float64, error) {
+	pct, err := cpu.PercentWithContext(ctx, cpuSample, false)
+	if err != nil || len(pct) == 0 {
+		return 0, fmt.Errorf("cpu usage: %w", err)
+	}
+	return min(max(pct[0]/100, 0), 1), nil
+}
+
 // Read measures the server now: CPU usage over cpuSample, memory, and the filesystem that
 // holds dataDir.
 func Read(ctx context.Context, dataDir string) (ServerStat, error) {

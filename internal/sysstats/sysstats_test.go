@@ -3,7 +3,10 @@ package sysstats
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -37,5 +40,24 @@ func TestReadIsConsistent(t *testing.T) {
 	}
 	if st.Drive.TotalGb == "" || st.Drive.TotalGb == "0.00" {
 		t.Errorf("drive %+v", st.Drive)
+	}
+}
+
+// TestCPUShare: the share of the CPUs in use is a fraction from 0 to 1, and a busy loop on
+// every core raises it above nothing.
+func TestCPUShare(t *testing.T) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			for !stop.Load() { // spins on purpose: every core busy
+			}
+		})
+	}
+	share, err := CPUShare(context.Background())
+	stop.Store(true)
+	wg.Wait()
+	if err != nil || share <= 0 || share > 1 {
+		t.Fatalf("CPUShare while every core spins = %v, %v; want in (0, 1]", share, err)
 	}
 }

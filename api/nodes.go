@@ -1,0 +1,83 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/sluicemedia/sluice/storage"
+)
+
+// Cluster is what the API needs of the cluster node when several sluice nodes share a
+// PostgreSQL store (issue 17). With none (a single node) records show no node field and the
+// nodes routes answer 503.
+type Cluster interface {
+	// Owner is the id of the node running a record (holding its live lease), or "".
+	Owner(ctx context.Context, m storage.Module, id string) string
+	// Nodes lists the registered nodes (a JSON array).
+	Nodes(ctx context.Context) (any, error)
+	// Drain marks a node draining: it hands its records back and takes none. An unknown id
+	// wraps storage.ErrNotFound.
+	Drain(ctx context.Context, id string) error
+}
+
+// maxNodeID bounds a node id in a request (cluster.Options.ID's limit).
+const maxNodeID = 100
+
+// errNoCluster answers the nodes routes on a single node.
+var errNoCluster = fmt.Errorf("this server is a single node (start every node with a PostgreSQL --store for a cluster): %w", ErrNotAvailable)
+
+// nodesGetAll lists the cluster's nodes.
+func (s *server) nodesGetAll(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Cluster == nil {
+		s.fail(w, r, errNoCluster)
+		return
+	}
+	ns, err := s.cfg.Cluster.Nodes(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ns)
+}
+
+// nodesDrain marks the node {"id"} draining.
+func (s *server) nodesDrain(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id, ok := body["id"].(string)
+	if !ok || id == "" || len(id) > maxNodeID {
+		s.fail(w, r, errValidation("id", "want a node id, a string of 1 to %d bytes", maxNodeID))
+		return
+	}
+	if s.cfg.Cluster == nil {
+		s.fail(w, r, errNoCluster)
+		return
+	}
+	if err := s.cfg.Cluster.Drain(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeSuccess(w)
+}
+
+// nodeSchema is one node of /api/nodes/getAll.
+func nodeSchema() map[string]any {
+	str := map[string]any{"type": "string"}
+	when := map[string]any{"type": "string", "format": "date-time"}
+	return jsObject([]string{"id", "api_url", "public_url", "started", "heartbeat", "live", "draining", "leases", "capacity"}, map[string]any{
+		"id": str, "api_url": str, "public_url": str, "started": when, "heartbeat": when,
+		"live":     map[string]any{"type": "boolean", "description": "heartbeat within the lease TTL"},
+		"draining": map[string]any{"type": "boolean"},
+		"leases":   map[string]any{"type": "integer", "description": "live leases held: records the node runs"},
+		"capacity": jsObject([]string{"cpus", "cpu_busy", "ffmpeg_max", "ffmpeg"}, map[string]any{
+			"cpus":       map[string]any{"type": "number"},
+			"cpu_busy":   map[string]any{"type": "number", "description": "share of the CPUs in use, 0 to 1"},
+			"ffmpeg_max": map[string]any{"type": "integer", "description": "ffmpeg children at most; 0: no limit"},
+			"ffmpeg":     map[string]any{"type": "integer", "description": "ffmpeg children now"},
+		}),
+	})
+}

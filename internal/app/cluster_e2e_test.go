@@ -1,0 +1,521 @@
+//go:build linux
+
+package app
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/sluicemedia/sluice/internal/procfs"
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/pgtest"
+)
+
+// clusterRenew and clusterTTL are the test nodes' renewal and lease TTL: shorter than the
+// defaults (3 s, 10 s) so that a killed node's records move within the test's 15 s with room.
+const (
+	clusterRenew = "1s"
+	clusterTTL   = "4s"
+)
+
+// clusterNodeProc is one sluice node of the test: a child server process on the shared database.
+type clusterNodeProc struct {
+	id   string
+	addr string
+	data string
+	c    *childServer
+}
+
+// startNode starts (or restarts) node id on the database.
+func startNode(t *testing.T, dbURL, id, addr, data string) *clusterNodeProc {
+	t.Helper()
+	c := startChild(t, addr, data, "SLUICE_STORE="+dbURL, "SLUICE_CLUSTER_NODE_ID="+id,
+		"SLUICE_CLUSTER_API_URL=http://"+addr, "SLUICE_CLUSTER_RENEW="+clusterRenew,
+		"SLUICE_CLUSTER_LEASE_TTL="+clusterTTL, "SLUICE_CLUSTER_CPU=false", "SLUICE_LOG_LEVEL=info")
+	return &clusterNodeProc{id: id, addr: addr, data: data, c: c}
+}
+
+// clusterRec is a record as one node's getAll shows it.
+type clusterRec struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Node   string `json:"node"`
+	Active bool   `json:"active"`
+}
+
+// view is every player and restream as node n's API lists them, by id.
+func (n *clusterNodeProc) view(t *testing.T) map[string]clusterRec {
+	t.Helper()
+	out := map[string]clusterRec{}
+	for _, mod := range []string{"vod", "restream"} {
+		var recs []clusterRec
+		n.c.ts.call("/api/"+mod+"/getAll", map[string]any{}, http.StatusOK, &recs)
+		for _, r := range recs {
+			out[r.ID] = r
+		}
+	}
+	return out
+}
+
+// childMonitor samples, every 100 ms, the test-video ffmpeg children of the nodes per record
+// (each record's test video has its own sine frequency), and keeps the most seen at once.
+type childMonitor struct {
+	mu      sync.Mutex
+	pids    map[int]string // node process → node id
+	markers map[string]string
+	most    map[string]int      // record → the most children seen at once
+	now     map[string]int      // record → children at the last sample
+	procs   map[string][]int    // record → its children's pids at the last sample
+	lines   map[string][]string // record → its children's command lines at the last sample
+	samples int
+}
+
+func newChildMonitor() *childMonitor {
+	return &childMonitor{pids: map[int]string{}, markers: map[string]string{}, most: map[string]int{}, now: map[string]int{}}
+}
+
+// watch adds a record whose test video runs with sine frequency hz.
+func (m *childMonitor) watch(record string, hz int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.markers[fmt.Sprintf("sine=frequency=%d:", hz)] = record
+}
+
+// node adds a node process.
+func (m *childMonitor) node(pid int, id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pids[pid] = id
+}
+
+// sample counts the children per record once.
+func (m *childMonitor) sample() {
+	all, _ := procfs.All()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	count := map[string]int{}
+	procs := map[string][]int{}
+	lines := map[string][]string{}
+	for _, st := range all {
+		if _, ok := m.pids[st.PPID]; !ok || st.Zombie() {
+			continue
+		}
+		line := procfs.Cmdline(st.PID)
+		if !strings.HasPrefix(line, "ffmpeg ") {
+			continue
+		}
+		for marker, rec := range m.markers {
+			if strings.Contains(line, marker) {
+				count[rec]++
+				procs[rec] = append(procs[rec], st.PID)
+				lines[rec] = append(lines[rec], line+" ")
+			}
+		}
+	}
+	for rec, n := range count {
+		m.most[rec] = max(m.most[rec], n)
+	}
+	m.now, m.procs, m.lines = count, procs, lines
+	m.samples++
+}
+
+// children is how many children ran record at the last sample.
+func (m *childMonitor) children(record string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now[record]
+}
+
+// pidsOf are the pids of record's children at the last sample.
+func (m *childMonitor) pidsOf(record string) []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.procs[record])
+}
+
+// linesOf are the command lines of record's children at the last sample.
+func (m *childMonitor) linesOf(record string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.lines[record])
+}
+
+// run samples until ctx ends.
+func (m *childMonitor) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		m.sample()
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// TestClusterThreeNodes runs three sluice processes on one real PostgreSQL database (issue 17):
+// 6 test-video players and 6 restreams spread over them; every node's API lists the same
+// records, states and owners; a stop through a node that does not own the record stops it
+// within 1 s; kill -9 of a node moves its records to the others within 15 s; it rejoins after a
+// restart and takes new work; a drained node ends with none. Throughout, no record runs two
+// test-video children at once (sampled every 100 ms) and the lease table names each record's
+// single owner.
+func TestClusterThreeNodes(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	pg, err := pgtest.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pg.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	dbURL := pg.NewDatabase(t)
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	mon := newChildMonitor()
+	mctx, stopMon := context.WithCancel(context.Background())
+	var monWG sync.WaitGroup
+	defer func() {
+		stopMon()
+		monWG.Wait()
+	}()
+	nodes := make([]*clusterNodeProc, 3)
+	for i := range nodes {
+		id := fmt.Sprintf("n%d", i+1)
+		nodes[i] = startNode(t, dbURL, id, "127.0.0.1:"+strconv.Itoa(testutil.FreePort(t)), t.TempDir())
+		mon.node(nodes[i].c.cmd.Process.Pid, id)
+	}
+	monWG.Go(func() { mon.run(mctx) })
+	began := time.Now()
+
+	// 6 players and 6 restreams, created through the three nodes in turn; each is placed before
+	// the next is created, so that placement sees the leases taken.
+	module := map[string]string{}
+	vodPort := map[string]int{}
+	for i := range 12 {
+		via := nodes[i%3]
+		hz := 1201 + i
+		input := map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160,
+			"resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": hz}
+		var id string
+		if i%2 == 0 {
+			port := testutil.FreePort(t)
+			id = via.c.ts.create("vod", playerBody(fmt.Sprintf("p%d", i), port, input))
+			module[id], vodPort[id] = "vod", port
+		} else {
+			id = via.c.ts.create("restream", restreamBody(fmt.Sprintf("r%d", i), input))
+			module[id] = "restream"
+		}
+		mon.watch(id, hz)
+		testutil.Eventually(t, 5*time.Second, "record "+id+" placed", func() bool { return via.view(t)[id].Node != "" })
+	}
+
+	// Every node lists the same 12 records, running, with the same owners; no node holds more
+	// than 3 of each kind.
+	var agreed map[string]clusterRec
+	testutil.Eventually(t, 30*time.Second, "the 12 records running, seen alike by every node", func() bool {
+		first := nodes[0].view(t)
+		if len(first) != 12 {
+			return false
+		}
+		for _, r := range first {
+			if r.State != "running" || r.Node == "" {
+				return false
+			}
+		}
+		for _, n := range nodes[1:] {
+			v := n.view(t)
+			for id, r := range first {
+				if v[id] != r {
+					return false
+				}
+			}
+		}
+		agreed = first
+		return true
+	})
+	perNode := map[string]map[string]int{}
+	for id, r := range agreed {
+		if perNode[r.Node] == nil {
+			perNode[r.Node] = map[string]int{}
+		}
+		perNode[r.Node][module[id]]++
+	}
+	t.Logf("spread after %v: %v", time.Since(began).Round(time.Millisecond), perNode)
+	for node, kinds := range perNode {
+		if kinds["vod"] > 3 || kinds["restream"] > 3 {
+			t.Errorf("node %s holds %v: more than 3 of a kind", node, kinds)
+		}
+	}
+	checkLeases(t, db, agreed)
+	for id := range agreed {
+		if n := mon.children(id); n != 1 {
+			t.Errorf("record %s: %d test-video children, want 1", id, n)
+		}
+	}
+
+	// A stop through a node that does not own the restream: its child is gone within 1 s.
+	var victim, owner string
+	for id, r := range agreed {
+		if module[id] == "restream" && r.Node != "n1" {
+			victim, owner = id, r.Node
+			break
+		}
+	}
+	// Its child is watched by pid: a scan of /proc can take long on a loaded machine.
+	mon.sample()
+	pids := mon.pidsOf(victim)
+	if len(pids) != 1 {
+		t.Fatalf("restream %s: children %v, want 1", victim, pids)
+	}
+	stopAt := time.Now()
+	nodes[0].c.ts.call("/api/restream/stop", map[string]any{"id": victim}, http.StatusOK, nil)
+	testutil.Eventually(t, time.Second, "restream "+victim+" stopped on "+owner+" within 1 s", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pids[0]))
+		return os.IsNotExist(err)
+	})
+	t.Logf("stop through n1 of a restream on %s: child gone after %v", owner, time.Since(stopAt).Round(time.Millisecond))
+	testutil.Eventually(t, 3*time.Second, "stopped everywhere", func() bool {
+		for _, n := range nodes {
+			if r := n.view(t)[victim]; r.State != "stopped" || r.Node != "" || r.Active {
+				return false
+			}
+		}
+		return true
+	})
+	nodes[2].c.ts.call("/api/restream/start", map[string]any{"id": victim}, http.StatusOK, nil)
+
+	// An update through a node that does not own the restream: its owner restarts it with the
+	// new settings (a new test-video bitrate in its child's command line).
+	var changed string
+	for id, r := range agreed {
+		if module[id] == "restream" && r.Node != "n1" && id != victim {
+			changed, owner = id, r.Node
+			break
+		}
+	}
+	hz := 0
+	for marker, rec := range mon.markers {
+		if rec == changed {
+			hz, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(marker, "sine=frequency="), ":"))
+		}
+	}
+	updateAt := time.Now()
+	nodes[0].c.ts.call("/api/restream/update", map[string]any{"id": changed, "input": map[string]any{
+		"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160, "resolution_height": 90,
+		"encoding_rate": 10, "test_video_bitrate": 120, "sound_hz": hz}}, http.StatusOK, nil)
+	testutil.Eventually(t, 5*time.Second, "restream "+changed+" restarted on "+owner+" with the new bitrate", func() bool {
+		mon.sample()
+		ls := mon.linesOf(changed)
+		return len(ls) == 1 && strings.Contains(ls[0], " -b:v 120k ")
+	})
+	t.Logf("update through n1 of a restream on %s: restarted with it after %v", owner, time.Since(updateAt).Round(time.Millisecond))
+
+	// A remove through a node that does not own the record: its child is gone within 1 s.
+	input := map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160,
+		"resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": 1251}
+	doomed := nodes[0].c.ts.create("restream", restreamBody("doomed", input))
+	mon.watch(doomed, 1251)
+	var doomedOwner string
+	testutil.Eventually(t, 10*time.Second, "restream "+doomed+" running", func() bool {
+		mon.sample()
+		r := nodes[0].view(t)[doomed]
+		doomedOwner = r.Node
+		return r.State == "running" && mon.children(doomed) == 1
+	})
+	via := nodes[0]
+	if doomedOwner == "n1" {
+		via = nodes[2]
+	}
+	pids = mon.pidsOf(doomed)
+	removeAt := time.Now()
+	via.c.ts.call("/api/restream/remove", map[string]any{"id": doomed}, http.StatusOK, nil)
+	testutil.Eventually(t, time.Second, "restream "+doomed+" gone from "+doomedOwner+" within 1 s", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pids[0]))
+		return os.IsNotExist(err)
+	})
+	t.Logf("remove through %s of a restream on %s: child gone after %v", via.id, doomedOwner, time.Since(removeAt).Round(time.Millisecond))
+
+	// kill -9 a node that runs records: they run on the other two within 15 s.
+	killed := nodes[1]
+	var moved []string
+	testutil.Eventually(t, 10*time.Second, "every record running again", func() bool {
+		v := nodes[0].view(t)
+		moved = moved[:0]
+		for id, r := range v {
+			if r.State != "running" {
+				return false
+			}
+			if r.Node == killed.id {
+				moved = append(moved, id)
+			}
+		}
+		return len(v) == 12
+	})
+	if len(moved) == 0 {
+		t.Fatalf("node %s runs nothing to move", killed.id)
+	}
+	killAt := time.Now()
+	killed.c.kill()
+	testutil.Eventually(t, 15*time.Second, fmt.Sprintf("the %d records of %s running on the others", len(moved), killed.id), func() bool {
+		for _, n := range []*clusterNodeProc{nodes[0], nodes[2]} {
+			v := n.view(t)
+			for _, id := range moved {
+				if r := v[id]; r.State != "running" || r.Node == killed.id || r.Node == "" {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	t.Logf("kill -9 of %s: its %d records running elsewhere after %v", killed.id, len(moved), time.Since(killAt).Round(time.Millisecond))
+	// Its players' playlists are served again, on their ports, by their new owners.
+	for _, id := range moved {
+		if module[id] != "vod" {
+			continue
+		}
+		url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort[id], id, id)
+		testutil.Eventually(t, 20*time.Second, "the moved player's playlist "+url, func() bool {
+			code, _ := httpGet(t, url)
+			return code == http.StatusOK
+		})
+	}
+
+	// Restarted with its id, the node rejoins and takes the next record.
+	nodes[1] = startNode(t, dbURL, killed.id, killed.addr, killed.data)
+	mon.node(nodes[1].c.cmd.Process.Pid, killed.id)
+	input = map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 160,
+		"resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": 1250}
+	fresh := nodes[0].c.ts.create("restream", restreamBody("after-rejoin", input))
+	mon.watch(fresh, 1250)
+	module[fresh] = "restream"
+	testutil.Eventually(t, 10*time.Second, "the new record running on the rejoined node", func() bool {
+		r := nodes[2].view(t)[fresh]
+		return r.State == "running" && r.Node == killed.id
+	})
+
+	// Drain n3 through n1: it ends with no records, and every record runs on n1 or n2.
+	nodes[0].c.ts.call("/api/nodes/drain", map[string]any{"id": "n3"}, http.StatusOK, nil)
+	testutil.Eventually(t, 20*time.Second, "n3 drained, every record running on n1 or n2", func() bool {
+		v := nodes[1].view(t)
+		for _, r := range v {
+			if r.State != "running" || r.Node == "n3" || r.Node == "" {
+				return false
+			}
+		}
+		return len(v) == 13
+	})
+	var list []struct {
+		ID       string `json:"id"`
+		Live     bool   `json:"live"`
+		Draining bool   `json:"draining"`
+		Leases   int    `json:"leases"`
+	}
+	req, _ := http.NewRequest(http.MethodGet, nodes[2].c.ts.base+"/api/nodes/getAll", nil)
+	req.Header.Set("x-access-token", nodes[2].c.ts.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("GET /api/nodes/getAll: %d, %v", resp.StatusCode, err)
+	}
+	if len(list) != 3 {
+		t.Fatalf("nodes: %+v, want 3", list)
+	}
+	total := 0
+	for _, n := range list {
+		total += n.Leases
+		if !n.Live || (n.ID == "n3") != n.Draining || (n.ID == "n3" && n.Leases != 0) {
+			t.Errorf("node %+v after draining n3", n)
+		}
+	}
+	if total != 13 {
+		t.Errorf("nodes hold %d leases, want 13: %+v", total, list)
+	}
+	final := nodes[0].view(t)
+	checkLeases(t, db, final)
+
+	// SIGTERM n1: once it exited it holds no lease and has no row, and n2 runs everything.
+	termAt := time.Now()
+	if err := nodes[0].c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- nodes[0].c.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("n1 did not exit on SIGTERM")
+	}
+	var held, rows int
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM leases WHERE node_id = 'n1'), (SELECT COUNT(*) FROM nodes WHERE id = 'n1')`).
+		Scan(&held, &rows); err != nil || held != 0 || rows != 0 {
+		t.Errorf("after n1's SIGTERM: %d leases still name it, %d node rows, %v", held, rows, err)
+	}
+	testutil.Eventually(t, 15*time.Second, "every record running on n2 after n1's SIGTERM", func() bool {
+		v := nodes[1].view(t)
+		for _, r := range v {
+			if r.State != "running" || r.Node != "n2" {
+				return false
+			}
+		}
+		return len(v) == 13
+	})
+	t.Logf("SIGTERM of n1: every record running on n2 after %v", time.Since(termAt).Round(time.Millisecond))
+	mon.sample()
+	mon.mu.Lock()
+	for id := range module {
+		if mon.most[id] != 1 {
+			t.Errorf("record %s (%s): at most %d test-video children at once, want 1", id, module[id], mon.most[id])
+		}
+	}
+	t.Logf("%d samples of the children over %v", mon.samples, time.Since(began).Round(time.Millisecond))
+	mon.mu.Unlock()
+}
+
+// checkLeases compares the lease table with what the API shows: each record's live lease names
+// the node the API names, and no lease of a node is live beyond those.
+func checkLeases(t *testing.T, db *sql.DB, recs map[string]clusterRec) {
+	t.Helper()
+	rows, err := db.Query(`SELECT record_id, node_id FROM leases WHERE node_id IS NOT NULL AND expires > now()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	live := map[string]string{}
+	for rows.Next() {
+		var rec, node string
+		if err := rows.Scan(&rec, &node); err != nil {
+			t.Fatal(err)
+		}
+		live[rec] = node
+	}
+	for id, r := range recs {
+		if live[id] != r.Node {
+			t.Errorf("record %s: lease held by %q, the API shows %q", id, live[id], r.Node)
+		}
+	}
+	if len(live) != len(recs) {
+		t.Errorf("%d live leases for %d records: %v", len(live), len(recs), live)
+	}
+}
