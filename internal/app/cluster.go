@@ -36,6 +36,9 @@ type clusterNode struct {
 
 	mu      sync.Mutex
 	written map[string]cluster.RecordState // the state last written per record held
+
+	// serving remembers which node serves a player this one does not (cluster_playback.go).
+	serving servingCache
 }
 
 // Notification operations, the first word of a payload "op module id [node]".

@@ -31,6 +31,9 @@ const (
 	clusterTTL   = "4s"
 )
 
+// noRedirect is an HTTP client that returns redirects instead of following them.
+var noRedirect = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 // clusterNodeProc is one sluice node of the test: a child server process on the shared database.
 type clusterNodeProc struct {
 	id   string
@@ -396,6 +399,31 @@ func TestClusterThreeNodes(t *testing.T) {
 			code, _ := httpGet(t, url)
 			return code == http.StatusOK
 		})
+		// Through any node's main port: the owner serves it, the others redirect to the owner.
+		owner := nodes[0].view(t)[id].Node
+		for _, n := range []*clusterNodeProc{nodes[0], nodes[2]} {
+			path := fmt.Sprintf("/hls/%s/%s/index.m3u8", id, id)
+			resp, err := noRedirect.Get("http://" + n.addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			switch {
+			case n.id == owner && resp.StatusCode != http.StatusOK:
+				t.Errorf("the owner %s answers %d for %s", n.id, resp.StatusCode, path)
+			case n.id != owner:
+				ownerAddr := nodes[0].addr
+				if owner == nodes[2].id {
+					ownerAddr = nodes[2].addr
+				}
+				if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusTemporaryRedirect || loc != "http://"+ownerAddr+path {
+					t.Errorf("node %s answers %d (Location %q) for %s, owned by %s; want 307 to http://%s%s", n.id, resp.StatusCode, loc, path, owner, ownerAddr, path)
+				}
+				if code, body := httpGet(t, "http://"+n.addr+path); code != http.StatusOK || !strings.Contains(body, "#EXTM3U") {
+					t.Errorf("following node %s's redirect for %s: %d %.80q", n.id, path, code, body)
+				}
+			}
+		}
 	}
 
 	// Restarted with its id, the node rejoins and takes the next record.

@@ -151,6 +151,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			return err
 		}
 		mgr.cl = cl
+		pb.SetElsewhere(cl.elsewhere)
 		defer func() { _ = cl.node.Close() }()
 	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,

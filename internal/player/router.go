@@ -1,6 +1,7 @@
 package player
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +14,18 @@ import (
 type Router struct {
 	mu      sync.RWMutex
 	players map[string]http.Handler
+	// elsewhere, when set, gives the base URL (scheme://host[:port]) of the cluster node that
+	// serves a player this router does not have (SetElsewhere).
+	elsewhere func(ctx context.Context, id string) (string, bool)
+}
+
+// SetElsewhere makes a request for a player that runs on another node of a cluster answer a
+// redirect (307) to the same path on that node's base URL, which f gives; f answers false when
+// no other node serves the player. Call it before serving.
+func (rt *Router) SetElsewhere(f func(ctx context.Context, id string) (string, bool)) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.elsewhere = f
 }
 
 // NewRouter returns a router with no player.
@@ -35,8 +48,18 @@ func (rt *Router) Set(id string, h http.Handler) {
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/hls/"), "/")
 	rt.mu.RLock()
-	h := rt.players[parts[0]]
+	h, elsewhere := rt.players[parts[0]], rt.elsewhere
 	rt.mu.RUnlock()
+	if h == nil && elsewhere != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if base, ok := elsewhere(r.Context(), parts[0]); ok {
+			// A player library fetching from another origin follows the redirect only when
+			// the redirect itself allows the origin.
+			segment.SetCORS(w.Header())
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, base+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			return
+		}
+	}
 	if h == nil {
 		segment.NotFound(w, "no running player serves "+r.URL.Path)
 		return

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Playback through any node (issue 17): a request on the main port for a player this node does
+// not run answers a redirect to the node that runs it (player.Router.SetElsewhere), so one load
+// balancer or DNS name can front the cluster.
+const (
+	// servingTTL is how long a looked-up owner is reused: a player's requests (a playlist
+	// reload a part or a segment apart) cost the database one query a second at most, and a
+	// moved player is found within a second.
+	servingTTL = time.Second
+	// servingCap bounds the owners remembered; past it the memory is cleared. Requests for
+	// made-up ids cost a query each, at most one per id and second.
+	servingCap = 4096
+)
+
+// servingCache remembers which base URL serves each player id.
+type servingCache struct {
+	mu   sync.Mutex
+	seen map[string]servingEntry
+}
+
+type servingEntry struct {
+	base string // "" when no other node serves it
+	at   time.Time
+}
+
+// elsewhere is the base URL of the other node that runs player id, for the router's redirect.
+func (c *clusterNode) elsewhere(ctx context.Context, id string) (string, bool) {
+	now := time.Now()
+	c.serving.mu.Lock()
+	if e, ok := c.serving.seen[id]; ok && now.Sub(e.at) < servingTTL {
+		c.serving.mu.Unlock()
+		return e.base, e.base != ""
+	}
+	c.serving.mu.Unlock()
+
+	base := ""
+	s, ok, err := c.node.ServingNode(ctx, id)
+	switch {
+	case err != nil:
+		c.log.Debug("cluster: playback redirect: owner unknown", "id", id, "error", err)
+	case ok && s.Node != c.node.ID() && s.PublicURL != "":
+		base = strings.TrimRight(s.PublicURL, "/")
+	}
+	c.serving.mu.Lock()
+	if c.serving.seen == nil || len(c.serving.seen) >= servingCap {
+		c.serving.seen = map[string]servingEntry{}
+	}
+	c.serving.seen[id] = servingEntry{base: base, at: now}
+	c.serving.mu.Unlock()
+	return base, base != ""
+}
