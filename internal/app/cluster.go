@@ -253,6 +253,16 @@ func (c *clusterNode) notified(payload string) {
 
 // startHere starts a record this node was picked for, without placing it again.
 func (c *clusterNode) startHere(mod storage.Module, id string) {
+	c.locked(mod, id, func(ctx context.Context) {
+		if err := c.mgr.start(ctx, mod, id, false); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			c.log.Warn("cluster: start of a record placed here", "module", string(mod), "id", id, "error", err)
+		}
+	})
+}
+
+// locked runs f under the record's lifecycle lock, within a lease TTL; nothing runs when the
+// lock cannot be had by then.
+func (c *clusterNode) locked(mod storage.Module, id string, f func(ctx context.Context)) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ClusterLeaseTTL)
 	defer cancel()
 	unlock, err := c.mgr.Lock(ctx, mod, id)
@@ -260,35 +270,29 @@ func (c *clusterNode) startHere(mod storage.Module, id string) {
 		return
 	}
 	defer unlock()
-	if err := c.mgr.start(ctx, mod, id, false); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		c.log.Warn("cluster: start of a record placed here", "module", string(mod), "id", id, "error", err)
-	}
+	f(ctx)
 }
 
 // act carries out a stop, restart or remove asked through another node, on a record running
 // here.
 func (c *clusterNode) act(op string, mod storage.Module, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ClusterLeaseTTL)
-	defer cancel()
-	unlock, err := c.mgr.Lock(ctx, mod, id)
-	if err != nil {
-		return
-	}
-	defer unlock()
-	switch op {
-	case opRemove:
-		err = c.mgr.Remove(ctx, mod, id)
-	case opRestart:
-		err = c.mgr.Restart(ctx, mod, id)
-	case opStop:
-		if c.isActive(ctx, mod, id) {
-			return // started again meanwhile
+	c.locked(mod, id, func(ctx context.Context) {
+		var err error
+		switch op {
+		case opRemove:
+			err = c.mgr.Remove(ctx, mod, id)
+		case opRestart:
+			err = c.mgr.Restart(ctx, mod, id)
+		case opStop:
+			if c.isActive(ctx, mod, id) {
+				return // started again meanwhile
+			}
+			err = c.mgr.Stop(ctx, mod, id)
 		}
-		err = c.mgr.Stop(ctx, mod, id)
-	}
-	if err != nil {
-		c.log.Warn("cluster: acting on a change made through another node", "op", op, "module", string(mod), "id", id, "error", err)
-	}
+		if err != nil {
+			c.log.Warn("cluster: acting on a change made through another node", "op", op, "module", string(mod), "id", id, "error", err)
+		}
+	})
 }
 
 // isActive tells whether the stored record is active (false when gone or unreadable).

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluicemedia/sluice/storage"
 )
 
 // Playback through any node (issue 17): a request on the main port for a player this node does
@@ -15,15 +17,36 @@ const (
 	// reload a part or a segment apart) cost the database one query a second at most, and a
 	// moved player is found within a second.
 	servingTTL = time.Second
-	// servingCap bounds the owners remembered; past it the memory is cleared. Requests for
-	// made-up ids cost a query each, at most one per id and second.
+	// servingCap bounds the owners remembered; past it the memory is cleared.
 	servingCap = 4096
+	// servingLookups bounds the owner queries a node makes a second, whatever clients ask: a
+	// request for an id that is not a record id costs none, and one for a made-up record id a
+	// query at most (not remembered: answered 404) up to this many a second, then none. A
+	// cluster's own players are remembered a second each, so this allows 200 players running
+	// on other nodes to be watched through this node.
+	servingLookups = 200
 )
 
 // servingCache remembers which base URL serves each player id.
 type servingCache struct {
 	mu   sync.Mutex
 	seen map[string]servingEntry
+	// second and looked count the owner queries of the current second (servingLookups).
+	second int64
+	looked int
+}
+
+// lookup tells whether one more owner query fits in this second's servingLookups, and counts it.
+// The caller holds mu.
+func (s *servingCache) lookup(now time.Time) bool {
+	if sec := now.Unix(); sec != s.second {
+		s.second, s.looked = sec, 0
+	}
+	if s.looked >= servingLookups {
+		return false
+	}
+	s.looked++
+	return true
 }
 
 type servingEntry struct {
@@ -33,11 +56,18 @@ type servingEntry struct {
 
 // elsewhere is the base URL of the other node that runs player id, for the router's redirect.
 func (c *clusterNode) elsewhere(ctx context.Context, id string) (string, bool) {
+	if !storage.ValidID(id) {
+		return "", false
+	}
 	now := time.Now()
 	c.serving.mu.Lock()
 	if e, ok := c.serving.seen[id]; ok && now.Sub(e.at) < servingTTL {
 		c.serving.mu.Unlock()
 		return e.base, e.base != ""
+	}
+	if !c.serving.lookup(now) {
+		c.serving.mu.Unlock()
+		return "", false
 	}
 	c.serving.mu.Unlock()
 
