@@ -51,6 +51,32 @@ func startNode(t *testing.T, dbURL, id, addr, data string) *clusterNodeProc {
 	return &clusterNodeProc{id: id, addr: addr, data: data, c: c}
 }
 
+// dumpClusterLogs logs, when t failed, each node's cluster lines and the last of its other
+// lines (at most 200 a node), so that a failure in CI shows what the nodes did.
+func dumpClusterLogs(t *testing.T, nodes []*clusterNodeProc) {
+	if !t.Failed() {
+		return
+	}
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		lines := n.c.logged("")
+		var keep []string
+		for i, l := range lines {
+			if strings.Contains(l, "cluster") || strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || i >= len(lines)-40 {
+				keep = append(keep, l)
+			}
+		}
+		if len(keep) > 200 {
+			keep = keep[len(keep)-200:]
+		}
+		for _, l := range keep {
+			t.Logf("%s: %s", n.id, l)
+		}
+	}
+}
+
 // clusterRec is a record as one node's getAll shows it.
 type clusterRec struct {
 	ID     string `json:"id"`
@@ -207,6 +233,7 @@ func TestClusterThreeNodes(t *testing.T) {
 	}
 	monWG.Go(func() { mon.run(mctx) })
 	began := time.Now()
+	t.Cleanup(func() { dumpClusterLogs(t, nodes) })
 
 	// 6 players and 6 restreams, created through the three nodes in turn; each is placed before
 	// the next is created, so that placement sees the leases taken.
@@ -337,12 +364,18 @@ func TestClusterThreeNodes(t *testing.T) {
 	doomed := nodes[0].c.ts.create("restream", restreamBody("doomed", input))
 	mon.watch(doomed, 1251)
 	var doomedOwner string
+	var doomedSeen clusterRec
+	createdAt := time.Now()
 	testutil.Eventually(t, 10*time.Second, "restream "+doomed+" running", func() bool {
 		mon.sample()
 		r := nodes[0].view(t)[doomed]
-		doomedOwner = r.Node
+		doomedOwner, doomedSeen = r.Node, r
+		if time.Since(createdAt) > 9*time.Second {
+			t.Logf("restream %s as n1 shows it: %+v; its children: %d", doomed, r, mon.children(doomed))
+		}
 		return r.State == "running" && mon.children(doomed) == 1
 	})
+	t.Logf("a restream created through n1 ran on %s after %v (%+v)", doomedOwner, time.Since(createdAt).Round(time.Millisecond), doomedSeen)
 	via := nodes[0]
 	if doomedOwner == "n1" {
 		via = nodes[2]
