@@ -239,9 +239,14 @@ func (c *clusterNode) notified(payload string) {
 		return
 	}
 	here := c.mgr.get(mod, id) != nil
+	c.log.Debug("cluster: notified", "op", op, "module", string(mod), "id", id, "here", here)
 	switch op {
 	case opStart:
-		if len(f) == 4 && f[3] == c.node.ID() && !here {
+		// Even when the record is here: a stop asked just before may still be under way
+		// (its lease not yet released, so placement picked this node again). startHere waits
+		// for the record's lock, so it starts the record once that stop is done, and does
+		// nothing when it runs.
+		if len(f) == 4 && f[3] == c.node.ID() {
 			go c.startHere(mod, id)
 		}
 	case opStop, opRestart, opRemove:

@@ -37,8 +37,10 @@ func TestLowLatencyPlayer(t *testing.T) {
 		return code == http.StatusOK
 	})
 	_, pl := httpGet(t, base+"index.m3u8")
-	for _, tag := range []string{"#EXT-X-VERSION:9", "#EXT-X-PART-INF:PART-TARGET=0.333", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES",
-		"PART-HOLD-BACK=0.999", "#EXT-X-PART:", "#EXT-X-PRELOAD-HINT:TYPE=PART"} {
+	// The default 333 ms parts are 8 frames of 40 ms: PART-TARGET says 320 ms, and the
+	// hold-back is three of them.
+	for _, tag := range []string{"#EXT-X-VERSION:9", "#EXT-X-PART-INF:PART-TARGET=0.320", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES",
+		"PART-HOLD-BACK=0.960", "#EXT-X-PART:", "#EXT-X-PRELOAD-HINT:TYPE=PART"} {
 		if !strings.Contains(pl, tag) {
 			t.Errorf("low-latency playlist lacks %s:\n%s", tag, pl)
 		}

@@ -26,10 +26,19 @@ func (h *Handler) appendLowLatencyPlaylist(b []byte, win *segment.Window, skip b
 	b = strconv.AppendInt(b, target, 10)
 	b = append(b, "\n#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL="...)
 	b = appendSeconds(b, skipTargets*targetDur)
+	// The parts' real longest duration (whole frames within Options.PartTarget), once the
+	// segmenter knows it: the hold-back is three of them.
+	part := h.opts.PartTarget
+	if win.PartTarget > 0 {
+		part = win.PartTarget
+	}
+	// In whole milliseconds, rounded up: no part's printed duration exceeds it, and the
+	// printed hold-back is exactly three of it.
+	part = (part + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 	b = append(b, ",PART-HOLD-BACK="...)
-	b = appendSeconds(b, 3*h.opts.PartTarget)
+	b = appendSeconds(b, 3*part)
 	b = append(b, "\n#EXT-X-PART-INF:PART-TARGET="...)
-	b = appendSeconds(b, h.opts.PartTarget)
+	b = appendSeconds(b, part)
 	b = appendSequences(b, segs, independent)
 
 	last := segs[len(segs)-1]

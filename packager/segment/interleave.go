@@ -33,6 +33,13 @@ type interleaver struct {
 	tracks []itrack // by media ID
 	units  int
 	bytes  int
+	// ahead is the track whose units other than key frames need not wait for the other
+	// tracks (-1: none): a low-latency segmenter's video, so that a partial segment is cut
+	// when its video is there, not when the audio of its time comes (ffmpeg's MPEG-TS muxer
+	// sends audio in packets of about 180 ms: a part would wait up to that long for it).
+	// Key frames still wait, as a segment may start at one and must hold the audio of its
+	// own time; a part's audio that comes late goes into the next part.
+	ahead int
 }
 
 // itrack is one track's queue.
@@ -49,6 +56,7 @@ type itrack struct {
 
 // reset forgets the tracks: tracks are the carried ones (by media ID).
 func (il *interleaver) reset(tracks []media.Track) {
+	il.ahead = -1
 	for i := range il.tracks {
 		clear(il.tracks[i].q)
 		il.tracks[i] = itrack{q: il.tracks[i].q[:0], times: il.tracks[i].times[:0]}
@@ -114,7 +122,8 @@ func (il *interleaver) pop(all bool) *media.AccessUnit {
 		}
 		newest = max(newest, tr.times[len(tr.q)-1])
 	}
-	if waiting && !all && newest-oldest <= maxInterleave && il.units <= maxInterleaveUnits && il.bytes <= maxInterleaveBytes {
+	if waiting && !all && newest-oldest <= maxInterleave && il.units <= maxInterleaveUnits && il.bytes <= maxInterleaveBytes &&
+		(first != il.ahead || il.tracks[first].q[il.tracks[first].head].Key) {
 		return nil
 	}
 	tr := &il.tracks[first]

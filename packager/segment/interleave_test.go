@@ -1,6 +1,7 @@
 package segment_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -41,12 +42,22 @@ const audioFrame = 1024
 // segment's audio starts with the first audio frame that starts at or after the segment's key
 // frame is presented, and ends where the next segment's begins: per segment, audio start and
 // end are within one audio frame after the video's.
+// Low-latency segmenters (parts of 333 ms), whose video goes ahead of its audio between key
+// frames, are held to the same.
 func TestAudioAlignedWithVideo(t *testing.T) {
-	for _, skew := range []time.Duration{-700 * time.Millisecond, -300 * time.Millisecond, 0, 300 * time.Millisecond, 700 * time.Millisecond} {
-		t.Run(skew.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		skew time.Duration
+		part time.Duration
+	}{
+		{-700 * time.Millisecond, 0}, {-300 * time.Millisecond, 0}, {0, 0}, {300 * time.Millisecond, 0}, {700 * time.Millisecond, 0},
+		{-300 * time.Millisecond, 333 * time.Millisecond}, {0, 333 * time.Millisecond}, {300 * time.Millisecond, 333 * time.Millisecond},
+		{700 * time.Millisecond, 333 * time.Millisecond},
+	} {
+		skew := tc.skew
+		t.Run(fmt.Sprintf("%v/parts-%v", skew, tc.part), func(t *testing.T) {
 			src := segtest.NewSource(50, wall) // a key frame every 2 s, presented 2 frames after its DTS
 			st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
+			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: tc.part, Log: quiet})
 			if err := sg.SetTracks(src.Tracks()); err != nil {
 				t.Fatal(err)
 			}

@@ -2,11 +2,13 @@ package segment_test
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/Eyevinn/mp4ff/mp4"
 
+	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
@@ -222,4 +224,55 @@ func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 		t.Fatalf("%d audio segments", n)
 	}
 	checkJoined(t, audio, 333*time.Millisecond, true)
+}
+
+// TestPartsDoNotWaitForAudio: a low-latency segmenter cuts a partial segment when its video is
+// there, not when the audio of its time comes. The source's audio comes 300 ms after its video
+// (a muxer that packs audio); the median gap between the newest video unit written and the
+// end of the newest part published stays under one part, where waiting for the audio would
+// add the 300 ms. Segments still hold the audio of their own time (TestAudioAlignedWithVideo
+// runs the same check on low-latency segmenters).
+func TestPartsDoNotWaitForAudio(t *testing.T) {
+	t.Parallel()
+	const part = 333 * time.Millisecond
+	src := segtest.NewSource(25, wall)
+	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: part, Log: quiet})
+	if err := sg.SetTracks(src.Tracks()); err != nil {
+		t.Fatal(err)
+	}
+	var lags []time.Duration
+	started, origin := false, time.Duration(0)
+	for _, au := range skewedUnits(src, 20*time.Second, 300*time.Millisecond) {
+		if err := sg.WriteUnit(au); err != nil {
+			t.Fatal(err)
+		}
+		if au.Track != src.Video.ID {
+			continue
+		}
+		w := st.Snapshot()
+		if !started {
+			if len(w.Segments) == 0 {
+				continue
+			}
+			// The first segment starts at the source's first key frame (DTS 0): the origin
+			// of both timelines.
+			started, origin = true, w.Segments[0].Start
+		}
+		edge := w.Segments[len(w.Segments)-1].End()
+		if o := w.Open; o != nil && o.Seq == w.Segments[len(w.Segments)-1].Seq+1 {
+			edge = o.End()
+		}
+		at := time.Duration(media.Rescale(au.DTS, 90000, int(time.Second)))
+		lags = append(lags, at-(edge-origin))
+	}
+	if len(lags) < 400 {
+		t.Fatalf("%d video units measured", len(lags))
+	}
+	slices.Sort(lags)
+	p50 := lags[len(lags)/2]
+	t.Logf("video written ahead of the newest part's end: p50 %v, p90 %v", p50, lags[len(lags)*9/10])
+	if p50 > part {
+		t.Errorf("median %v between the newest video and the newest part's end: parts wait for the audio", p50)
+	}
 }

@@ -129,6 +129,7 @@ type Segmenter struct {
 	partKey   bool
 	moofSeq   uint32
 	lastStep  int64         // the main track's last DTS step, in its clock
+	part      time.Duration // the longest partial segment, once the frame rate is known (partTarget)
 	expected  time.Duration // the open segment's expected duration: the previous one's, or Target
 
 	dropped  int64
@@ -203,6 +204,9 @@ func (sg *Segmenter) SetTracks(tracks []media.Track) error {
 			sg.main, sg.clock, sg.video = t.ID, t.ClockRate, true
 			break
 		}
+	}
+	if sg.opts.PartTarget > 0 && sg.video {
+		sg.order.ahead = sg.main
 	}
 	return nil
 }
@@ -566,16 +570,39 @@ func (sg *Segmenter) partDue(au *media.AccessUnit) bool {
 		return false
 	}
 	step := max(au.DTS-sg.lastMain, sg.lastStep, 0)
+	target := sg.partTarget(step)
 	elapsed := ticksToDuration(au.DTS-sg.partStart, sg.clock)
-	if elapsed+ticksToDuration(step, sg.clock) > sg.opts.PartTarget {
+	if ticksToDuration(au.DTS-sg.partStart+step, sg.clock) > target {
 		return true
 	}
 	left := sg.expected - ticksToDuration(sg.partStart-sg.startDTS, sg.clock)
-	if left <= sg.opts.PartTarget {
+	if left <= target {
 		return false // the rest is the segment's last part
 	}
-	parts := (left + sg.opts.PartTarget - 1) / sg.opts.PartTarget
+	parts := (left + target - 1) / target
 	return elapsed >= left/parts
+}
+
+// partTarget is the longest a partial segment may last: PartTarget cut down to a whole number
+// of frames of step (the main track's frame interval, in its clock), fixed at the first part
+// and published as Window.PartTarget, so that PART-TARGET, and PART-HOLD-BACK with it, say
+// what the parts really are (30 fps in 333 ms: 9 frames, 300 ms; the hold-back is then 0.9 s,
+// not 1 s). It stays PartTarget when whole frames would lose more than 15 % of it (frames of
+// 200 ms at the start of a stream, or fewer than 3 a part).
+func (sg *Segmenter) partTarget(step int64) time.Duration {
+	if sg.part > 0 {
+		return sg.part
+	}
+	if step <= 0 {
+		return sg.opts.PartTarget
+	}
+	frames := int64(sg.opts.PartTarget / ticksToDuration(step, sg.clock))
+	sg.part = sg.opts.PartTarget
+	if d := ticksToDuration(frames*step, sg.clock); frames >= 3 && d > 0 && d <= sg.opts.PartTarget && d*100 >= sg.opts.PartTarget*85 {
+		sg.part = d
+	}
+	sg.st.setPartTarget(sg.part)
+	return sg.part
 }
 
 // cutPartial ends the open partial segment before next, a unit of the main track, and

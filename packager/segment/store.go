@@ -89,6 +89,7 @@ type Store struct {
 	budgetEvicted int64 // segments evicted for the byte budget
 	budgetLog     logLimit
 	changed       chan struct{} // closed and replaced when a segment is added
+	partTarget    time.Duration  // see Window.PartTarget
 
 	snap atomic.Pointer[Window]
 }
@@ -179,7 +180,7 @@ func (s *Store) add(seg *Segment) {
 		s.segs = s.segs[drop:]
 	}
 	// The snapshot gets its own slice: s.segs keeps appending in place.
-	s.snap.Store(&Window{Segments: append([]*Segment(nil), s.segs...), Added: s.added})
+	s.snap.Store(&Window{Segments: append([]*Segment(nil), s.segs...), Added: s.added, PartTarget: s.partTarget})
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -194,9 +195,17 @@ func (s *Store) publish(open *Segment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev := s.snap.Load()
-	s.snap.Store(&Window{Segments: prev.Segments, Added: prev.Added, Open: open})
+	s.snap.Store(&Window{Segments: prev.Segments, Added: prev.Added, Open: open, PartTarget: s.partTarget})
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// setPartTarget records the longest partial segment the segmenter cuts (Window.PartTarget),
+// from the next snapshot on.
+func (s *Store) setPartTarget(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.partTarget = d
 }
 
 // Window is an immutable snapshot of a Store.
@@ -209,6 +218,10 @@ type Window struct {
 	// (SegmenterOptions.PartTarget), or nil. It is not among Segments and not counted in
 	// Added; the next segment added replaces it.
 	Open *Segment
+	// PartTarget is the longest a partial segment of the store's segmenter lasts: its
+	// SegmenterOptions.PartTarget cut down to whole frames (see Segmenter.partTarget); 0
+	// while unknown, and for classic segments.
+	PartTarget time.Duration
 }
 
 // Partial returns partial segment i of segment seq, kept or in progress, with its segment.
