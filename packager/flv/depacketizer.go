@@ -2,6 +2,7 @@ package flv
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/nal"
@@ -43,9 +44,8 @@ type Depacketizer struct {
 
 type videoState struct {
 	codec      media.Codec
-	params     media.Params
+	fix        *nal.Fixer // parameter sets and the key-frame gate; nil before the first tag
 	lengthSize int
-	sawKey     bool
 	id         int
 }
 
@@ -130,8 +130,12 @@ func (d *Depacketizer) pushVideo(tag Tag) error {
 		d.dropPending(&v.id)
 	}
 	v.codec = t.Codec
+	if v.fix == nil {
+		v.fix = nal.NewFixer(v.codec, nil, nil, nil)
+	}
 	if t.Type == PacketSequenceHeader {
-		v.params, v.lengthSize = t.Params, t.LengthSize
+		v.fix.SetParams(t.Params.VPS, t.Params.SPS, t.Params.PPS)
+		v.lengthSize = t.LengthSize
 		return nil
 	}
 	au, ok := v.unit(t)
@@ -145,59 +149,29 @@ func (d *Depacketizer) pushVideo(tag Tag) error {
 	return nil
 }
 
-// ready tells whether the decoder configuration is known.
-func (v *videoState) ready() bool {
-	return v.params.SPS != nil && v.params.PPS != nil && (v.codec != media.CodecH265 || v.params.VPS != nil)
-}
-
-// unit builds the access unit of coded frames: AUDs dropped, in-band parameter sets captured,
-// missing ones prepended to key frames.
+// unit builds the access unit of coded frames through the track's nal.Fixer (AUDs dropped,
+// in-band parameter sets learned, missing ones put in front of key frames); false for a tag
+// with no frame, or one before the first decodable key frame. The units share the tag's bytes.
 func (v *videoState) unit(t *VideoTag) (*media.AccessUnit, bool) {
-	var key, hasVPS, hasSPS, hasPPS bool
-	n := 0
-	for _, nalu := range t.NALUs {
-		switch nal.Classify(v.codec, nalu) {
-		case nal.AUD:
-			continue
-		case nal.VPS:
-			hasVPS, v.params.VPS = true, nalu
-		case nal.SPS:
-			hasSPS, v.params.SPS = true, nalu
-			v.params.Width, v.params.Height = nal.VideoSize(v.codec, nalu)
-		case nal.PPS:
-			hasPPS, v.params.PPS = true, nalu
-		case nal.Key:
-			key = true
-		}
-		n++
-	}
-	if n == 0 {
+	units, key, _ := v.fix.Fix(t.NALUs)
+	if len(units) == 0 || !v.fix.Decodable(key) {
 		return nil, false
 	}
-	if !v.sawKey {
-		if !key || !v.ready() {
-			return nil, false
-		}
-		v.sawKey = true
+	if len(t.NALUs) > 0 && &units[0] == &t.NALUs[0] {
+		units = slices.Clone(units) // t.NALUs is reused by the next tag
 	}
-	payload := make([][]byte, 0, n+3)
-	if key {
-		if v.codec == media.CodecH265 && !hasVPS {
-			payload = append(payload, v.params.VPS)
-		}
-		if !hasSPS {
-			payload = append(payload, v.params.SPS)
-		}
-		if !hasPPS {
-			payload = append(payload, v.params.PPS)
-		}
+	return &media.AccessUnit{Key: key, Payload: units}, true
+}
+
+// ready tells whether the decoder configuration is known.
+func (v *videoState) ready() bool { return v.fix != nil && v.fix.Ready() }
+
+// params returns the video track's parameters.
+func (v *videoState) params() media.Params {
+	if v.fix == nil {
+		return media.Params{}
 	}
-	for _, nalu := range t.NALUs {
-		if nal.Classify(v.codec, nalu) != nal.AUD {
-			payload = append(payload, nalu)
-		}
-	}
-	return &media.AccessUnit{Key: key, Payload: payload}, true
+	return v.fix.Params()
 }
 
 func (d *Depacketizer) pushAudio(tag Tag) error {

@@ -45,7 +45,7 @@ func (d *Depacketizer) finalize(v, a bool) {
 	d.final = true
 	if v {
 		d.video.id = len(d.tracks)
-		d.tracks = append(d.tracks, media.Track{ID: d.video.id, Codec: d.video.codec, ClockRate: 90000, Params: d.video.params})
+		d.tracks = append(d.tracks, media.Track{ID: d.video.id, Codec: d.video.codec, ClockRate: 90000, Params: d.video.params()})
 	}
 	if a {
 		d.audio.id = len(d.tracks)

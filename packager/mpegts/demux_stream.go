@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // esStream is the state of one elementary stream: PES reassembly and codec parameters.
@@ -20,9 +21,8 @@ type esStream struct {
 	open bool
 	want int // total PES size when its header gives one, else 0
 
-	vps, sps, pps []byte
-	sawKey        bool
-	nalus         [][]byte
+	fix   *nal.Fixer // video: parameter sets and the key-frame gate
+	nalus [][]byte
 }
 
 // newESStream returns the stream of a PMT entry, or nil when its codec is not carried.

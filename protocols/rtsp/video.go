@@ -1,7 +1,6 @@
 package rtsp
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -20,24 +19,19 @@ type dtsExtractor interface {
 	Extract(au [][]byte, pts int64) (int64, error)
 }
 
-// videoTrack normalises the access units of one H.264 or H.265 track.
+// videoTrack maps the access units of one H.264 or H.265 track to the bus: the track's
+// nal.Fixer (parameter sets, AUDs, the key-frame gate) and the DTS RTP does not carry.
 type videoTrack struct {
-	codec         media.Codec
-	vps, sps, pps []byte
-	width, height int
-
-	sawKey  bool
+	codec   media.Codec
+	fix     *nal.Fixer
 	dts     dtsExtractor
 	mono    monotonic
 	dtsErrs int64 // units whose DTS could not be derived from the picture order
 }
 
-// newVideoTrack returns the normaliser of a track with the parameter sets the SDP gave, if any.
+// newVideoTrack returns the track with the parameter sets the SDP gave, if any.
 func newVideoTrack(c media.Codec, vps, sps, pps []byte) *videoTrack {
-	v := &videoTrack{codec: c}
-	v.setParam(nal.VPS, vps)
-	v.setParam(nal.SPS, sps)
-	v.setParam(nal.PPS, pps)
+	v := &videoTrack{codec: c, fix: nal.NewFixer(c, vps, sps, pps)}
 	v.resetDTS()
 	return v
 }
@@ -55,98 +49,17 @@ func (v *videoTrack) resetDTS() {
 }
 
 // ready tells whether the parameter sets are known.
-func (v *videoTrack) ready() bool {
-	return v.sps != nil && v.pps != nil && (v.vps != nil || v.codec != media.CodecH265)
-}
+func (v *videoTrack) ready() bool { return v.fix.Ready() }
 
 // params returns the track's parameters.
-func (v *videoTrack) params() media.Params {
-	return media.Params{VPS: v.vps, SPS: v.sps, PPS: v.pps, Width: v.width, Height: v.height}
-}
-
-// setParam keeps a private copy of a parameter set when it changed; empty ones are ignored.
-func (v *videoTrack) setParam(k nal.Kind, n []byte) {
-	if len(n) == 0 {
-		return
-	}
-	switch k {
-	case nal.VPS:
-		if !bytes.Equal(v.vps, n) {
-			v.vps = bytes.Clone(n)
-		}
-	case nal.SPS:
-		if !bytes.Equal(v.sps, n) {
-			v.sps = bytes.Clone(n)
-			v.width, v.height = nal.VideoSize(v.codec, n)
-		}
-	case nal.PPS:
-		if !bytes.Equal(v.pps, n) {
-			v.pps = bytes.Clone(n)
-		}
-	}
-}
+func (v *videoTrack) params() media.Params { return v.fix.Params() }
 
 // unit turns the NAL units of one access unit, presented at pts (90 kHz), into a normalised
 // unit with its own copy of the data. It fails with errNotReady before the first key frame.
 func (v *videoTrack) unit(nalus [][]byte, pts int64) (*media.AccessUnit, error) {
-	var key, hasVPS, hasSPS, hasPPS bool
-	size, count := 0, 0
-	for _, n := range nalus {
-		if len(n) == 0 {
-			continue
-		}
-		switch k := nal.Classify(v.codec, n); k {
-		case nal.AUD:
-			continue
-		case nal.VPS:
-			hasVPS = true
-			v.setParam(k, n)
-		case nal.SPS:
-			hasSPS = true
-			v.setParam(k, n)
-		case nal.PPS:
-			hasPPS = true
-			v.setParam(k, n)
-		case nal.Key:
-			key = true
-		}
-		size += len(n)
-		count++
-	}
-	if count == 0 {
+	payload, key, _ := v.fix.FixCopy(nalus)
+	if len(payload) == 0 || !v.fix.Decodable(key) {
 		return nil, errNotReady
-	}
-	if !v.sawKey {
-		if !key || !v.ready() {
-			return nil, errNotReady
-		}
-		v.sawKey = true
-	}
-
-	var prefix [3][]byte
-	np := 0
-	if key {
-		if v.codec == media.CodecH265 && !hasVPS {
-			prefix[np], np = v.vps, np+1
-		}
-		if !hasSPS {
-			prefix[np], np = v.sps, np+1
-		}
-		if !hasPPS {
-			prefix[np], np = v.pps, np+1
-		}
-	}
-	payload := make([][]byte, 0, np+count)
-	payload = append(payload, prefix[:np]...)
-	data := make([]byte, size)
-	off := 0
-	for _, n := range nalus {
-		if len(n) == 0 || nal.Classify(v.codec, n) == nal.AUD {
-			continue
-		}
-		k := copy(data[off:], n)
-		payload = append(payload, data[off:off+k:off+k])
-		off += k
 	}
 
 	dts, err := v.extractDTS(payload, pts)
