@@ -89,7 +89,7 @@ type Store struct {
 	budgetEvicted int64 // segments evicted for the byte budget
 	budgetLog     logLimit
 	changed       chan struct{} // closed and replaced when a segment is added
-	partTarget    time.Duration  // see Window.PartTarget
+	partTarget    time.Duration // see Window.PartTarget
 
 	snap atomic.Pointer[Window]
 }
