@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync"
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
 // Pull is the INPUT_TYPE_HLS_URL input: it plays the live HLS playlist at rawurl (http or
@@ -25,25 +25,9 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	if log == nil {
-		log = slog.Default()
-	}
-	u, err := url.Parse(rawurl)
-	if err != nil {
-		return fmt.Errorf("hls pull: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("hls pull %s: scheme %q, want http or https", u.Redacted(), u.Scheme)
-	}
-	log = log.With("hls_pull", u.Redacted())
-	err = run(ctx, u, s, log, cfg)
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("hls pull %s: %w", u.Redacted(), err)
-	}
-	return nil
+	return livepull.Do(ctx, "hls", rawurl, log, func(ctx context.Context, u *url.URL, log *slog.Logger) error {
+		return run(ctx, u, s, log, cfg)
+	})
 }
 
 // run loads the primary playlist, follows the chosen renditions and publishes their units
@@ -52,7 +36,7 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 	ld := newLoader(cfg)
 	defer ld.Close()
 
-	b, _, err := ld.Get(ctx, u, nil, cfg.maxPlaylist)
+	b, _, err := ld.Get(ctx, u, nil, cfg.MaxPlaylist)
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}
@@ -84,45 +68,18 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 		return errors.New("playlist: neither a media nor a multivariant playlist")
 	}
 
-	pub, err := s.Publish()
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	m := ingest.NewMerger(pub, log, "hls", cfg.maxQueued)
-	errs := make(chan error, 2)
-	var wg sync.WaitGroup
-	start := func(name string, ru *url.URL, first *playlist.Media) {
-		ch := make(chan ingest.Batch)
-		m.AddSource(name, ch)
-		r := newRendition(name, ru, ld, cfg, log, ch)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(ch)
+	source := func(name string, ru *url.URL, first *playlist.Media) livepull.Source {
+		return livepull.Source{Name: name, Run: func(ctx context.Context, out chan<- ingest.Batch) error {
+			r := newRendition(name, ru, ld, cfg, log, out)
 			err := r.run(ctx, first)
-			if err != nil && ctx.Err() == nil {
-				errs <- err
-			}
 			log.Debug("hls: rendition ended", "rendition", name, "segments", r.segments, "error", err)
-		}()
+			return err
+		}}
 	}
-	start("main", mediaURL, first)
+	pr := &livepull.Run{Name: "hls", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia,
+		Sources: []livepull.Source{source("main", mediaURL, first)}}
 	if audioURL != nil {
-		start("audio", audioURL, nil)
+		pr.Sources = append(pr.Sources, source("audio", audioURL, nil))
 	}
-	err = m.Run(ctx, errs)
-	cancel()
-	wg.Wait()
-	log.Info("hls: ended", "units", m.Units(), "error", err)
-	if err != nil {
-		return err
-	}
-	if m.Units() == 0 {
-		return ErrNoMedia
-	}
-	return nil
+	return pr.Publish(ctx, s, log)
 }

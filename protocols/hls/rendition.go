@@ -51,13 +51,13 @@ func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Log
 }
 
 // stallLimit is how long the playlist may bring no new segment.
-func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.stallFactor) * r.target }
+func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.StallFactor) * r.target }
 
 // run follows the playlist until it ends, fails or ctx ends. first is the playlist already
 // downloaded (the primary one), or nil.
 func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
 	if first == nil {
-		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.cfg.maxPlaylist)
+		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
 		if err != nil {
 			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 		}
@@ -145,7 +145,7 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	b, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.cfg.maxPlaylist, deadline, nil)
+	b, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 	}
@@ -176,7 +176,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 		return fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	body, err := r.ld.GetRetry(ctx, su, rng, r.ld.cfg.maxSegment, deadline, nil)
+	body, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
 	}
@@ -222,7 +222,7 @@ func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc 
 	if err != nil {
 		return fmt.Errorf("init segment %q: %w", m.URI, err)
 	}
-	b, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.cfg.maxSegment, deadline, nil)
+	b, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 	}
