@@ -100,18 +100,26 @@ func (s *server) readRecord(r *http.Request, m *module) (string, storage.Record,
 
 // readID reads a body that addresses one record by id (or _id).
 func (s *server) readID(r *http.Request) (string, error) {
+	var id string
+	err := s.readFields(r, func(f *fields) { id = f.requireID() })
+	return id, err
+}
+
+// readFields reads a body's fields with read, fails for a field it did not read or read wrong,
+// and logs the unknown ones it let pass.
+func (s *server) readFields(r *http.Request, read func(f *fields)) error {
 	body, err := readBody(r)
 	if err != nil {
-		return "", err
+		return err
 	}
 	f := newFields(r.Context(), s.store, body)
-	id := f.requireID()
+	read(f)
 	f.done()
 	if err := f.err(); err != nil {
-		return "", err
+		return err
 	}
 	s.logUnknown(r, f)
-	return id, nil
+	return nil
 }
 
 func (s *server) create(m *module) http.HandlerFunc {
@@ -338,36 +346,30 @@ func (s *server) getByID(m *module) http.HandlerFunc {
 	}
 }
 
-func (s *server) getAll(m *module) http.HandlerFunc {
+func (s *server) getAll(m *module) http.HandlerFunc { return s.listing(m, false) }
+
+func (s *server) getCount(m *module) http.HandlerFunc { return s.listing(m, true) }
+
+// listing answers a list query: the documents with their total in a header, or (countOnly)
+// the total alone.
+func (s *server) listing(m *module, countOnly bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q, err := s.readListQuery(r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		docs, total, err := s.list(r, m, q, false)
+		docs, total, err := s.list(r, m, q, countOnly)
 		if err != nil {
 			s.fail(w, r, err)
+			return
+		}
+		if countOnly {
+			writeJSON(w, http.StatusOK, map[string]any{"count": total})
 			return
 		}
 		w.Header().Set(totalHeader, strconv.Itoa(total))
 		writeJSON(w, http.StatusOK, docs)
-	}
-}
-
-func (s *server) getCount(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := s.readListQuery(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		_, total, err := s.list(r, m, q, true)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"count": total})
 	}
 }
 
