@@ -32,8 +32,6 @@ type config struct {
 
 var defaultConfig = config{Config: httpget.DefaultConfig, minStall: 3 * time.Second, minRefresh: 500 * time.Millisecond}
 
-// loader downloads MPDs and segments (httpget) with the pull's tunables at hand.
+// loader downloads MPDs and segments (httpget) with the pull's tunables at hand; the pull
+// skeleton (livepull) makes it.
 type loader = httpget.PullLoader
-
-// newLoader returns a loader for cfg; Close it when done.
-func newLoader(cfg config) *loader { return httpget.NewPullLoader(cfg.Config) }

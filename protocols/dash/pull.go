@@ -2,9 +2,7 @@ package dash
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/ingest"
@@ -26,25 +24,20 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	return livepull.Do(ctx, "dash", rawurl, log, func(ctx context.Context, u *url.URL, log *slog.Logger) error {
-		return run(ctx, u, s, log, cfg)
+	p := livepull.Pull{Name: "dash", Document: "MPD", Config: cfg.Config}
+	return p.Do(ctx, rawurl, log, func(ctx context.Context, pr livepull.Primary, log *slog.Logger) error {
+		return run(ctx, pr, s, log, cfg)
 	})
 }
 
-// run loads the MPD, follows its video and audio representations and publishes their units
+// run reads the MPD, follows its video and audio representations and publishes their units
 // until the presentation ends, one fails or ctx ends.
-func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
-	ld := newLoader(cfg)
-	defer ld.Close()
-
-	b, final, err := ld.Get(ctx, u, nil, cfg.MaxPlaylist)
-	if err != nil {
-		return fmt.Errorf("MPD: %w", err)
-	}
-	m, err := parseManifest(b, final, time.Now())
+func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger, cfg config) error {
+	m, err := parseManifest(pr.Body, pr.Final, time.Now())
 	if err != nil {
 		return err
 	}
+	ld, final := pr.Loader, pr.Final
 	p, target := startPoint(m, time.Now())
 	if p == nil {
 		return errNoRepresentation
@@ -54,29 +47,29 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 
 	man := newManifests(m)
 	var followers []*follower
-	pr := &livepull.Run{Name: "dash", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia}
+	lr := &livepull.Run{Name: "dash", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia}
 	for _, kind := range []media.Kind{media.KindVideo, media.KindAudio} {
 		if !hasKind(m, kind) {
 			continue
 		}
 		f := &follower{kind: kind, man: man, ld: ld, cfg: cfg, log: log, p: p, target: target}
 		followers = append(followers, f)
-		pr.Sources = append(pr.Sources, livepull.Source{Name: kindName(kind), Run: func(ctx context.Context, out chan<- ingest.Batch) error {
+		lr.Sources = append(lr.Sources, livepull.Source{Name: kindName(kind), Run: func(ctx context.Context, out chan<- ingest.Batch) error {
 			f.out = out
 			return f.run(ctx)
 		}})
 	}
 	if m.dynamic {
-		pr.Background = func(ctx context.Context) { man.refresh(ctx, ld, final, cfg.minRefresh, log) }
+		lr.Background = func(ctx context.Context) { man.refresh(ctx, ld, final, cfg.minRefresh, log) }
 	}
-	pr.Ended = func() []any {
+	lr.Ended = func() []any {
 		segments := int64(0)
 		for _, f := range followers {
 			segments += f.count
 		}
 		return []any{"segments", segments}
 	}
-	return pr.Publish(ctx, s, log)
+	return lr.Publish(ctx, s, log)
 }
 
 // hasKind tells whether a period of m has a representation of kind k.

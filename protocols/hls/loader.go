@@ -28,8 +28,6 @@ type config struct {
 
 var defaultConfig = config{Config: httpget.DefaultConfig, startDistance: 3}
 
-// loader downloads playlists and segments (httpget) with the pull's tunables at hand.
+// loader downloads playlists and segments (httpget) with the pull's tunables at hand; the pull
+// skeleton (livepull) makes it.
 type loader = httpget.PullLoader
-
-// newLoader returns a loader for cfg; Close it when done.
-func newLoader(cfg config) *loader { return httpget.NewPullLoader(cfg.Config) }

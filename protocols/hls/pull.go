@@ -25,25 +25,20 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	return livepull.Do(ctx, "hls", rawurl, log, func(ctx context.Context, u *url.URL, log *slog.Logger) error {
-		return run(ctx, u, s, log, cfg)
+	p := livepull.Pull{Name: "hls", Document: "playlist", Config: cfg.Config}
+	return p.Do(ctx, rawurl, log, func(ctx context.Context, pr livepull.Primary, log *slog.Logger) error {
+		return run(ctx, pr, s, log, cfg)
 	})
 }
 
-// run loads the primary playlist, follows the chosen renditions and publishes their units
+// run reads the primary playlist, follows the chosen renditions and publishes their units
 // until the playlist ends, a rendition fails or ctx ends.
-func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
-	ld := newLoader(cfg)
-	defer ld.Close()
-
-	b, _, err := ld.Get(ctx, u, nil, cfg.MaxPlaylist)
+func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger, cfg config) error {
+	pl, err := parsePlaylist(pr.Body)
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}
-	pl, err := parsePlaylist(b)
-	if err != nil {
-		return fmt.Errorf("playlist: %w", err)
-	}
+	u, ld := pr.URL, pr.Loader
 	var first *playlist.Media
 	mediaURL, audioURL := u, (*url.URL)(nil)
 	switch p := pl.(type) {
@@ -76,10 +71,10 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 			return err
 		}}
 	}
-	pr := &livepull.Run{Name: "hls", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia,
+	lr := &livepull.Run{Name: "hls", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia,
 		Sources: []livepull.Source{source("main", mediaURL, first)}}
 	if audioURL != nil {
-		pr.Sources = append(pr.Sources, source("audio", audioURL, nil))
+		lr.Sources = append(lr.Sources, source("audio", audioURL, nil))
 	}
-	return pr.Publish(ctx, s, log)
+	return lr.Publish(ctx, s, log)
 }

@@ -58,18 +58,9 @@ func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.Stal
 func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
 	if first == nil {
 		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
-		if err != nil {
-			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		if first, err = r.media(b, err); err != nil {
+			return err
 		}
-		pl, err := parsePlaylist(b)
-		if err != nil {
-			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
-		}
-		m, ok := pl.(*playlist.Media)
-		if !ok {
-			return fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
-		}
-		first = m
 	}
 	r.take(first)
 	skipped := false
@@ -145,20 +136,29 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	b, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil)
+	m, err := r.media(r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil))
 	if err != nil {
-		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
-	}
-	pl, err := parsePlaylist(b)
-	if err != nil {
-		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
-	}
-	m, ok := pl.(*playlist.Media)
-	if !ok {
-		return fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+		return err
 	}
 	r.take(m)
 	return nil
+}
+
+// media reads the rendition's media playlist from b, the body of a download that failed with
+// err (or not).
+func (r *rendition) media(b []byte, err error) (*playlist.Media, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+	}
+	pl, err := parsePlaylist(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+	}
+	m, ok := pl.(*playlist.Media)
+	if !ok {
+		return nil, fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+	}
+	return m, nil
 }
 
 // download fetches one segment (and a new init segment when EXT-X-MAP changed), reads it and

@@ -1,5 +1,5 @@
-// Package livepull is the skeleton the HLS and DASH pulls share: the URL check and the error
-// and log wrapping of a pull, and the run that publishes the renditions (or representations) it
+// Package livepull is the skeleton the HLS and DASH pulls share: the URL check, the loader and
+// the first download, the error and log wrapping of a pull, and the run that publishes the renditions (or representations) it
 // follows into the stream through one ingest.Merger until one ends, fails, or ctx ends. Each
 // format keeps only its own playlist or manifest reading and its followers.
 package livepull
@@ -13,31 +13,62 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
-// Do checks rawurl (http or https), narrows log to the pull (attribute name+"_pull") and calls
-// run. It returns nil when ctx ended, whatever run returned; run's error wrapped with name and
-// the URL (its password redacted) otherwise.
-func Do(ctx context.Context, name, rawurl string, log *slog.Logger, run func(ctx context.Context, u *url.URL, log *slog.Logger) error) error {
+// Pull names a pull and holds its tunables.
+type Pull struct {
+	// Name is the format's name in logs and errors ("hls", "dash").
+	Name string
+	// Document names the primary document in errors ("playlist", "MPD").
+	Document string
+	// Config holds the tunables of the pull's loader.
+	Config httpget.Config
+}
+
+// Primary is the first download of a pull: its loader, the URL asked and the one the body
+// came from (after redirects), and the body (at most Config.MaxPlaylist bytes).
+type Primary struct {
+	Loader *httpget.PullLoader
+	URL    *url.URL
+	Final  *url.URL
+	Body   []byte
+}
+
+// Do checks rawurl (http or https), narrows log to the pull (attribute Name+"_pull"), makes
+// the pull's loader, downloads the primary document and calls run with it. It returns nil when
+// ctx ended, whatever run returned; the error wrapped with Name and the URL (its password
+// redacted) otherwise.
+func (p Pull) Do(ctx context.Context, rawurl string, log *slog.Logger, run func(ctx context.Context, pr Primary, log *slog.Logger) error) error {
 	if log == nil {
 		log = slog.Default()
 	}
 	u, err := url.Parse(rawurl)
 	if err != nil {
-		return fmt.Errorf("%s pull: %w", name, err)
+		return fmt.Errorf("%s pull: %w", p.Name, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%s pull %s: scheme %q, want http or https", name, u.Redacted(), u.Scheme)
+		return fmt.Errorf("%s pull %s: scheme %q, want http or https", p.Name, u.Redacted(), u.Scheme)
 	}
-	log = log.With(name+"_pull", u.Redacted())
-	err = run(ctx, u, log)
+	log = log.With(p.Name+"_pull", u.Redacted())
+	err = p.primary(ctx, u, log, run)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s pull %s: %w", name, u.Redacted(), err)
+		return fmt.Errorf("%s pull %s: %w", p.Name, u.Redacted(), err)
 	}
 	return nil
+}
+
+func (p Pull) primary(ctx context.Context, u *url.URL, log *slog.Logger, run func(ctx context.Context, pr Primary, log *slog.Logger) error) error {
+	ld := httpget.NewPullLoader(p.Config)
+	defer ld.Close()
+	b, final, err := ld.Get(ctx, u, nil, p.Config.MaxPlaylist)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Document, err)
+	}
+	return run(ctx, Primary{Loader: ld, URL: u, Final: final, Body: b}, log)
 }
 
 // Source is one rendition or representation a pull follows.
