@@ -260,21 +260,9 @@ func (s *server) applyActive(r *http.Request, m *module, id string, was, is bool
 }
 
 func (s *server) setActive(m *module, active bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.readID(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		unlock, err := s.procs.Lock(r.Context(), m.kind, id)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer unlock()
+	return s.byID(m, func(r *http.Request, id string) error {
 		if err := s.store.SetActive(r.Context(), m.kind, id, active, s.now()); err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
+			return m.notFound(id, err)
 		}
 		change := "stopped"
 		if active {
@@ -282,22 +270,37 @@ func (s *server) setActive(m *module, active bool) http.HandlerFunc {
 		}
 		s.changed(m, id, s.recordName(r, m, id), change)
 		if active {
-			err = s.procs.Start(r.Context(), m.kind, id)
-		} else {
-			err = s.procs.Stop(r.Context(), m.kind, id)
+			return s.procs.Start(r.Context(), m.kind, id)
 		}
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeSuccess(w)
-	}
+		return s.procs.Stop(r.Context(), m.kind, id)
+	})
 }
 
 // remove stops and deletes a record; it answers once the process's children and sockets are
 // released, so the record's ports may be taken again at once. A recording's files stay on disk and are no longer
 // listed; removeFile deletes a file before its recording is removed.
 func (s *server) remove(m *module) http.HandlerFunc {
+	return s.byID(m, func(r *http.Request, id string) error {
+		rec, err := s.load(r, m, id)
+		if err != nil {
+			return err
+		}
+		if !m.procless {
+			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
+				return err
+			}
+		}
+		if err := s.store.Delete(r.Context(), m.kind, id); err != nil {
+			return m.notFound(id, err)
+		}
+		s.changed(m, id, rec.UniqueName(), "removed")
+		return nil
+	})
+}
+
+// byID answers a request that addresses one record of m by id: it reads the id, runs act
+// under the record's lock, and answers act's error or success.
+func (s *server) byID(m *module, act func(r *http.Request, id string) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.readID(r)
 		if err != nil {
@@ -310,22 +313,10 @@ func (s *server) remove(m *module) http.HandlerFunc {
 			return
 		}
 		defer unlock()
-		rec, err := s.load(r, m, id)
-		if err != nil {
+		if err := act(r, id); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if !m.procless {
-			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
-				s.fail(w, r, err)
-				return
-			}
-		}
-		if err := s.store.Delete(r.Context(), m.kind, id); err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
-		}
-		s.changed(m, id, rec.UniqueName(), "removed")
 		writeSuccess(w)
 	}
 }
