@@ -93,7 +93,7 @@ func TestReadRoundTrip(t *testing.T) {
 	}
 }
 
-func mustFragment(t *testing.T, v, a media.Track) []byte {
+func mustFragment(t testing.TB, v, a media.Track) []byte {
 	t.Helper()
 	f, err := NewFragmenter([]media.Track{v, a})
 	if err != nil {
@@ -198,4 +198,45 @@ func TestSplitNALUnits(t *testing.T) {
 			t.Errorf("%x accepted", bad)
 		}
 	}
+}
+
+// FuzzRead feeds an init segment and a media segment to the reader: no panic, and every sample
+// lies inside the segment and belongs to a track of the init.
+func FuzzRead(f *testing.F) {
+	v, a := h265Track(0), opusTrack(1)
+	init, err := InitSegment([]media.Track{v, a})
+	if err != nil {
+		f.Fatal(err)
+	}
+	seg := mustFragment(f, h264Track(0), aacTrack(1))
+	f.Add(init, seg)
+	f.Add(init[:len(init)/2], seg[:len(seg)/2])
+	f.Add([]byte{0, 0, 0, 8, 'm', 'o', 'o', 'v'}, []byte{0, 0, 0, 1, 'm', 'o', 'o', 'f', 0xff, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, init, seg []byte) {
+		its, err := ReadInit(init)
+		if err != nil {
+			return
+		}
+		for _, it := range its {
+			if it.Timescale == 0 || it.Track.ClockRate <= 0 {
+				t.Fatalf("track %+v", it)
+			}
+		}
+		r := NewReader(its)
+		for range 2 {
+			samples, err := r.Segment(seg)
+			if err != nil {
+				return
+			}
+			if len(samples) > MaxSamples {
+				t.Fatalf("%d samples", len(samples))
+			}
+			for _, s := range samples {
+				if s.Track < 0 || s.Track >= len(its) || len(s.Data) > len(seg) {
+					t.Fatalf("sample %+v", s)
+				}
+				_, _ = SplitNALUnits(s.Data)
+			}
+		}
+	})
 }
