@@ -22,7 +22,6 @@ require (
 )
 
 require (
-	github.com/abema/go-mp4 v1.4.1 // indirect
 	github.com/barkimedes/go-deepcopy v0.0.0-20220514131651-17c30cfc62df // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

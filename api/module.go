@@ -100,18 +100,26 @@ func (s *server) readRecord(r *http.Request, m *module) (string, storage.Record,
 
 // readID reads a body that addresses one record by id (or _id).
 func (s *server) readID(r *http.Request) (string, error) {
+	var id string
+	err := s.readFields(r, func(f *fields) { id = f.requireID() })
+	return id, err
+}
+
+// readFields reads a body's fields with read, fails for a field it did not read or read wrong,
+// and logs the unknown ones it let pass.
+func (s *server) readFields(r *http.Request, read func(f *fields)) error {
 	body, err := readBody(r)
 	if err != nil {
-		return "", err
+		return err
 	}
 	f := newFields(r.Context(), s.store, body)
-	id := f.requireID()
+	read(f)
 	f.done()
 	if err := f.err(); err != nil {
-		return "", err
+		return err
 	}
 	s.logUnknown(r, f)
-	return id, nil
+	return nil
 }
 
 func (s *server) create(m *module) http.HandlerFunc {
@@ -252,21 +260,9 @@ func (s *server) applyActive(r *http.Request, m *module, id string, was, is bool
 }
 
 func (s *server) setActive(m *module, active bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.readID(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		unlock, err := s.procs.Lock(r.Context(), m.kind, id)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer unlock()
+	return s.byID(m, func(r *http.Request, id string) error {
 		if err := s.store.SetActive(r.Context(), m.kind, id, active, s.now()); err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
+			return m.notFound(id, err)
 		}
 		change := "stopped"
 		if active {
@@ -274,22 +270,37 @@ func (s *server) setActive(m *module, active bool) http.HandlerFunc {
 		}
 		s.changed(m, id, s.recordName(r, m, id), change)
 		if active {
-			err = s.procs.Start(r.Context(), m.kind, id)
-		} else {
-			err = s.procs.Stop(r.Context(), m.kind, id)
+			return s.procs.Start(r.Context(), m.kind, id)
 		}
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeSuccess(w)
-	}
+		return s.procs.Stop(r.Context(), m.kind, id)
+	})
 }
 
 // remove stops and deletes a record; it answers once the process's children and sockets are
 // released, so the record's ports may be taken again at once. A recording's files stay on disk and are no longer
 // listed; removeFile deletes a file before its recording is removed.
 func (s *server) remove(m *module) http.HandlerFunc {
+	return s.byID(m, func(r *http.Request, id string) error {
+		rec, err := s.load(r, m, id)
+		if err != nil {
+			return err
+		}
+		if !m.procless {
+			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
+				return err
+			}
+		}
+		if err := s.store.Delete(r.Context(), m.kind, id); err != nil {
+			return m.notFound(id, err)
+		}
+		s.changed(m, id, rec.UniqueName(), "removed")
+		return nil
+	})
+}
+
+// byID answers a request that addresses one record of m by id: it reads the id, runs act
+// under the record's lock, and answers act's error or success.
+func (s *server) byID(m *module, act func(r *http.Request, id string) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.readID(r)
 		if err != nil {
@@ -302,22 +313,10 @@ func (s *server) remove(m *module) http.HandlerFunc {
 			return
 		}
 		defer unlock()
-		rec, err := s.load(r, m, id)
-		if err != nil {
+		if err := act(r, id); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if !m.procless {
-			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
-				s.fail(w, r, err)
-				return
-			}
-		}
-		if err := s.store.Delete(r.Context(), m.kind, id); err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
-		}
-		s.changed(m, id, rec.UniqueName(), "removed")
 		writeSuccess(w)
 	}
 }
@@ -338,36 +337,30 @@ func (s *server) getByID(m *module) http.HandlerFunc {
 	}
 }
 
-func (s *server) getAll(m *module) http.HandlerFunc {
+func (s *server) getAll(m *module) http.HandlerFunc { return s.listing(m, false) }
+
+func (s *server) getCount(m *module) http.HandlerFunc { return s.listing(m, true) }
+
+// listing answers a list query: the documents with their total in a header, or (countOnly)
+// the total alone.
+func (s *server) listing(m *module, countOnly bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q, err := s.readListQuery(r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		docs, total, err := s.list(r, m, q, false)
+		docs, total, err := s.list(r, m, q, countOnly)
 		if err != nil {
 			s.fail(w, r, err)
+			return
+		}
+		if countOnly {
+			writeJSON(w, http.StatusOK, map[string]any{"count": total})
 			return
 		}
 		w.Header().Set(totalHeader, strconv.Itoa(total))
 		writeJSON(w, http.StatusOK, docs)
-	}
-}
-
-func (s *server) getCount(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := s.readListQuery(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		_, total, err := s.list(r, m, q, true)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"count": total})
 	}
 }
 

@@ -52,20 +52,14 @@ func renderFile(f storage.RecordedFile) map[string]any {
 func (s *server) removeFile(m *module) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		body, err := readBody(r)
-		if err != nil {
+		var recordID, fileID string
+		if err := s.readFields(r, func(f *fields) {
+			recordID, _ = f.objectID("record_id", true)
+			fileID, _ = f.objectID("file_id", true)
+		}); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		f := newFields(ctx, s.store, body)
-		recordID, _ := f.objectID("record_id", true)
-		fileID, _ := f.objectID("file_id", true)
-		f.done()
-		if err := f.err(); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		s.logUnknown(r, f)
 		if _, err := s.load(r, m, recordID); err != nil {
 			s.fail(w, r, err)
 			return

@@ -69,6 +69,12 @@ func (s *Store) ListPage(ctx context.Context, m Module, q ListQuery) ([][]byte, 
 	if err != nil {
 		return nil, err
 	}
+	return s.queryDocs(ctx, m, query, args...)
+}
+
+// queryDocs runs a query of module m's records that selects one column, doc, and returns the
+// documents in its order.
+func (s *Store) queryDocs(ctx context.Context, m Module, query string, args ...any) ([][]byte, error) {
 	rows, err := s.read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list %s: %w", m, err)

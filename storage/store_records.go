@@ -162,24 +162,7 @@ func (s *Store) SetActive(ctx context.Context, m Module, id string, active bool,
 
 // ListDocs returns the stored JSON documents of module m, oldest first (created, then id).
 func (s *Store) ListDocs(ctx context.Context, m Module) ([][]byte, error) {
-	rows, err := s.read().QueryContext(ctx,
-		`SELECT doc FROM records WHERE module = ? ORDER BY created, id`, string(m))
-	if err != nil {
-		return nil, fmt.Errorf("storage: list %s: %w", m, err)
-	}
-	defer rows.Close()
-	var docs [][]byte
-	for rows.Next() {
-		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("storage: list %s: %w", m, err)
-		}
-		docs = append(docs, doc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("storage: list %s: %w", m, err)
-	}
-	return docs, nil
+	return s.queryDocs(ctx, m, `SELECT doc FROM records WHERE module = ? ORDER BY created, id`, string(m))
 }
 
 // ListActive returns every record whose active flag is set, of every module, oldest first; the

@@ -1,6 +1,10 @@
 package record
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/budget"
+)
 
 // Byte budgets of recordings: what a recording holds in memory, whatever its timestamps say.
 // The defaults come from what real streams need: a 50 Mbit/s stream sends 6.25 MB a second;
@@ -11,8 +15,8 @@ const (
 	// ends, so that units whose timestamps hardly advance cannot pile up.
 	MaxFragmentBytes = 16 << 20
 	// DefaultByteRate is the bytes a second of a memory recording's window may carry: 12.5 MB,
-	// 100 Mbit/s.
-	DefaultByteRate = 12_500_000
+	// 100 Mbit/s (budget.DefaultByteRate, the players' too).
+	DefaultByteRate = budget.DefaultByteRate
 	// DefaultMaxMemoryBytes caps a memory recording whatever its window: 1 GiB, 2.9 minutes of
 	// a 50 Mbit/s stream, 18 minutes of an 8 Mbit/s one. Its download makes one more copy.
 	DefaultMaxMemoryBytes = 1 << 30
@@ -20,25 +24,3 @@ const (
 	// GOPs, and live encoders' GOPs last up to 10 s.
 	memoryGOPSlack = 10 * time.Second
 )
-
-// logEvery is the least time between two log lines of one kind.
-const logEvery = time.Second
-
-// logLimit lets one kind of log line through at most once per logEvery; the line says how
-// many events it stands for.
-type logLimit struct {
-	at      time.Time
-	pending int64
-}
-
-// note counts k events at now and reports whether to log, with the events since the last
-// line.
-func (l *logLimit) note(now time.Time, k int64) (int64, bool) {
-	l.pending += k
-	if !l.at.IsZero() && now.Sub(l.at) < logEvery {
-		return 0, false
-	}
-	n := l.pending
-	l.at, l.pending = now, 0
-	return n, true
-}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
@@ -51,11 +52,7 @@ func (o MemoryOptions) withDefaults() MemoryOptions {
 // a GOP (memoryGOPSlack), at most MaxBytes.
 func (o MemoryOptions) Budget() int64 {
 	o = o.withDefaults()
-	b := float64(o.ByteRate) * (o.Window + memoryGOPSlack).Seconds()
-	if b >= float64(o.MaxBytes) {
-		return o.MaxBytes
-	}
-	return int64(b)
+	return budget.Bytes(o.ByteRate, o.Window+memoryGOPSlack, o.MaxBytes)
 }
 
 // MemoryStats are a Memory's figures.
@@ -105,7 +102,7 @@ type Memory struct {
 	budgetEvicted int64
 	earlyCuts     int64
 	discarded     int64
-	budgetLog     logLimit
+	budgetLog     budget.LogLimit
 }
 
 type memFrag struct {
@@ -231,7 +228,7 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 	evicted := m.trim(end)
 	var logged int64
 	if evicted > 0 {
-		logged, _ = m.budgetLog.note(m.opts.Now(), int64(evicted))
+		logged, _ = m.budgetLog.Note(m.opts.Now(), int64(evicted))
 	}
 	held, total := m.bytes, m.budgetEvicted
 	m.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
@@ -136,8 +137,8 @@ type Segmenter struct {
 	overRate int64
 	byteCuts int64
 	await    []bool // by media ID: a video track waiting for a key frame after a drop
-	rateLog  logLimit
-	cutLog   logLimit
+	rateLog  budget.LogLimit
+	cutLog   budget.LogLimit
 }
 
 // NewSegmenter returns a Segmenter that adds its segments to st. Feed it SetTracks, then
@@ -430,8 +431,8 @@ func (sg *Segmenter) awaitsKey(au *media.AccessUnit) bool {
 }
 
 // logBudget logs, at most once a second of its kind, that a budget was hit.
-func (sg *Segmenter) logBudget(l *logLimit, msg, name string, limit int64) {
-	if n, ok := l.note(sg.opts.Now(), 1); ok {
+func (sg *Segmenter) logBudget(l *budget.LogLimit, msg, name string, limit int64) {
+	if n, ok := l.Note(sg.opts.Now(), 1); ok {
 		sg.opts.Log.Warn(msg, "budget", name, "limit", limit, "events", n,
 			"dropped", sg.overRate, "byte_cuts", sg.byteCuts)
 	}

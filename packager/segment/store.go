@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/budget"
 )
 
 // maxSegments bounds the store whatever the segment durations.
@@ -65,11 +67,7 @@ func (o StoreOptions) withDefaults() StoreOptions {
 func (o StoreOptions) Budget() int64 {
 	o = o.withDefaults()
 	span := max(o.Window, 3*o.Target) + time.Duration(o.Grace+1)*o.Target
-	b := float64(o.ByteRate) * span.Seconds()
-	if b >= float64(o.MaxBytes) {
-		return o.MaxBytes
-	}
-	return int64(b)
+	return budget.Bytes(o.ByteRate, span, o.MaxBytes)
 }
 
 // Store keeps the latest segments in memory: those of the window plus the grace, within a
@@ -87,7 +85,7 @@ type Store struct {
 	added         int64
 	evicted       int64 // segments that left the window and its grace
 	budgetEvicted int64 // segments evicted for the byte budget
-	budgetLog     logLimit
+	budgetLog     budget.LogLimit
 	changed       chan struct{} // closed and replaced when a segment is added
 	partTarget    time.Duration // see Window.PartTarget
 
@@ -170,7 +168,7 @@ func (s *Store) add(seg *Segment) {
 	}
 	if over > 0 {
 		s.budgetEvicted += int64(over)
-		if n, ok := s.budgetLog.note(seg.Created, int64(over)); ok {
+		if n, ok := s.budgetLog.Note(seg.Created, int64(over)); ok {
 			s.opts.Log.Warn("segment store over its byte budget: oldest segments evicted", "budget", "window_bytes",
 				"limit", s.budget, "evicted", n, "total", s.budgetEvicted, "kept_bytes", s.bytes)
 		}

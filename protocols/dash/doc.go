@@ -19,16 +19,16 @@
 // continue across them. The pull ends when the presentation does (a dynamic MPD turned
 // static), and fails when no new segment comes for three segment durations.
 //
-// Init and media segments are fragmented MP4: boxes are read with github.com/Eyevinn/mp4ff,
-// samples are cut out of the segment by this package (every offset checked) from the moof's
-// tfhd/trun (or the init's trex defaults), timed by tfdt, sample durations and composition
-// offsets. avcC and hvcC give the parameter sets, esds the AAC AudioSpecificConfig; NAL units
-// come length-prefixed (4 bytes, the only size mp4ff reads). Units are normalised on the way
+// Init and media segments are fragmented MP4, read by packager/fmp4 (the reader the HLS pull
+// uses too): samples cut out of the segment (every offset checked) from the moof's tfhd/trun
+// (or the init's trex defaults), timed by tfdt, sample durations and composition offsets. avcC
+// and hvcC give the parameter sets, esds the AAC AudioSpecificConfig; NAL units come
+// length-prefixed (4 bytes). Units are normalised on the way
 // in: AUDs dropped, parameter sets in front of every key frame, video from a key frame.
 //
 // The two representations are fetched by one goroutine each; their units are interleaved by
 // time and paced to the wall clock, so the stream receives them as from a live encoder, with
 // timestamps rebased to 0 at the first video key frame.
 //
-// No dash-mpd or mp4ff type appears in this package's API.
+// No dash-mpd type appears in this package's API.
 package dash

@@ -99,7 +99,7 @@ func (f *follower) stallLimit(r *rep) time.Duration {
 	if r != nil {
 		d = r.segDuration()
 	}
-	return max(time.Duration(f.cfg.stallFactor)*d, f.cfg.minStall)
+	return max(time.Duration(f.cfg.StallFactor)*d, f.cfg.minStall)
 }
 
 // wait waits for a newer MPD, failing once no new segment came for the stall limit.
@@ -188,7 +188,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 		if err != nil || r.init == "" {
 			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
 		}
-		b, err := f.ld.GetRetry(ctx, iu, nil, f.ld.cfg.maxSegment, deadline, nil)
+		b, err := f.ld.GetRetry(ctx, iu, nil, f.ld.MaxSegment, deadline, nil)
 		if err != nil {
 			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 		}
@@ -203,7 +203,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if err != nil {
 		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
 	}
-	b, err := f.ld.GetRetry(ctx, su, nil, f.ld.cfg.maxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
+	b, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
 	switch {
 	case errors.Is(err, errGone) && nx.mayEnd:
 		return errEnded

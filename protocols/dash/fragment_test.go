@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
+	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
 // probePackets returns the packet count and total size ffprobe reads from one stream's init
@@ -60,13 +61,13 @@ func TestParseSegments(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				switch p := ti.track.Params; {
+				switch p := ti.Track.Params; {
 				case k == media.KindVideo && (p.Width != 320 || p.Height != 180 || len(p.SPS) == 0 || len(p.PPS) == 0):
 					t.Fatalf("video params %+v", p)
-				case k == media.KindVideo && kind == "h265" && (ti.track.Codec != media.CodecH265 || len(p.VPS) == 0):
-					t.Fatalf("H.265 track %v", ti.track.Codec)
-				case k == media.KindAudio && (ti.track.Codec != media.CodecAAC || p.SampleRate != 48000 || len(p.AudioConfig) == 0):
-					t.Fatalf("audio track %+v", ti.track)
+				case k == media.KindVideo && kind == "h265" && (ti.Track.Codec != media.CodecH265 || len(p.VPS) == 0):
+					t.Fatalf("H.265 track %v", ti.Track.Codec)
+				case k == media.KindAudio && (ti.Track.Codec != media.CodecAAC || p.SampleRate != 48000 || len(p.AudioConfig) == 0):
+					t.Fatalf("audio track %+v", ti.Track)
 				}
 				chunks, _ := filepath.Glob(filepath.Join(f.dir, fmt.Sprintf("chunk-stream%d-*.m4s", stream)))
 				sort.Strings(chunks)
@@ -78,17 +79,17 @@ func TestParseSegments(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					samples, end, err := parseSegment(b, ti, next)
+					samples, end, err := fmp4.ReadSamples(b, ti, next)
 					if err != nil {
 						t.Fatalf("%s: %v", c, err)
 					}
-					if i > 0 && samples[0].dts != next {
-						t.Fatalf("%s starts at %d, the previous ended at %d", c, samples[0].dts, next)
+					if i > 0 && samples[0].DTS != next {
+						t.Fatalf("%s starts at %d, the previous ended at %d", c, samples[0].DTS, next)
 					}
 					next = end
 					for _, s := range samples {
 						count++
-						size += int64(len(s.data))
+						size += int64(len(s.Data))
 					}
 				}
 				wantCount, wantSize := probePackets(t, append([]string{filepath.Join(f.dir, fmt.Sprintf("init-stream%d.m4s", stream))}, chunks...))
@@ -123,43 +124,5 @@ func TestRepReaderUnits(t *testing.T) {
 	// 25 fps: the last unit of the first second decodes at 24/25 s (B-frames move PTS only).
 	if last := units[len(units)-1]; last.DTS != 24*3600 {
 		t.Fatalf("last DTS %d, want %d", last.DTS, 24*3600)
-	}
-}
-
-// TestNextBox covers the box header forms and refuses boxes that do not fit.
-func TestNextBox(t *testing.T) {
-	cases := []struct {
-		name string
-		b    []byte
-		ok   bool
-		end  int
-	}{
-		{"plain", []byte{0, 0, 0, 8, 'f', 'r', 'e', 'e'}, true, 8},
-		{"to end", []byte{0, 0, 0, 0, 'm', 'd', 'a', 't', 1, 2, 3}, true, 11},
-		{"large", []byte{0, 0, 0, 1, 'm', 'd', 'a', 't', 0, 0, 0, 0, 0, 0, 0, 17, 9}, true, 17},
-		{"too long", []byte{0, 0, 0, 9, 'f', 'r', 'e', 'e'}, false, 0},
-		{"too short", []byte{0, 0, 0, 7, 'f', 'r', 'e', 'e'}, false, 0},
-		{"large too short", []byte{0, 0, 0, 1, 'm', 'd', 'a', 't', 0, 0, 0, 0, 0, 0, 0, 8}, false, 0},
-		{"huge", []byte{0, 0, 0, 1, 'm', 'd', 'a', 't', 0xff, 0, 0, 0, 0, 0, 0, 0}, false, 0},
-		{"truncated header", []byte{0, 0, 0}, false, 0},
-	}
-	for _, tc := range cases {
-		bx, err := nextBox(tc.b, 0)
-		if (err == nil) != tc.ok || (tc.ok && bx.end != tc.end) {
-			t.Errorf("%s: box %+v, err %v", tc.name, bx, err)
-		}
-	}
-}
-
-// TestSplitNALUnits covers length-prefixed splitting.
-func TestSplitNALUnits(t *testing.T) {
-	got, err := splitNALUnits([]byte{0, 0, 0, 2, 0x67, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0x65})
-	if err != nil || len(got) != 2 || len(got[0]) != 2 || got[1][0] != 0x65 {
-		t.Fatalf("%v %v", got, err)
-	}
-	for _, bad := range [][]byte{{0, 0, 0, 3, 1}, {0, 0, 1}, {0xff, 0xff, 0xff, 0xff, 1}} {
-		if _, err := splitNALUnits(bad); err == nil {
-			t.Errorf("%x accepted", bad)
-		}
 	}
 }

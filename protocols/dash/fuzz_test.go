@@ -77,7 +77,7 @@ func FuzzSegment(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ti.track.Kind() != kind || ti.timescale == 0 {
+		if ti.Track.Kind() != kind || ti.Timescale == 0 {
 			t.Fatalf("track %+v", ti)
 		}
 		r := newRepReader(ti, 0)

@@ -49,9 +49,9 @@ func (s *manifests) nudge() {
 }
 
 // refresh reloads a dynamic MPD every minimumUpdatePeriod, and on a nudge (at most every
-// cfg.minRefresh), until ctx ends or the MPD turns static. A failed reload is logged and
+// minRefresh), until ctx ends or the MPD turns static. A failed reload is logged and
 // tried again later: the representations fail the pull if segments stop coming.
-func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, log *slog.Logger) {
+func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, minRefresh time.Duration, log *slog.Logger) {
 	last := time.Now()
 	failures := 0
 	for {
@@ -63,12 +63,12 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, log *sl
 		if period <= 0 {
 			period = time.Hour // not to be updated: reloaded only when a representation asks
 		}
-		timer := time.NewTimer(time.Until(last.Add(max(period, ld.cfg.minRefresh))))
+		timer := time.NewTimer(time.Until(last.Add(max(period, minRefresh))))
 		select {
 		case <-timer.C:
 		case <-s.nudges:
 			timer.Stop()
-			if err := httpget.Sleep(ctx, time.Until(last.Add(ld.cfg.minRefresh))); err != nil {
+			if err := httpget.Sleep(ctx, time.Until(last.Add(minRefresh))); err != nil {
 				return
 			}
 		case <-ctx.Done():
@@ -76,7 +76,7 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, log *sl
 			return
 		}
 		last = time.Now()
-		b, final, err := ld.Get(ctx, u, nil, ld.cfg.maxPlaylist)
+		b, final, err := ld.Get(ctx, u, nil, ld.MaxPlaylist)
 		if err == nil {
 			m, err = parseManifest(b, final, time.Now())
 		}

@@ -35,7 +35,7 @@ func TestPullCaps(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := defaultConfig
-	cfg.maxPlaylist, cfg.maxSegment = 1000, 5000
+	cfg.MaxPlaylist, cfg.MaxSegment = 1000, 5000
 	for _, tc := range []struct{ path, where, want string }{
 		{"/big.mpd", "dash pull " + srv.URL + "/big.mpd: MPD: ", "over the cap of 1000 bytes"},
 		{"/index.mpd", "segment " + srv.URL + "/init.mp4: ", "over the cap of 5000 bytes"},

@@ -2,15 +2,13 @@ package dash
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/url"
-	"sync"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
 // Pull is the INPUT_TYPE_MPEG_DASH_URL input: it plays the MPEG-DASH presentation whose MPD
@@ -26,41 +24,20 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	if log == nil {
-		log = slog.Default()
-	}
-	u, err := url.Parse(rawurl)
-	if err != nil {
-		return fmt.Errorf("dash pull: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("dash pull %s: scheme %q, want http or https", u.Redacted(), u.Scheme)
-	}
-	log = log.With("dash_pull", u.Redacted())
-	err = run(ctx, u, s, log, cfg)
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("dash pull %s: %w", u.Redacted(), err)
-	}
-	return nil
+	p := livepull.Pull{Name: "dash", Document: "MPD", Config: cfg.Config}
+	return p.Do(ctx, rawurl, log, func(ctx context.Context, pr livepull.Primary, log *slog.Logger) error {
+		return run(ctx, pr, s, log, cfg)
+	})
 }
 
-// run loads the MPD, follows its video and audio representations and publishes their units
+// run reads the MPD, follows its video and audio representations and publishes their units
 // until the presentation ends, one fails or ctx ends.
-func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
-	ld := newLoader(cfg)
-	defer ld.Close()
-
-	b, final, err := ld.Get(ctx, u, nil, cfg.maxPlaylist)
-	if err != nil {
-		return fmt.Errorf("MPD: %w", err)
-	}
-	m, err := parseManifest(b, final, time.Now())
+func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger, cfg config) error {
+	m, err := parseManifest(pr.Body, pr.Final, time.Now())
 	if err != nil {
 		return err
 	}
+	ld, final := pr.Loader, pr.Final
 	p, target := startPoint(m, time.Now())
 	if p == nil {
 		return errNoRepresentation
@@ -68,58 +45,31 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 	log.Info("dash: MPD", "dynamic", m.dynamic, "periods", len(m.periods), "start_period", p.id,
 		"start", target.Round(time.Millisecond), "minimum_update_period", m.mup)
 
-	pub, err := s.Publish()
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	man := newManifests(m)
-	mg := ingest.NewMerger(pub, log, "dash", cfg.maxQueued)
-	errs := make(chan error, 2)
-	var wg sync.WaitGroup
 	var followers []*follower
+	lr := &livepull.Run{Name: "dash", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia}
 	for _, kind := range []media.Kind{media.KindVideo, media.KindAudio} {
 		if !hasKind(m, kind) {
 			continue
 		}
-		ch := make(chan ingest.Batch)
-		mg.AddSource(kindName(kind), ch)
-		f := &follower{kind: kind, man: man, ld: ld, cfg: cfg, log: log, out: ch, p: p, target: target}
+		f := &follower{kind: kind, man: man, ld: ld, cfg: cfg, log: log, p: p, target: target}
 		followers = append(followers, f)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(ch)
-			if err := f.run(ctx); err != nil && ctx.Err() == nil {
-				errs <- err
-			}
-		}()
+		lr.Sources = append(lr.Sources, livepull.Source{Name: kindName(kind), Run: func(ctx context.Context, out chan<- ingest.Batch) error {
+			f.out = out
+			return f.run(ctx)
+		}})
 	}
 	if m.dynamic {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			man.refresh(ctx, ld, final, log)
-		}()
+		lr.Background = func(ctx context.Context) { man.refresh(ctx, ld, final, cfg.minRefresh, log) }
 	}
-	err = mg.Run(ctx, errs)
-	cancel()
-	wg.Wait()
-	segments := int64(0)
-	for _, f := range followers {
-		segments += f.count
+	lr.Ended = func() []any {
+		segments := int64(0)
+		for _, f := range followers {
+			segments += f.count
+		}
+		return []any{"segments", segments}
 	}
-	log.Info("dash: ended", "segments", segments, "units", mg.Units(), "error", err)
-	if err != nil {
-		return err
-	}
-	if mg.Units() == 0 {
-		return ErrNoMedia
-	}
-	return nil
+	return lr.Publish(ctx, s, log)
 }
 
 // hasKind tells whether a period of m has a representation of kind k.

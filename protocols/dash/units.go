@@ -3,13 +3,14 @@ package dash
 import (
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
 // repReader turns the media segments of one representation into access units of its track
 // (au.Track 0), on the presentation timeline: shift moves the track's decode times so that 0
 // is the presentation's time 0 (the period's start minus the presentationTimeOffset).
 type repReader struct {
-	ti       *trackInfo
+	ti       *fmp4.InitTrack
 	video    *ingest.VideoFixer
 	keyed    bool   // video: a key frame was read
 	next     uint64 // decode time after the last sample, for fragments without tfdt
@@ -20,10 +21,10 @@ type repReader struct {
 // newRepReader makes the reader of a representation whose init segment gave ti. presentation
 // is where the representation's media time 0 lies on the presentation timeline, in 90 kHz
 // ticks.
-func newRepReader(ti *trackInfo, presentation int64) *repReader {
-	r := &repReader{ti: ti, announce: true, shift: media.Rescale(presentation, 90000, ti.track.ClockRate)}
-	if p := ti.track.Params; ti.track.Codec.IsVideo() {
-		r.video = ingest.NewVideoFixer(ti.track.Codec, p.VPS, p.SPS, p.PPS)
+func newRepReader(ti *fmp4.InitTrack, presentation int64) *repReader {
+	r := &repReader{ti: ti, announce: true, shift: media.Rescale(presentation, 90000, ti.Track.ClockRate)}
+	if p := ti.Track.Params; ti.Track.Codec.IsVideo() {
+		r.video = ingest.NewVideoFixer(ti.Track.Codec, p.VPS, p.SPS, p.PPS)
 	}
 	return r
 }
@@ -31,28 +32,28 @@ func newRepReader(ti *trackInfo, presentation int64) *repReader {
 // segment reads one media segment. tracks is the representation's track when it is to be
 // announced (first, or after its parameter sets changed), else nil.
 func (r *repReader) segment(b []byte) (tracks []media.Track, units []*media.AccessUnit, err error) {
-	samples, next, err := parseSegment(b, r.ti, r.next)
+	samples, next, err := fmp4.ReadSamples(b, r.ti, r.next)
 	if err != nil {
 		return nil, nil, err
 	}
 	r.next = next
-	tr := &r.ti.track
-	ts := int(r.ti.timescale)
+	tr := &r.ti.Track
+	ts := int(r.ti.Timescale)
 	units = make([]*media.AccessUnit, 0, len(samples))
 	for _, s := range samples {
-		dts := int64(s.dts)
+		dts := int64(s.DTS)
 		au := &media.AccessUnit{Key: true,
 			DTS: media.Rescale(dts, ts, tr.ClockRate) + r.shift,
-			PTS: media.Rescale(dts+s.cto, ts, tr.ClockRate) + r.shift}
+			PTS: media.Rescale(dts+s.CTO, ts, tr.ClockRate) + r.shift}
 		if r.video == nil {
-			if len(s.data) == 0 {
+			if len(s.Data) == 0 {
 				continue
 			}
-			au.Payload = [][]byte{s.data}
+			au.Payload = [][]byte{s.Data}
 			units = append(units, au)
 			continue
 		}
-		nalus, err := splitNALUnits(s.data)
+		nalus, err := fmp4.SplitNALUnits(s.Data)
 		if err != nil {
 			continue // one broken sample: the next key frame recovers
 		}

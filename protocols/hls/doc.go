@@ -20,7 +20,7 @@
 // MPEG-TS segments go through one packager/mpegts Demuxer per playlist, so timestamps stay
 // continuous across segments; after EXT-X-DISCONTINUITY a new Demuxer starts and the timeline
 // continues one frame after the last unit. fMP4 segments (EXT-X-MAP) are read with
-// mediacommon's fMP4 reader. Units are normalised on the way in: AUDs dropped, parameter sets
+// packager/fmp4's reader (the one the DASH pull uses). Units are normalised on the way in: AUDs dropped, parameter sets
 // learned from the init segment or in-band and put in front of every key frame, video from a
 // key frame, one unit per audio frame.
 //

@@ -2,7 +2,6 @@ package hls
 
 import (
 	"errors"
-	"time"
 
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
@@ -14,50 +13,21 @@ var (
 	ErrNoMedia = errors.New("the playlist ended before any media")
 	// errStalled is wrapped when no new segment appeared for stallFactor target durations.
 	errStalled = httpget.ErrStalled
-	// errTooLarge is returned for a body over its cap (config.maxPlaylist, config.maxSegment).
+	// errTooLarge is returned for a body over its cap (Config.MaxPlaylist, Config.MaxSegment).
 	errTooLarge = httpget.ErrTooLarge
 )
 
-// config holds the tunables of a pull. Tests shrink them.
+// config holds the tunables of a pull: those both pulls share (httpget.Config) and HLS's own.
+// Tests shrink them.
 type config struct {
+	httpget.Config
 	// startDistance is how many segments from the live edge playback starts; a playlist
 	// with fewer is reloaded until it has them. 3, as gohlslib and most players.
 	startDistance int
-	// stallFactor is how many target durations may pass without a new segment before the
-	// pull fails. 3.
-	stallFactor int
-	// requestTimeout bounds one HTTP request, headers and body. 15 s.
-	requestTimeout time.Duration
-	// maxPlaylist caps one playlist, in bytes: 4 MiB, twice what a playlist of the longest
-	// window a live server keeps (hours of 2 s segments with long signed URLs) needs.
-	maxPlaylist int64
-	// maxSegment caps one segment, in bytes: 64 MiB, 10 s of a 50 Mbit/s stream (HLS
-	// authoring guidelines use 6 s segments: 37.5 MB at 50 Mbit/s).
-	maxSegment int64
-	// retryMin and retryMax bound the wait between retries of a failed request. 250 ms, 2 s.
-	retryMin, retryMax time.Duration
-	// maxQueued bounds the units downloaded ahead of the pacing, per rendition. 2048.
-	maxQueued int
 }
 
-var defaultConfig = config{
-	startDistance:  3,
-	stallFactor:    3,
-	requestTimeout: 15 * time.Second,
-	maxPlaylist:    4 << 20,
-	maxSegment:     64 << 20,
-	retryMin:       250 * time.Millisecond,
-	retryMax:       2 * time.Second,
-	maxQueued:      2048,
-}
+var defaultConfig = config{Config: httpget.DefaultConfig, startDistance: 3}
 
-// loader downloads playlists and segments (httpget) with the pull's tunables at hand.
-type loader struct {
-	*httpget.Loader
-	cfg config
-}
-
-// newLoader returns a loader for cfg; Close it when done.
-func newLoader(cfg config) *loader {
-	return &loader{Loader: httpget.New(httpget.Options{RequestTimeout: cfg.requestTimeout, RetryMin: cfg.retryMin, RetryMax: cfg.retryMax}), cfg: cfg}
-}
+// loader downloads playlists and segments (httpget) with the pull's tunables at hand; the pull
+// skeleton (livepull) makes it.
+type loader = httpget.PullLoader

@@ -29,7 +29,7 @@ func TestPullCaps(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := defaultConfig
-	cfg.maxPlaylist, cfg.maxSegment = 1000, 5000
+	cfg.MaxPlaylist, cfg.MaxSegment = 1000, 5000
 	for _, tc := range []struct{ path, where, want string }{
 		{"/big.m3u8", "hls pull " + srv.URL + "/big.m3u8: playlist: ", "over the cap of 1000 bytes"},
 		{"/media.m3u8", "segment " + srv.URL + "/seg0.ts: ", "over the cap of 5000 bytes"},

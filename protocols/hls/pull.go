@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync"
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
 // Pull is the INPUT_TYPE_HLS_URL input: it plays the live HLS playlist at rawurl (http or
@@ -25,41 +25,20 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	if log == nil {
-		log = slog.Default()
-	}
-	u, err := url.Parse(rawurl)
-	if err != nil {
-		return fmt.Errorf("hls pull: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("hls pull %s: scheme %q, want http or https", u.Redacted(), u.Scheme)
-	}
-	log = log.With("hls_pull", u.Redacted())
-	err = run(ctx, u, s, log, cfg)
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("hls pull %s: %w", u.Redacted(), err)
-	}
-	return nil
+	p := livepull.Pull{Name: "hls", Document: "playlist", Config: cfg.Config}
+	return p.Do(ctx, rawurl, log, func(ctx context.Context, pr livepull.Primary, log *slog.Logger) error {
+		return run(ctx, pr, s, log, cfg)
+	})
 }
 
-// run loads the primary playlist, follows the chosen renditions and publishes their units
+// run reads the primary playlist, follows the chosen renditions and publishes their units
 // until the playlist ends, a rendition fails or ctx ends.
-func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cfg config) error {
-	ld := newLoader(cfg)
-	defer ld.Close()
-
-	b, _, err := ld.Get(ctx, u, nil, cfg.maxPlaylist)
+func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger, cfg config) error {
+	pl, err := parsePlaylist(pr.Body)
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}
-	pl, err := parsePlaylist(b)
-	if err != nil {
-		return fmt.Errorf("playlist: %w", err)
-	}
+	u, ld := pr.URL, pr.Loader
 	var first *playlist.Media
 	mediaURL, audioURL := u, (*url.URL)(nil)
 	switch p := pl.(type) {
@@ -84,45 +63,18 @@ func run(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, cf
 		return errors.New("playlist: neither a media nor a multivariant playlist")
 	}
 
-	pub, err := s.Publish()
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	m := ingest.NewMerger(pub, log, "hls", cfg.maxQueued)
-	errs := make(chan error, 2)
-	var wg sync.WaitGroup
-	start := func(name string, ru *url.URL, first *playlist.Media) {
-		ch := make(chan ingest.Batch)
-		m.AddSource(name, ch)
-		r := newRendition(name, ru, ld, cfg, log, ch)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(ch)
+	source := func(name string, ru *url.URL, first *playlist.Media) livepull.Source {
+		return livepull.Source{Name: name, Run: func(ctx context.Context, out chan<- ingest.Batch) error {
+			r := newRendition(name, ru, ld, cfg, log, out)
 			err := r.run(ctx, first)
-			if err != nil && ctx.Err() == nil {
-				errs <- err
-			}
 			log.Debug("hls: rendition ended", "rendition", name, "segments", r.segments, "error", err)
-		}()
+			return err
+		}}
 	}
-	start("main", mediaURL, first)
+	lr := &livepull.Run{Name: "hls", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia,
+		Sources: []livepull.Source{source("main", mediaURL, first)}}
 	if audioURL != nil {
-		start("audio", audioURL, nil)
+		lr.Sources = append(lr.Sources, source("audio", audioURL, nil))
 	}
-	err = m.Run(ctx, errs)
-	cancel()
-	wg.Wait()
-	log.Info("hls: ended", "units", m.Units(), "error", err)
-	if err != nil {
-		return err
-	}
-	if m.Units() == 0 {
-		return ErrNoMedia
-	}
-	return nil
+	return lr.Publish(ctx, s, log)
 }

@@ -51,25 +51,16 @@ func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Log
 }
 
 // stallLimit is how long the playlist may bring no new segment.
-func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.stallFactor) * r.target }
+func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.StallFactor) * r.target }
 
 // run follows the playlist until it ends, fails or ctx ends. first is the playlist already
 // downloaded (the primary one), or nil.
 func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
 	if first == nil {
-		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.cfg.maxPlaylist)
-		if err != nil {
-			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
+		if first, err = r.media(b, err); err != nil {
+			return err
 		}
-		pl, err := parsePlaylist(b)
-		if err != nil {
-			return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
-		}
-		m, ok := pl.(*playlist.Media)
-		if !ok {
-			return fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
-		}
-		first = m
 	}
 	r.take(first)
 	skipped := false
@@ -145,20 +136,29 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	b, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.cfg.maxPlaylist, deadline, nil)
+	m, err := r.media(r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil))
 	if err != nil {
-		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
-	}
-	pl, err := parsePlaylist(b)
-	if err != nil {
-		return fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
-	}
-	m, ok := pl.(*playlist.Media)
-	if !ok {
-		return fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+		return err
 	}
 	r.take(m)
 	return nil
+}
+
+// media reads the rendition's media playlist from b, the body of a download that failed with
+// err (or not).
+func (r *rendition) media(b []byte, err error) (*playlist.Media, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+	}
+	pl, err := parsePlaylist(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+	}
+	m, ok := pl.(*playlist.Media)
+	if !ok {
+		return nil, fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+	}
+	return m, nil
 }
 
 // download fetches one segment (and a new init segment when EXT-X-MAP changed), reads it and
@@ -176,7 +176,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 		return fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	body, err := r.ld.GetRetry(ctx, su, rng, r.ld.cfg.maxSegment, deadline, nil)
+	body, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
 	}
@@ -222,7 +222,7 @@ func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc 
 	if err != nil {
 		return fmt.Errorf("init segment %q: %w", m.URI, err)
 	}
-	b, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.cfg.maxSegment, deadline, nil)
+	b, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 	}

@@ -1,0 +1,148 @@
+// Package livepull is the skeleton the HLS and DASH pulls share: the URL check, the loader and
+// the first download, the error and log wrapping of a pull, and the run that publishes the renditions (or representations) it
+// follows into the stream through one ingest.Merger until one ends, fails, or ctx ends. Each
+// format keeps only its own playlist or manifest reading and its followers.
+package livepull
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+
+	"github.com/sluicemedia/sluice/internal/ingest"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
+)
+
+// Pull names a pull and holds its tunables.
+type Pull struct {
+	// Name is the format's name in logs and errors ("hls", "dash").
+	Name string
+	// Document names the primary document in errors ("playlist", "MPD").
+	Document string
+	// Config holds the tunables of the pull's loader.
+	Config httpget.Config
+}
+
+// Primary is the first download of a pull: its loader, the URL asked and the one the body
+// came from (after redirects), and the body (at most Config.MaxPlaylist bytes).
+type Primary struct {
+	Loader *httpget.PullLoader
+	URL    *url.URL
+	Final  *url.URL
+	Body   []byte
+}
+
+// Do checks rawurl (http or https), narrows log to the pull (attribute Name+"_pull"), makes
+// the pull's loader, downloads the primary document and calls run with it. It returns nil when
+// ctx ended, whatever run returned; the error wrapped with Name and the URL (its password
+// redacted) otherwise.
+func (p Pull) Do(ctx context.Context, rawurl string, log *slog.Logger, run func(ctx context.Context, pr Primary, log *slog.Logger) error) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	u, err := url.Parse(rawurl)
+	if err != nil {
+		return fmt.Errorf("%s pull: %w", p.Name, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%s pull %s: scheme %q, want http or https", p.Name, u.Redacted(), u.Scheme)
+	}
+	log = log.With(p.Name+"_pull", u.Redacted())
+	err = p.primary(ctx, u, log, run)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s pull %s: %w", p.Name, u.Redacted(), err)
+	}
+	return nil
+}
+
+func (p Pull) primary(ctx context.Context, u *url.URL, log *slog.Logger, run func(ctx context.Context, pr Primary, log *slog.Logger) error) error {
+	ld := httpget.NewPullLoader(p.Config)
+	defer ld.Close()
+	b, final, err := ld.Get(ctx, u, nil, p.Config.MaxPlaylist)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Document, err)
+	}
+	return run(ctx, Primary{Loader: ld, URL: u, Final: final, Body: b}, log)
+}
+
+// Source is one rendition or representation a pull follows.
+type Source struct {
+	// Name labels the source in the merger's logs.
+	Name string
+	// Run follows the source and sends its batches to out until it ends (nil), fails, or ctx
+	// ends. out is closed after Run returns.
+	Run func(ctx context.Context, out chan<- ingest.Batch) error
+}
+
+// Run is one publisher session of a pull.
+type Run struct {
+	// Name is the pull's name in logs and in the merger ("hls", "dash").
+	Name string
+	// MaxQueued bounds the units downloaded ahead of the pacing, per source.
+	MaxQueued int
+	// Sources are followed concurrently; the first to fail ends the run.
+	Sources []Source
+	// Background, when set, runs beside the sources until the run ends (a manifest refresh).
+	Background func(ctx context.Context)
+	// Ended, when set, gives more attributes for the "ended" log line; called after every
+	// source returned.
+	Ended func() []any
+	// NoMedia is returned when every source ended before any unit was published.
+	NoMedia error
+}
+
+// Publish opens a publisher session on s and merges the sources into it until they end
+// (nil, or r.NoMedia when no unit flowed), one fails (its error), or ctx ends.
+func (r *Run) Publish(ctx context.Context, s *stream.Stream, log *slog.Logger) error {
+	pub, err := s.Publish()
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := ingest.NewMerger(pub, log, r.Name, r.MaxQueued)
+	errs := make(chan error, len(r.Sources))
+	var wg sync.WaitGroup
+	for _, src := range r.Sources {
+		ch := make(chan ingest.Batch)
+		m.AddSource(src.Name, ch)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(ch)
+			if err := src.Run(ctx, ch); err != nil && ctx.Err() == nil {
+				errs <- err
+			}
+		}()
+	}
+	if r.Background != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Background(ctx)
+		}()
+	}
+	err = m.Run(ctx, errs)
+	cancel()
+	wg.Wait()
+	attrs := []any{"units", m.Units(), "error", err}
+	if r.Ended != nil {
+		attrs = append(r.Ended(), attrs...)
+	}
+	log.Info(r.Name+": ended", attrs...)
+	if err != nil {
+		return err
+	}
+	if m.Units() == 0 {
+		return r.NoMedia
+	}
+	return nil
+}
