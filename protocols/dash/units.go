@@ -1,9 +1,9 @@
 package dash
 
 import (
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/fmp4"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // repReader turns the media segments of one representation into access units of its track
@@ -11,8 +11,7 @@ import (
 // is the presentation's time 0 (the period's start minus the presentationTimeOffset).
 type repReader struct {
 	ti       *fmp4.InitTrack
-	video    *ingest.VideoFixer
-	keyed    bool   // video: a key frame was read
+	video    *nal.Fixer
 	next     uint64 // decode time after the last sample, for fragments without tfdt
 	shift    int64  // in the track's clock rate
 	announce bool   // the track is to be announced with the next units
@@ -24,7 +23,7 @@ type repReader struct {
 func newRepReader(ti *fmp4.InitTrack, presentation int64) *repReader {
 	r := &repReader{ti: ti, announce: true, shift: media.Rescale(presentation, 90000, ti.Track.ClockRate)}
 	if p := ti.Track.Params; ti.Track.Codec.IsVideo() {
-		r.video = ingest.NewVideoFixer(ti.Track.Codec, p.VPS, p.SPS, p.PPS)
+		r.video = nal.NewFixer(ti.Track.Codec, p.VPS, p.SPS, p.PPS)
 	}
 	return r
 }
@@ -63,10 +62,9 @@ func (r *repReader) segment(b []byte) (tracks []media.Track, units []*media.Acce
 			tr.Params = r.video.Params()
 			r.announce = true
 		}
-		if len(au.Payload) == 0 || (!r.keyed && !au.Key) {
+		if len(au.Payload) == 0 || !r.video.Decodable(au.Key) {
 			continue
 		}
-		r.keyed = true
 		units = append(units, au)
 	}
 	if r.announce {

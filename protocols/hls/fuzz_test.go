@@ -7,9 +7,9 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // Playlists of the table tests, also the fuzz seeds.
@@ -126,7 +126,7 @@ func FuzzVideoFixer(f *testing.F) {
 		if h265 {
 			codec = media.CodecH265
 		}
-		v := ingest.NewVideoFixer(codec, nil, nil, nil)
+		v := nal.NewFixer(codec, nil, nil, nil)
 		for range 2 {
 			out, key, _ := v.Fix([][]byte{a, b, c})
 			for _, n := range out {

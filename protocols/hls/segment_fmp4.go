@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/fmp4"
+	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // errNoTracks is returned when a rendition has no track sluice carries.
@@ -24,8 +24,7 @@ type fmp4Reader struct {
 // fmp4Track converts the samples of one track of the init segment.
 type fmp4Track struct {
 	timescale uint32 // mdhd timescale
-	video     *ingest.VideoFixer
-	keyed     bool
+	video     *nal.Fixer
 }
 
 // newFMP4Reader reads an init segment. Tracks of codecs sluice does not carry are left out.
@@ -43,7 +42,7 @@ func newFMP4Reader(init []byte) (*fmp4Reader, error) {
 		tr := it.Track
 		tr.ID = i
 		if p := tr.Params; tr.Codec.IsVideo() {
-			t.video = ingest.NewVideoFixer(tr.Codec, p.VPS, p.SPS, p.PPS)
+			t.video = nal.NewFixer(tr.Codec, p.VPS, p.SPS, p.PPS)
 			if !t.video.Ready() {
 				return nil, fmt.Errorf("init segment: %s track %d without parameter sets", tr.Codec, it.ID)
 			}
@@ -94,9 +93,8 @@ func (r *fmp4Reader) unit(s fmp4.Sample) *media.AccessUnit {
 		tr.Params = t.video.Params()
 		r.announce = true
 	}
-	if len(au.Payload) == 0 || (!t.keyed && !au.Key) {
+	if len(au.Payload) == 0 || !t.video.Decodable(au.Key) {
 		return nil
 	}
-	t.keyed = true
 	return au
 }
