@@ -75,8 +75,8 @@ func TestForwardProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
 	if res.StatusCode != http.StatusOK || string(body) != "#EXTM3U\n" || res.Header.Get("Cache-Control") != "public, max-age=1, s-maxage=1" ||
 		len(res.Header.Values("Access-Control-Allow-Origin")) != 1 || res.Header.Get("X-Owner-Secret") != "" {
 		t.Errorf("proxied answer: %d %q %v", res.StatusCode, body, res.Header)
@@ -88,14 +88,16 @@ func TestForwardProxy(t *testing.T) {
 	}
 
 	// Streamed: the first write arrives while the owner still holds the rest.
-	res, err = http.Get(front.URL + "/part?stream=1")
+	stream, err := http.Get(front.URL + "/part?stream=1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer stream.Body.Close()
 	<-seen
 	got := make(chan string, 1)
+	first := bufio.NewReader(stream.Body)
 	go func() {
-		l, _ := bufio.NewReader(res.Body).ReadString('\n')
+		l, _ := first.ReadString('\n')
 		got <- l
 	}()
 	select {
@@ -107,7 +109,6 @@ func TestForwardProxy(t *testing.T) {
 		t.Error("the owner's first write did not come through while it held the rest")
 	}
 	close(release)
-	res.Body.Close()
 
 	// A forwarded request, another method or an upgrade: not forwarded.
 	for _, tc := range []struct {
@@ -144,13 +145,13 @@ func TestForwardProxy(t *testing.T) {
 	for range MaxProxied {
 		f.sem <- struct{}{}
 	}
-	res, err = http.Get(front.URL + "/x")
+	over, err := http.Get(front.URL + "/x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" {
-		t.Errorf("over the cap: %d %v", res.StatusCode, res.Header)
+	defer over.Body.Close()
+	if over.StatusCode != http.StatusServiceUnavailable || over.Header.Get("Retry-After") != "1" {
+		t.Errorf("over the cap: %d %v", over.StatusCode, over.Header)
 	}
 	for range MaxProxied {
 		<-f.sem
