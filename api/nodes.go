@@ -19,6 +19,11 @@ type Cluster interface {
 	// Drain marks a node draining: it hands its records back and takes none. An unknown id
 	// wraps storage.ErrNotFound.
 	Drain(ctx context.Context, id string) error
+	// Forward answers a download r from node, which holds what it asks for (a recorded file's
+	// disk, a memory recording's process), by a redirect or a proxy (--cluster-playback), and
+	// reports true; it reports false when node is "" or this node, which then answers r
+	// itself. An error (node not running) is the answer instead.
+	Forward(w http.ResponseWriter, r *http.Request, node string) (bool, error)
 }
 
 // maxNodeID bounds a node id in a request (cluster.Options.ID's limit).

@@ -42,6 +42,10 @@ func (c *clusterOf) Nodes(context.Context) (any, error) {
 	return []map[string]any{{"id": "a", "leases": 1}}, nil
 }
 
+func (c *clusterOf) Forward(http.ResponseWriter, *http.Request, string) (bool, error) {
+	return false, nil
+}
+
 func (c *clusterOf) Drain(_ context.Context, id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -99,6 +99,10 @@ func (s *server) download(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fileNotFound(id, err))
 		return
 	}
+	// In a cluster the file is on the disk of the node that recorded it.
+	if s.forward(w, r, file.Node) {
+		return
+	}
 	rc, mod, err := s.procs.OpenFile(r.Context(), file)
 	if err != nil {
 		s.fail(w, r, fileNotFound(id, err))
@@ -110,6 +114,20 @@ func (s *server) download(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": file.Name}))
 	http.ServeContent(w, r, file.Name, mod, rc)
+}
+
+// forward answers r from another node of a cluster that holds what it asks for (Cluster.Forward)
+// and reports true, or reports false for this node to answer it.
+func (s *server) forward(w http.ResponseWriter, r *http.Request, node string) bool {
+	if s.cfg.Cluster == nil || node == "" {
+		return false
+	}
+	done, err := s.cfg.Cluster.Forward(w, r, node)
+	if err != nil {
+		s.fail(w, r, err)
+		return true
+	}
+	return done
 }
 
 func fileNotFound(id string, err error) error {
@@ -134,6 +152,10 @@ func (s *server) downloadMemory(m *module) http.HandlerFunc {
 		}
 		if rec.(*storage.Recording).RecordingType != RecordingToMemory {
 			s.fail(w, r, errNotFound("recording %s records to files, not to memory", id))
+			return
+		}
+		// In a cluster the memory is the process's, on the node that runs it.
+		if s.cfg.Cluster != nil && s.forward(w, r, s.cfg.Cluster.Owner(r.Context(), m.kind, id)) {
 			return
 		}
 		rs, err := s.procs.MemoryMP4(r.Context(), id)

@@ -100,6 +100,10 @@ CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, l
 	// 4: nothing on SQLite either: PostgreSQL's step 4 adds the owner's process state to the
 	// leases (issue 17, the wiring).
 	`SELECT 1`,
+	// 5: the node whose disk holds a recorded file (issue 17, downloads through any node). A
+	// SQLite store has one node, whose files all are: the column stays empty, as on PostgreSQL
+	// for files written before a node was named.
+	`ALTER TABLE recorded_files ADD COLUMN node TEXT NOT NULL DEFAULT ''`,
 }
 
 // migrate applies the migrations of d that db has not seen yet, each in its own transaction, and

@@ -155,4 +155,9 @@ ALTER TABLE leases ADD COLUMN state TEXT NOT NULL DEFAULT '',
 	ADD COLUMN last_error TEXT NOT NULL DEFAULT '',
 	ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
 `,
+	// 5: the node whose disk holds a recorded file (issue 17, downloads through any node):
+	// a recording may move between nodes, and its files stay where they were written.
+	`
+ALTER TABLE recorded_files ADD COLUMN node TEXT COLLATE "C" NOT NULL DEFAULT '';
+`,
 }

@@ -263,6 +263,10 @@ type RecordedFile struct {
 	Created  time.Time  `json:"created"`
 	Ended    *time.Time `json:"ended"`
 	State    string     `json:"state"`
+	// Node is the cluster node whose disk holds the file (issue 17): AddFile sets it to the
+	// store's node (SetNode); empty on a single node. Kept in its own column, not the document,
+	// and never changed by UpdateFile.
+	Node string `json:"-"`
 }
 
 // PortClaim is a port held by an entity of the service.

@@ -42,6 +42,21 @@ type Store struct {
 	// revocations counts the revocations this Store committed: the revocation stamp of a
 	// PostgreSQL store, which has no file beside it.
 	revocations atomic.Int64
+	// node is the cluster node this store serves (SetNode): the node of the files it adds.
+	node atomic.Pointer[string]
+}
+
+// SetNode names the cluster node this store serves (issue 17): the files it adds from then on
+// are that node's (RecordedFile.Node), and FilesInState lists that node's only. Empty, the
+// default, is a single node's store.
+func (s *Store) SetNode(id string) { s.node.Store(&id) }
+
+// nodeID is the name SetNode gave, or "".
+func (s *Store) nodeID() string {
+	if p := s.node.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Open opens, creating it if needed, the database file at path and brings its schema up to date.

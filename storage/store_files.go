@@ -8,8 +8,9 @@ import (
 	"fmt"
 )
 
-// AddFile stores a new recorded file of recording f.RecordID. f.ID must be set (use NewID); a zero
-// Created becomes the current time. It wraps ErrNotFound when the recording does not exist.
+// AddFile stores a new recorded file of recording f.RecordID, held by the store's node (SetNode;
+// f.Node is not read). f.ID must be set (use NewID); a zero Created becomes the current time. It
+// wraps ErrNotFound when the recording does not exist.
 func (s *Store) AddFile(ctx context.Context, f RecordedFile) error {
 	if f.ID == "" {
 		return errors.New("storage: recorded file without id")
@@ -22,8 +23,8 @@ func (s *Store) AddFile(ctx context.Context, f RecordedFile) error {
 		return err
 	}
 	return s.write(ctx, func(tx dbq) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO recorded_files (id, record_id, created, state, doc)
-			VALUES (?, ?, ?, ?, ?)`, f.ID, f.RecordID, formatTime(f.Created), f.State, doc)
+		_, err := tx.ExecContext(ctx, `INSERT INTO recorded_files (id, record_id, created, state, doc, node)
+			VALUES (?, ?, ?, ?, ?, ?)`, f.ID, f.RecordID, formatTime(f.Created), f.State, doc, s.nodeID())
 		return fileWriteErr(f, err)
 	})
 }
@@ -51,19 +52,20 @@ func (s *Store) UpdateFile(ctx context.Context, f RecordedFile) error {
 
 // Files returns the recorded files of a recording, oldest first.
 func (s *Store) Files(ctx context.Context, recordID string) ([]RecordedFile, error) {
-	return s.queryFiles(ctx, `SELECT doc FROM recorded_files WHERE record_id = ? ORDER BY created, id`, recordID)
+	return s.queryFiles(ctx, `SELECT doc, node FROM recorded_files WHERE record_id = ? ORDER BY created, id`, recordID)
 }
 
 // FilesInState returns the recorded files of every recording in a state (e.g. FileRecording, to
-// repair after a crash), oldest first.
+// repair after a crash) that the store's node holds (SetNode), oldest first.
 func (s *Store) FilesInState(ctx context.Context, state string) ([]RecordedFile, error) {
-	return s.queryFiles(ctx, `SELECT doc FROM recorded_files WHERE state = ? ORDER BY created, id`, state)
+	return s.queryFiles(ctx, `SELECT doc, node FROM recorded_files WHERE state = ? AND node = ? ORDER BY created, id`, state, s.nodeID())
 }
 
 // File returns one recorded file; it wraps ErrNotFound.
 func (s *Store) File(ctx context.Context, id string) (RecordedFile, error) {
 	var doc []byte
-	err := s.read().QueryRowContext(ctx, `SELECT doc FROM recorded_files WHERE id = ?`, id).Scan(&doc)
+	var node string
+	err := s.read().QueryRowContext(ctx, `SELECT doc, node FROM recorded_files WHERE id = ?`, id).Scan(&doc, &node)
 	if errors.Is(err, sql.ErrNoRows) {
 		return RecordedFile{}, fmt.Errorf("recorded file %q: %w", id, ErrNotFound)
 	}
@@ -74,6 +76,7 @@ func (s *Store) File(ctx context.Context, id string) (RecordedFile, error) {
 	if err := json.Unmarshal(doc, &f); err != nil {
 		return RecordedFile{}, fmt.Errorf("storage: decode recorded file %q: %w", id, err)
 	}
+	f.Node = node
 	return f, nil
 }
 
@@ -93,7 +96,7 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	})
 }
 
-// queryFiles runs a query that selects recorded file documents.
+// queryFiles runs a query that selects recorded file documents and their nodes.
 func (s *Store) queryFiles(ctx context.Context, query string, args ...any) ([]RecordedFile, error) {
 	rows, err := s.read().QueryContext(ctx, query, args...)
 	if err != nil {
@@ -103,13 +106,15 @@ func (s *Store) queryFiles(ctx context.Context, query string, args ...any) ([]Re
 	var files []RecordedFile
 	for rows.Next() {
 		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
+		var node string
+		if err := rows.Scan(&doc, &node); err != nil {
 			return nil, fmt.Errorf("storage: list recorded files: %w", err)
 		}
 		var f RecordedFile
 		if err := json.Unmarshal(doc, &f); err != nil {
 			return nil, fmt.Errorf("storage: decode recorded file: %w", err)
 		}
+		f.Node = node
 		files = append(files, f)
 	}
 	if err := rows.Err(); err != nil {

@@ -39,6 +39,8 @@ type clusterNode struct {
 
 	// serving remembers which node serves a player this one does not (cluster_playback.go).
 	serving servingCache
+	// fwd answers requests for what another node holds (--cluster-playback).
+	fwd *cluster.Forwarder
 }
 
 // Notification operations, the first word of a payload "op module id [node]".
@@ -55,6 +57,11 @@ const stateEvery = time.Second
 // openCluster registers this server as a node of the cluster on st's database.
 func openCluster(ctx context.Context, cfg Config, st *storage.Store, mgr *Manager, log *slog.Logger) (*clusterNode, error) {
 	c := &clusterNode{st: st, mgr: mgr, log: log.With("part", "cluster"), cfg: cfg, written: map[string]cluster.RecordState{}}
+	fwd, err := cluster.NewForwarder(cfg.ClusterPlayback, c.log)
+	if err != nil {
+		return nil, err
+	}
+	c.fwd = fwd
 	public := cfg.ClusterPublicURL
 	if public == "" {
 		public = cfg.PublicURL

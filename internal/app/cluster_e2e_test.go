@@ -42,12 +42,12 @@ type clusterNodeProc struct {
 	c    *childServer
 }
 
-// startNode starts (or restarts) node id on the database.
-func startNode(t *testing.T, dbURL, id, addr, data string) *clusterNodeProc {
+// startNode starts (or restarts) node id on the database, with more environment env.
+func startNode(t *testing.T, dbURL, id, addr, data string, env ...string) *clusterNodeProc {
 	t.Helper()
-	c := startChild(t, addr, data, "SLUICE_STORE="+dbURL, "SLUICE_CLUSTER_NODE_ID="+id,
-		"SLUICE_CLUSTER_API_URL=http://"+addr, "SLUICE_CLUSTER_RENEW="+clusterRenew,
-		"SLUICE_CLUSTER_LEASE_TTL="+clusterTTL, "SLUICE_CLUSTER_CPU=false", "SLUICE_LOG_LEVEL=info")
+	c := startChild(t, addr, data, append([]string{"SLUICE_STORE=" + dbURL, "SLUICE_CLUSTER_NODE_ID=" + id,
+		"SLUICE_CLUSTER_API_URL=http://" + addr, "SLUICE_CLUSTER_RENEW=" + clusterRenew,
+		"SLUICE_CLUSTER_LEASE_TTL=" + clusterTTL, "SLUICE_CLUSTER_CPU=false", "SLUICE_LOG_LEVEL=info"}, env...)...)
 	return &clusterNodeProc{id: id, addr: addr, data: data, c: c}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/cluster"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -114,6 +115,10 @@ type ClusterConfig struct {
 	// ClusterCPU counts the machine's CPU share in use in the capacity placement compares;
 	// false for nodes that share one machine, where it says nothing about the node. Default true.
 	ClusterCPU bool
+	// ClusterPlayback is how the node answers a request for what another node holds (a
+	// player's files and watch page, a recording's download): "redirect" (307 to that node)
+	// or "proxy" (fetched from that node and passed on). Default "redirect".
+	ClusterPlayback string
 }
 
 // clusterSettings are the settings of ClusterConfig (kept apart from the others).
@@ -135,6 +140,7 @@ func clusterSettings(dur func(func(*Config) *time.Duration) func(*Config, string
 		{"cluster-renew", "SLUICE_CLUSTER_RENEW", "3s", "with a PostgreSQL --store: heartbeat, lease renewal and orphan placement interval (duration)", dur(func(c *Config) *time.Duration { return &c.ClusterRenew })},
 		{"cluster-lease-ttl", "SLUICE_CLUSTER_LEASE_TTL", "10s", "with a PostgreSQL --store: lease lifetime without renewal, after which a dead node's records move (duration, at least twice --cluster-renew, the same on every node)", dur(func(c *Config) *time.Duration { return &c.ClusterLeaseTTL })},
 		{"cluster-ffmpeg-max", "SLUICE_CLUSTER_FFMPEG_MAX", "0", "with a PostgreSQL --store: ffmpeg children this node runs at most, for placement (0: no limit)", count},
+		{"cluster-playback", "SLUICE_CLUSTER_PLAYBACK", "redirect", "with a PostgreSQL --store: how a request for a player or a recorded file another node holds is answered: redirect (307 to that node) or proxy (this node fetches it from that node)", str(func(c *Config) *string { return &c.ClusterPlayback })},
 		{"cluster-cpu", "SLUICE_CLUSTER_CPU", "true", "with a PostgreSQL --store: count the machine's CPU use in this node's capacity (false for nodes sharing one machine)", boolean(func(c *Config) *bool { return &c.ClusterCPU })},
 	}
 }
@@ -321,6 +327,13 @@ func (c *Config) validate() error {
 	}
 	if c.ClusterLeaseTTL < 2*c.ClusterRenew {
 		return fmt.Errorf("--cluster-lease-ttl: %s is shorter than twice --cluster-renew (%s)", c.ClusterLeaseTTL, c.ClusterRenew)
+	}
+	switch c.ClusterPlayback {
+	case "":
+		c.ClusterPlayback = cluster.ForwardRedirect
+	case cluster.ForwardRedirect, cluster.ForwardProxy:
+	default:
+		return fmt.Errorf("--cluster-playback: %q is neither %s nor %s", c.ClusterPlayback, cluster.ForwardRedirect, cluster.ForwardProxy)
 	}
 	if len(c.ClusterNodeID) > 100 {
 		return fmt.Errorf("--cluster-node-id: %d bytes, at most 100", len(c.ClusterNodeID))

@@ -55,6 +55,8 @@ func TestConfigErrors(t *testing.T) {
 		{"--ffmpeg-nice", "low"},
 		{"--event-stats-every", "500ms"},
 		{"--event-stats-every", "0s"},
+		{"--cluster-playback", "forward"},
+		{"--cluster-playback", "Proxy"},
 		{"--nope"},
 		{"stray"},
 	} {
@@ -168,5 +170,23 @@ func TestConfigMemoryCaps(t *testing.T) {
 		if _, err := ParseConfig("sluice", []string{"--player-max-bytes", v}, none, io.Discard); err == nil {
 			t.Errorf("--player-max-bytes %q accepted", v)
 		}
+	}
+}
+
+// TestConfigClusterPlayback: --cluster-playback is redirect by default, and proxy when asked.
+func TestConfigClusterPlayback(t *testing.T) {
+	none := func(string) string { return "" }
+	c, err := ParseConfig("sluice", nil, none, io.Discard)
+	if err != nil || c.ClusterPlayback != "redirect" {
+		t.Errorf("default: %q, %v", c.ClusterPlayback, err)
+	}
+	c, err = ParseConfig("sluice", nil, func(k string) string {
+		if k == "SLUICE_CLUSTER_PLAYBACK" {
+			return "proxy"
+		}
+		return ""
+	}, io.Discard)
+	if err != nil || c.ClusterPlayback != "proxy" {
+		t.Errorf("SLUICE_CLUSTER_PLAYBACK=proxy: %q, %v", c.ClusterPlayback, err)
 	}
 }

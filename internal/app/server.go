@@ -151,7 +151,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			return err
 		}
 		mgr.cl = cl
-		pb.SetElsewhere(cl.elsewhere)
+		pb.SetElsewhere(cl.elsewhere, cl.fwd.Forward)
+		// The recorded files this node writes are its own (downloads through other nodes).
+		st.SetNode(cl.node.ID())
 		defer func() { _ = cl.node.Close() }()
 	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,

@@ -30,3 +30,29 @@ WHERE l.record_id = $1 AND l.expires > now()`, record).Scan(&s.Node, &s.PublicUR
 	}
 	return s, true, nil
 }
+
+// NodeURLs are where a node is reached.
+type NodeURLs struct {
+	// API is its API URL (--cluster-api-url), or its public URL when it has none.
+	API string
+	// Public is its playback URL (--cluster-public-url, --public-url), or its API URL when it
+	// has none.
+	Public string
+	// Live is whether its last heartbeat is within the lease TTL.
+	Live bool
+}
+
+// NodeURL is where node id is reached; ok is false when no such node is registered.
+func (n *Node) NodeURL(ctx context.Context, id string) (u NodeURLs, ok bool, err error) {
+	err = n.db.QueryRowContext(ctx, `
+SELECT COALESCE(NULLIF(api_url, ''), public_url), COALESCE(NULLIF(public_url, ''), api_url),
+	heartbeat > now() - $2::float8 * interval '1 millisecond'
+FROM nodes WHERE id = $1`, id, ms(n.opts.LeaseTTL)).Scan(&u.API, &u.Public, &u.Live)
+	if errors.Is(err, sql.ErrNoRows) {
+		return NodeURLs{}, false, nil
+	}
+	if err != nil {
+		return NodeURLs{}, false, fmt.Errorf("cluster: read the URLs of node %q: %w", id, err)
+	}
+	return u, true, nil
+}

@@ -17,15 +17,18 @@ type Router struct {
 	// elsewhere, when set, gives the base URL (scheme://host[:port]) of the cluster node that
 	// serves a player this router does not have (SetElsewhere).
 	elsewhere func(ctx context.Context, id string) (string, bool)
+	// forward answers a request from another node's base URL (SetElsewhere).
+	forward func(w http.ResponseWriter, r *http.Request, base string)
 }
 
-// SetElsewhere makes a request for a player that runs on another node of a cluster answer a
-// redirect (307) to the same path on that node's base URL, which f gives; f answers false when
-// no other node serves the player. Call it before serving.
-func (rt *Router) SetElsewhere(f func(ctx context.Context, id string) (string, bool)) {
+// SetElsewhere makes a request for a player that runs on another node of a cluster answer from
+// that node's base URL, which f gives; f answers false when no other node serves the player.
+// forward answers the request from the base URL (a redirect or a proxy, cluster.Forwarder); nil
+// answers a redirect (307) to the same path there, never cached. Call it before serving.
+func (rt *Router) SetElsewhere(f func(ctx context.Context, id string) (string, bool), forward func(w http.ResponseWriter, r *http.Request, base string)) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.elsewhere = f
+	rt.elsewhere, rt.forward = f, forward
 }
 
 // NewRouter returns a router with no player.
@@ -48,13 +51,17 @@ func (rt *Router) Set(id string, h http.Handler) {
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/hls/"), "/")
 	rt.mu.RLock()
-	h, elsewhere := rt.players[parts[0]], rt.elsewhere
+	h, elsewhere, forward := rt.players[parts[0]], rt.elsewhere, rt.forward
 	rt.mu.RUnlock()
 	if h == nil && elsewhere != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		if base, ok := elsewhere(r.Context(), parts[0]); ok {
-			// A player library fetching from another origin follows the redirect only when
-			// the redirect itself allows the origin.
+			// A player library fetching from another origin follows a redirect only when the
+			// redirect itself allows the origin (a proxy passes the owner's headers instead).
 			segment.SetCORS(w.Header())
+			if forward != nil {
+				forward(w, r, base)
+				return
+			}
 			w.Header().Set("Cache-Control", "no-store")
 			http.Redirect(w, r, base+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 			return

@@ -20,7 +20,7 @@ func TestRouterElsewhere(t *testing.T) {
 			return "https://node-b.example:8443", true
 		}
 		return "", false
-	})
+	}, nil)
 	for _, tc := range []struct {
 		method, path string
 		code         int

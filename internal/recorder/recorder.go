@@ -41,6 +41,9 @@ type Entry struct {
 	Created  time.Time
 	Ended    *time.Time
 	State    string
+	// Node is the cluster node whose disk holds the file, as the store keeps it (a recorder
+	// neither reads nor sets it).
+	Node string
 }
 
 // ErrGone is what a Store's UpdateFile wraps when the entry was removed (through the API while

@@ -219,8 +219,17 @@ func (h *Handler) serveManifest(w http.ResponseWriter, r *http.Request) {
 	body := h.cache.body
 	h.mu.Unlock()
 	w.Header().Set("Content-Type", manifestType)
-	w.Header().Set("Cache-Control", segment.CachePlaylist)
+	w.Header().Set("Cache-Control", h.manifestCache())
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// manifestCache is the manifest's Cache-Control: an HTTP cache in front may reuse it for half
+// a segment, or for a low-latency player a part (segment.PlaylistCache).
+func (h *Handler) manifestCache() string {
+	if h.lowLatency() {
+		return segment.PlaylistCache(h.opts.PartTarget)
+	}
+	return segment.PlaylistCache(h.opts.FragmentSize / 2)
 }
 
 // clockURL is the absolute URL of the time endpoint beside the manifest: players resolve a

@@ -178,7 +178,7 @@ func TestTimeAndHeaders(t *testing.T) {
 	}
 	res, body = f.get(t, http.MethodGet, "index.mpd", "X-Forwarded-Proto", "https")
 	h := res.Header
-	if h.Get("Content-Type") != "application/dash+xml" || h.Get("Cache-Control") != "no-cache" || h.Get("Access-Control-Allow-Origin") != "*" {
+	if h.Get("Content-Type") != "application/dash+xml" || h.Get("Cache-Control") != "public, max-age=1, s-maxage=1" || h.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("manifest headers %v", h)
 	}
 	if m := parseMPD(t, body); m.UTCTiming.Value != "https://media.example/hls/p1/p1/time" || m.Type != "dynamic" {

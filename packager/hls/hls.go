@@ -186,6 +186,7 @@ func contentType(in *segment.Init) string {
 // segment a blocking reload (_HLS_msn) asks for.
 func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 	win := h.st.Snapshot()
+	cache := segment.PlaylistCache(h.opts.FragmentSize / 2)
 	if msn := r.URL.Query().Get("_HLS_msn"); msn != "" {
 		n, err := strconv.ParseInt(msn, 10, 64)
 		if err != nil || n < 0 {
@@ -210,6 +211,9 @@ func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 			win = h.waitFor(r.Context(), n)
 			h.blocked.Add(-1)
 		}
+		if s := win.Newest(); s != nil && s.Seq >= n {
+			cache = segment.PlaylistCache(segment.BlockingReuse * h.opts.FragmentSize)
+		}
 	}
 	if win.Added < int64(h.opts.InitialSegments) || len(win.Segments) == 0 {
 		segment.WarmingUp(w, h.opts.ID, win.Added, h.opts.InitialSegments)
@@ -221,7 +225,7 @@ func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 		h.cache.Store(c)
 	}
 	w.Header().Set("Content-Type", playlistType)
-	w.Header().Set("Cache-Control", segment.CachePlaylist)
+	w.Header().Set("Cache-Control", cache)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(c.body))
 }
 

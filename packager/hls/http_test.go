@@ -17,7 +17,7 @@ func TestHeaders(t *testing.T) {
 		name, ctype, cache string
 		size               int
 	}{
-		{"index.m3u8", "application/vnd.apple.mpegurl", "no-cache", -1},
+		{"index.m3u8", "application/vnd.apple.mpegurl", "public, max-age=1, s-maxage=1", -1}, // half of 3 s
 		{"init_" + id + "_1.mp4", "video/mp4", "public, max-age=31536000, immutable", len(seg.Init.Data)},
 		{"seg_" + id + "_1.m4s", "video/mp4", "public, max-age=31536000, immutable", len(seg.Data)},
 	} {

@@ -142,8 +142,14 @@ func (h *Handler) serveLowLatencyPlaylist(w http.ResponseWriter, r *http.Request
 		c = &rendered{added: win.Added, parts: parts, body: h.appendLowLatencyPlaylist(nil, win, skip)}
 		slot.Store(c)
 	}
+	// A blocking reload's answer holds what its URL asks for (segment.BlockingReuse); a
+	// plain request, a player tuning in, wants the live edge: reusable for a part.
+	cache := segment.PlaylistCache(h.opts.PartTarget)
+	if block {
+		cache = segment.PlaylistCache(segment.BlockingReuse * h.opts.FragmentSize)
+	}
 	w.Header().Set("Content-Type", playlistType)
-	w.Header().Set("Cache-Control", segment.CachePlaylist)
+	w.Header().Set("Cache-Control", cache)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(c.body))
 }
 

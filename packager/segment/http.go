@@ -5,16 +5,38 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 )
 
 // Cache-Control values of playback responses.
 const (
-	// CachePlaylist is for playlists and manifests, which change with every segment.
+	// CachePlaylist is for playlists and manifests that may not be reused at all: an HTTP
+	// cache revalidates them on every request (PlaylistCache of less than a second).
 	CachePlaylist = "no-cache"
-	// CacheImmutable is for init segments and segments: their names are never reused.
+	// CacheImmutable is for init segments and segments: their names are never reused (a
+	// store's id is in them), so a cache may keep them for as long as it likes.
 	CacheImmutable = "public, max-age=31536000, immutable"
 )
+
+// BlockingReuse is how many target durations the answer to a blocking playlist reload
+// (_HLS_msn) may be reused: its URL names the segment or part it waited for, so a later
+// answer to the same URL would only list more, and a player asks each URL once. Apple's
+// Low-Latency HLS guidance for CDNs recommends six target durations.
+const BlockingReuse = 6
+
+// PlaylistCache is the Cache-Control of a playlist or manifest that stays good enough for
+// d: shared caches (nginx, a CDN) and browsers may reuse it for d rounded down to whole
+// seconds, the unit of max-age. Under a second it is CachePlaylist. Callers pass half a
+// segment for a classic playlist, a part for a low-latency one.
+func PlaylistCache(d time.Duration) string {
+	s := int64(d / time.Second)
+	if s < 1 {
+		return CachePlaylist
+	}
+	n := strconv.FormatInt(s, 10)
+	return "public, max-age=" + n + ", s-maxage=" + n
+}
 
 // SetCORS lets pages of any origin fetch playback files, and read the headers players need.
 func SetCORS(h http.Header) {
