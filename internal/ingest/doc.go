@@ -1,6 +1,7 @@
-// Package ingest publishes the media of an input into a stream.Stream, normalised once for
-// every reader: DTS present and monotonic per track, a new publisher session when the source's
-// timestamps jump, video starting at a key frame. It holds what the MPEG-TS inputs share: the
-// Publisher, the Timeline it repairs timestamps with, the TSFeed that demuxes pushed MPEG-TS
-// bytes into a Publisher, and RunPipe, which publishes the MPEG-TS ffmpeg writes to a pipe.
+// Package ingest publishes the media of an input into a stream.Stream. It holds what the
+// MPEG-TS inputs share: the Publisher, which attaches a publisher session once the tracks are
+// known, the TSFeed that demuxes pushed MPEG-TS bytes into a Publisher, and RunPipe, which
+// publishes the MPEG-TS ffmpeg writes to a pipe; and the Merger of the HLS and DASH pulls'
+// renditions. Timestamps and the key-frame gate are the stream publisher's (one normaliser for
+// every input, internal/stream/normalize.go).
 package ingest

@@ -8,19 +8,17 @@ import (
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
-// Publisher publishes one input into a Stream, normalised: DTS monotonic per track (see
-// Timeline), the first video unit of each publisher session a key frame. The stream's
-// publisher attaches once the tracks are known; a jump of the timeline closes it and attaches
-// a new one, so readers see a discontinuity. Not safe for concurrent use.
+// Publisher publishes one input into a Stream: it attaches the stream's publisher once the
+// tracks are known and detaches it on Close, each attachment a publisher session. What the
+// units need (timestamps, the key-frame gate) is done by the stream's publisher, the one
+// normaliser (internal/stream/normalize.go). Not safe for concurrent use.
 type Publisher struct {
 	s   *stream.Stream
 	log *slog.Logger
 
-	pub     *stream.Publisher
-	tracks  []media.Track
-	tl      Timeline
-	needKey []bool // per track: video waiting for a key frame
-	units   int64  // units published
+	pub    *stream.Publisher
+	tracks []media.Track
+	done   int64 // units written by the sessions before the current one
 }
 
 // NewPublisher returns a Publisher into s that logs its sessions to log.
@@ -45,52 +43,26 @@ func (p *Publisher) SetTracks(tracks []media.Track) error {
 		return err
 	}
 	p.tracks = tracks
-	p.tl = Timeline{}
-	p.needKey = make([]bool, len(tracks))
-	for i, t := range tracks {
-		p.needKey[i] = t.Codec.IsVideo()
-	}
 	return nil
 }
 
-// Write publishes au, repairing its timestamps; units before SetTracks, of unknown tracks, or
-// of video before a key frame are dropped. au must not be shared yet.
+// Write publishes au; units before SetTracks are dropped, and the stream's publisher drops
+// those of unknown tracks and of video before a key frame. au must not be shared yet.
 func (p *Publisher) Write(au *media.AccessUnit) error {
-	if p.pub == nil || au.Track < 0 || au.Track >= len(p.tracks) {
+	if p.pub == nil || p.tracks == nil {
 		return nil
 	}
-	switch p.tl.Check(au, p.tracks[au.Track].ClockRate) {
-	case Drop:
-		return nil
-	case Restart:
-		p.log.Info("timestamps jumped: new session", "track", au.Track, "dts", au.DTS)
-		p.pub.Close()
-		p.pub = nil
-		tl := p.tl // keep what Check learnt from this unit
-		if err := p.SetTracks(p.tracks); err != nil {
-			return err
-		}
-		p.tl = tl
-	}
-	if p.needKey[au.Track] {
-		if !au.Key {
-			return nil
-		}
-		p.needKey[au.Track] = false
-	}
-	if err := p.pub.Write(au); err != nil {
-		return err
-	}
-	p.units++
-	return nil
+	return p.pub.Write(au)
 }
 
 // Close detaches the publisher; the next SetTracks starts a new session.
 func (p *Publisher) Close() {
 	if p.pub != nil {
+		n := p.pub.Written()
+		p.done += n
 		p.pub.Close()
 		p.pub = nil
-		p.log.Info("publisher gone", "units", p.units)
+		p.log.Info("publisher gone", "units", p.done)
 	}
 	p.tracks = nil
 }
@@ -100,7 +72,12 @@ func (p *Publisher) Close() {
 func (p *Publisher) Publishing() bool { return p.pub != nil }
 
 // Units returns how many units were published, over all sessions.
-func (p *Publisher) Units() int64 { return p.units }
+func (p *Publisher) Units() int64 {
+	if p.pub != nil {
+		return p.done + p.pub.Written()
+	}
+	return p.done
+}
 
 // Describe summarises tracks for a log line, e.g. "H264 1920x1080, AAC 48000 Hz".
 func Describe(tracks []media.Track) string {

@@ -7,7 +7,10 @@ import (
 )
 
 // Normalisation happens once, at ingest, in Publisher.Write, so that every reader gets units
-// with monotonic timestamps and video that starts at a key frame.
+// with monotonic timestamps and video that starts at a key frame. This is the one timestamp
+// policy of every input (MPEG-TS over SRT, UDP and HTTP, RTMP, RTSP, the pulls, the test
+// video): a jump of a source's clock is re-anchored within the session, never a new session;
+// a new session is a new publisher (the source went and came back).
 //
 // Per track, within one publisher session:
 //   - a unit for a track that does not exist is dropped;

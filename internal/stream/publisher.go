@@ -11,8 +11,9 @@ import (
 // Publisher is the one writer of a Stream, from Publish until Close. Its methods are safe for
 // concurrent use, though units are ordered only as one goroutine writes them.
 type Publisher struct {
-	s    *Stream
-	norm normalizer // guarded by s.mu
+	s       *Stream
+	norm    normalizer // guarded by s.mu
+	written int64      // units handed to the readers, guarded by s.mu
 }
 
 // Publish attaches a publisher. It fails with ErrBusy while another one is attached and with
@@ -108,6 +109,7 @@ func (p *Publisher) Write(au *media.AccessUnit) error {
 		return nil
 	}
 	evicted, gopOver := s.fanOut(au, size)
+	p.written++
 	var gopLogged int64
 	if gopOver != budgetNone {
 		gopLogged, _ = s.gopLog.note(s.opts.Now())
@@ -138,6 +140,13 @@ func (p *Publisher) SetHardware(on bool) {
 	p.s.mu.Lock()
 	defer p.s.mu.Unlock()
 	p.norm.hardware = on
+}
+
+// Written counts the units of this session handed to the readers: those Write did not drop.
+func (p *Publisher) Written() int64 {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.written
 }
 
 // Repairs counts the units of this session whose timestamps normalisation changed.

@@ -46,33 +46,3 @@ func (s *sessionClock) decode(c *rtpClock, rate int, ts uint32, now time.Time) i
 	}
 	return c.ts
 }
-
-// monotonic keeps one track's DTS strictly increasing and PTS at or after DTS.
-type monotonic struct {
-	ok   bool
-	last int64 // last DTS out
-	off  int64 // added to every timestamp since the last rebase
-	// rebases counts timestamp resets; repairs counts small steps back that were clamped.
-	rebases, repairs int64
-}
-
-// fix returns pts and dts repaired. A step back of at most limit ticks is clamped to one tick
-// after the previous DTS; a larger one is a reset of the source's clock, and the track is
-// rebased to go on from the previous DTS.
-func (m *monotonic) fix(pts, dts, limit int64) (int64, int64) {
-	pts, dts = pts+m.off, dts+m.off
-	if m.ok && dts <= m.last {
-		step := m.last + 1 - dts
-		if m.last-dts > limit {
-			m.off += step
-			pts += step
-			m.rebases++
-		} else {
-			m.repairs++
-		}
-		dts = m.last + 1
-	}
-	pts = max(pts, dts)
-	m.ok, m.last = true, dts
-	return pts, dts
-}

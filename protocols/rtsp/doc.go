@@ -15,8 +15,8 @@
 //     90 kHz; audio is rescaled to its sample rate (MP3's RTP clock is 90 kHz).
 //   - DTS: RTP carries only presentation times. Video DTS is rebuilt from the picture order
 //     (mediacommon's DTS extractors), equal to PTS for streams without B-frames; audio DTS is
-//     PTS. DTS is then kept strictly increasing per track: a small step back is clamped, a
-//     large one (a timestamp reset) rebases the track.
+//     PTS. Steps back and resets are repaired by the stream's publisher, the one timestamp
+//     policy of every input (internal/stream/normalize.go).
 //   - Video: access unit delimiters are dropped; parameter sets come from the SDP
 //     (sprop-parameter-sets, sprop-vps/sps/pps) or in band, are kept in [media.Track.Params]
 //     and are put in front of every key frame that lacks them; units before the first key

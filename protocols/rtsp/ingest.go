@@ -179,23 +179,20 @@ func (in *ingest) close() {
 	}
 	in.closed = true
 	in.pending = nil
+	repairs := in.pub.Repairs()
 	in.pub.Close()
-	var repairs, rebases, dtsErrs, errs int64
+	var dtsErrs, errs int64
 	for _, t := range in.tracks {
 		if t == nil {
 			continue
 		}
-		m := &t.mono
 		if t.video != nil {
-			m = &t.video.mono
 			dtsErrs += t.video.dtsErrs
 		}
-		repairs += m.repairs
-		rebases += m.rebases
 		errs += t.errs
 	}
 	in.log.Info("rtsp: publisher session ended", "units", in.written, "bytes", in.bytes,
-		"dts_repairs", repairs, "dts_rebases", rebases, "dts_errors", dtsErrs, "rtp_errors", errs)
+		"timestamp_repairs", repairs, "dts_errors", dtsErrs, "rtp_errors", errs)
 }
 
 // limiter allows one event a second.

@@ -295,35 +295,6 @@ func TestVideoTrackNormalises(t *testing.T) {
 	}
 }
 
-func TestMonotonic(t *testing.T) {
-	cases := []struct {
-		name     string
-		in, want [][2]int64 // pts, dts
-		rebases  int64
-		repairs  int64
-	}{
-		{"increasing", [][2]int64{{0, 0}, {10, 10}, {20, 20}}, [][2]int64{{0, 0}, {10, 10}, {20, 20}}, 0, 0},
-		{"equal DTS", [][2]int64{{0, 0}, {0, 0}, {20, 20}}, [][2]int64{{0, 0}, {1, 1}, {20, 20}}, 0, 1},
-		{"small step back", [][2]int64{{100, 100}, {90, 90}, {200, 200}}, [][2]int64{{100, 100}, {101, 101}, {200, 200}}, 0, 1},
-		{"reset", [][2]int64{{5000, 5000}, {0, 0}, {10, 10}}, [][2]int64{{5000, 5000}, {5001, 5001}, {5011, 5011}}, 1, 0},
-		{"PTS before DTS", [][2]int64{{0, 0}, {5, 10}}, [][2]int64{{0, 0}, {10, 10}}, 0, 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var m monotonic
-			for i, x := range tc.in {
-				p, d := m.fix(x[0], x[1], 1000)
-				if p != tc.want[i][0] || d != tc.want[i][1] {
-					t.Errorf("unit %d: (%d, %d), want (%d, %d)", i, p, d, tc.want[i][0], tc.want[i][1])
-				}
-			}
-			if m.rebases != tc.rebases || m.repairs != tc.repairs {
-				t.Errorf("rebases %d repairs %d, want %d %d", m.rebases, m.repairs, tc.rebases, tc.repairs)
-			}
-		})
-	}
-}
-
 func TestSessionClock(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var s sessionClock

@@ -33,7 +33,6 @@ type inTrack struct {
 
 	decode func(pkt *rtp.Packet) ([][]byte, error) // RTP payload to NAL units or audio frames
 	video  *videoTrack
-	mono   monotonic // audio
 	// frameSamples is the duration of an AAC frame in samples.
 	frameSamples int64
 	errs         int64 // packets the depacketiser refused
@@ -190,8 +189,7 @@ func (t *inTrack) audioUnits(frames [][]byte, pts int64, dst []*media.AccessUnit
 			dur = int64(h.SampleCount())
 		}
 		n := copy(data[off:], f)
-		p, d := t.mono.fix(ts, ts, 10*int64(rate))
-		aus = append(aus, media.AccessUnit{PTS: p, DTS: d, Key: true, Payload: [][]byte{data[off : off+n : off+n]}})
+		aus = append(aus, media.AccessUnit{PTS: ts, DTS: ts, Key: true, Payload: [][]byte{data[off : off+n : off+n]}})
 		off += n
 		ts += dur
 	}

@@ -25,7 +25,6 @@ type videoTrack struct {
 	codec   media.Codec
 	fix     *nal.Fixer
 	dts     dtsExtractor
-	mono    monotonic
 	dtsErrs int64 // units whose DTS could not be derived from the picture order
 }
 
@@ -70,8 +69,7 @@ func (v *videoTrack) unit(nalus [][]byte, pts int64) (*media.AccessUnit, error) 
 		v.resetDTS()
 		dts = pts
 	}
-	// A step back of more than 10 s is a reset of the source's clock, not reordering.
-	pts, dts = v.mono.fix(pts, dts, 10*90000)
+	// Steps back and resets of the source's clock are the stream publisher's to repair.
 	return &media.AccessUnit{PTS: pts, DTS: dts, Key: key, Payload: payload}, nil
 }
 
