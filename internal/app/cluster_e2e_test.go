@@ -77,6 +77,28 @@ func dumpClusterLogs(t *testing.T, nodes []*clusterNodeProc) {
 	}
 }
 
+// clusterDatabase starts a throwaway PostgreSQL cluster with one database for the test, and
+// returns its URL and an open handle; both go at the test's end.
+func clusterDatabase(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	pg, err := pgtest.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pg.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	dbURL := pg.NewDatabase(t)
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return dbURL, db
+}
+
 // clusterRec is a record as one node's getAll shows it.
 type clusterRec struct {
 	ID     string `json:"id"`
@@ -202,21 +224,7 @@ func (m *childMonitor) run(ctx context.Context) {
 // single owner.
 func TestClusterThreeNodes(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	pg, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := pg.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	dbURL := pg.NewDatabase(t)
-	db, err := sql.Open("pgx", dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dbURL, db := clusterDatabase(t)
 
 	mon := newChildMonitor()
 	mctx, stopMon := context.WithCancel(context.Background())

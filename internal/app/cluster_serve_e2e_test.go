@@ -5,8 +5,6 @@ package app
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/internal/testutil/pgtest"
 )
 
 // TestClusterServeThroughAnyNode: a player and a file recording run on n2; n1 proxies
@@ -28,21 +25,7 @@ import (
 // n2 as its node, and the player's vod_port is bound by n2's process only.
 func TestClusterServeThroughAnyNode(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	pg, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := pg.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	dbURL := pg.NewDatabase(t)
-	db, err := sql.Open("pgx", dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dbURL, db := clusterDatabase(t)
 
 	addr := func() string { return "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t)) }
 	nodes := []*clusterNodeProc{nil, startNode(t, dbURL, "n2", addr(), t.TempDir()), nil}
