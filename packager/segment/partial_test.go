@@ -276,3 +276,55 @@ func TestPartsDoNotWaitForAudio(t *testing.T) {
 		t.Errorf("median %v between the newest video and the newest part's end: parts wait for the audio", p50)
 	}
 }
+
+// TestPartEndsWithItsLastFrame: a partial segment is published as soon as its last frame is
+// written, not when the next frame comes; only a segment's last part waits for the key frame
+// that ends the segment.
+func TestPartEndsWithItsLastFrame(t *testing.T) {
+	t.Parallel()
+	const frame = 40 * time.Millisecond
+	src := segtest.NewSource(25, wall)
+	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
+	if err := sg.SetTracks(src.Tracks()); err != nil {
+		t.Fatal(err)
+	}
+	var keyDTS int64
+	early, published := 0, 0
+	for src.Elapsed() < 10*time.Second {
+		au := src.Next()
+		before := st.Snapshot()
+		if err := sg.WriteUnit(au); err != nil {
+			t.Fatal(err)
+		}
+		if au.Track != src.Video.ID {
+			continue
+		}
+		if au.Key {
+			keyDTS = au.DTS
+		}
+		o := st.Snapshot().Open
+		if o == nil || o == before.Open || len(o.Partials) == 0 || (before.Open != nil && before.Open.Seq == o.Seq && len(before.Open.Partials) == len(o.Partials)) {
+			continue
+		}
+		published++
+		// The newest part ends one frame after the unit just written when that unit was its
+		// last; it ends at that unit when the unit was the first of the next part.
+		var end time.Duration
+		for _, p := range o.Partials {
+			end += p.Duration
+		}
+		written := time.Duration(media.Rescale(au.DTS-keyDTS, 90000, int(time.Second)))
+		switch end {
+		case written + frame:
+			early++
+		case written:
+		default:
+			t.Fatalf("part %d of segment %d ends at %v into it; the unit just written is at %v", len(o.Partials)-1, o.Seq, end, written)
+		}
+	}
+	// Three parts a 1 s segment are published while it is open; all of them at their last frame.
+	if published < 25 || early != published {
+		t.Errorf("%d of %d parts published at their last frame", early, published)
+	}
+}

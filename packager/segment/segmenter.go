@@ -128,6 +128,7 @@ type Segmenter struct {
 	partials  []Partial
 	partStart int64
 	partKey   bool
+	partEarly bool // the open partial segment was cut after its last frame; the next main unit starts the next
 	moofSeq   uint32
 	lastStep  int64         // the main track's last DTS step, in its clock
 	part      time.Duration // the longest partial segment, once the frame rate is known (partTarget)
@@ -362,6 +363,8 @@ func (sg *Segmenter) write(au *media.AccessUnit) error {
 				return err
 			}
 			sg.begin(au)
+		} else if sg.partEarly {
+			sg.partStart, sg.partKey, sg.partEarly = au.DTS, au.Key || !sg.video, false
 		} else if sg.partDue(au) {
 			if err := sg.cutPartial(au); err != nil {
 				return err
@@ -390,6 +393,11 @@ func (sg *Segmenter) write(au *media.AccessUnit) error {
 			sg.lastStep = d
 		}
 		sg.lastMain = au.DTS
+		if sg.partEndsWith(au) {
+			if err := sg.cutPartialAfter(); err != nil {
+				return err
+			}
+		}
 	}
 	if au.Key && au.Track < len(sg.await) {
 		sg.await[au.Track] = false
@@ -460,7 +468,7 @@ func (sg *Segmenter) begin(au *media.AccessUnit) {
 		sg.trim = false
 	}
 	sg.open, sg.startDTS, sg.key = true, au.DTS, au.Key || !sg.video
-	sg.partStart, sg.partKey = au.DTS, sg.key
+	sg.partStart, sg.partKey, sg.partEarly = au.DTS, sg.key, false
 	if sg.expected <= 0 {
 		sg.expected = sg.opts.Target
 	}
@@ -567,13 +575,34 @@ func (sg *Segmenter) previewDateTime(seg *Segment) time.Time {
 // Target) are balanced, so that the segment does not end with a sliver of a part (players
 // look parts up with a tolerance of a few hundred milliseconds and skip one of 40 ms).
 func (sg *Segmenter) partDue(au *media.AccessUnit) bool {
+	return sg.partDueAt(au.DTS, max(au.DTS-sg.lastMain, sg.lastStep, 0))
+}
+
+// partEndsWith tells whether the open partial segment ends with au, the main-track unit just
+// added: the next one, a frame interval later, would be due (partDue), so the part is cut now
+// rather than when that unit comes, a frame interval (33 ms at 30 fps) sooner for a player
+// waiting on it. Not where the next unit may be the key frame that ends the segment: the
+// segment's last part waits for it, so that the audio of its time goes in with it (see
+// interleaver) rather than into a part of audio alone.
+func (sg *Segmenter) partEndsWith(au *media.AccessUnit) bool {
+	if sg.opts.PartTarget <= 0 || !sg.open || sg.partEarly || sg.lastStep <= 0 {
+		return false
+	}
+	next := au.DTS + sg.lastStep
+	if !sg.video || ticksToDuration(next-sg.startDTS, sg.clock) >= sg.opts.Target-cutTolerance {
+		return false
+	}
+	return sg.partDueAt(next, sg.lastStep)
+}
+
+// partDueAt is partDue for a main-track unit at dts, a frame interval step after the last.
+func (sg *Segmenter) partDueAt(dts, step int64) bool {
 	if sg.opts.PartTarget <= 0 || sg.frag.Samples() == 0 {
 		return false
 	}
-	step := max(au.DTS-sg.lastMain, sg.lastStep, 0)
 	target := sg.partTarget(step)
-	elapsed := ticksToDuration(au.DTS-sg.partStart, sg.clock)
-	if ticksToDuration(au.DTS-sg.partStart+step, sg.clock) > target {
+	elapsed := ticksToDuration(dts-sg.partStart, sg.clock)
+	if ticksToDuration(dts-sg.partStart+step, sg.clock) > target {
 		return true
 	}
 	left := sg.expected - ticksToDuration(sg.partStart-sg.startDTS, sg.clock)
@@ -613,6 +642,22 @@ func (sg *Segmenter) cutPartial(next *media.AccessUnit) error {
 		return err
 	}
 	sg.partStart, sg.partKey = next.DTS, next.Key || !sg.video
+	return sg.publishOpen()
+}
+
+// cutPartialAfter ends the open partial segment after the main-track unit just added (its
+// last sample lasts as long as the one before), and publishes the segment in progress; the
+// next main-track unit starts the next part.
+func (sg *Segmenter) cutPartialAfter() error {
+	if err := sg.flushPartial(nil); err != nil {
+		return err
+	}
+	sg.partEarly = true
+	return sg.publishOpen()
+}
+
+// publishOpen publishes the segment in progress with its partial segments so far.
+func (sg *Segmenter) publishOpen() error {
 	if len(sg.partials) == 0 {
 		return nil
 	}
