@@ -11,25 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
-
-	"github.com/sluicemedia/sluice/internal/stream"
 )
-
-// Source of the end-to-end tests: 640x360 at 25 fps, a key frame every 2 s (one per
-// segment), constant bitrate, and 64 kbit/s AAC.
-const (
-	srcWidth, srcHeight = 640, 360
-	srcVideoKbps        = 1000
-	srcAudioKbps        = 64
-)
-
-// encodeArgs returns ffmpeg's input and encoding arguments for a paced test source; codec is
-// libx264 or libx265.
-func encodeArgs(codec string) []string {
-	return streamtest.PacedSource(codec, srcWidth, srcHeight, srcVideoKbps, srcAudioKbps)
-}
 
 // dashArgs are the DASH muxer's arguments; timeline selects SegmentTimeline addressing
 // (else $Number$ from availabilityStartTime).
@@ -40,19 +22,6 @@ func dashArgs(timeline bool) []string {
 	}
 	return []string{"-f", "dash", "-seg_duration", "2", "-window_size", "6", "-use_template", "1",
 		"-use_timeline", tl, "-streaming", "0"}
-}
-
-// pullAsync runs Pull in the background until it returns or the test ends; the result
-// arrives on the channel.
-func pullAsync(t testing.TB, url string, s *stream.Stream) <-chan error {
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
-	ch, fin := make(chan error, 1), make(chan struct{})
-	go func() {
-		defer close(fin)
-		ch <- Pull(ctx, url, s, streamtest.Log())
-	}()
-	t.Cleanup(func() { cancel(); <-fin })
-	return ch
 }
 
 // sourceKbps measures the elementary-stream bitrate of the last five complete segments ffmpeg

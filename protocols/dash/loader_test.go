@@ -2,14 +2,12 @@ package dash
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
 // TestPullCaps: an MPD or a segment over its cap ends the pull with an error that names the
@@ -23,26 +21,16 @@ func TestPullCaps(t *testing.T) {
 		</AdaptationSet>
 	</Period>
 </MPD>`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/big.mpd":
-			_, _ = w.Write([]byte(mpd + strings.Repeat("<!-- padding -->\n", 100)))
-		case "/index.mpd":
-			_, _ = w.Write([]byte(mpd))
-		default:
-			_, _ = w.Write(make([]byte, 6000))
-		}
-	}))
-	defer srv.Close()
+	srv := pulltest.CapServer(t, map[string]string{
+		"/big.mpd":   mpd + strings.Repeat("<!-- padding -->\n", 100),
+		"/index.mpd": mpd,
+	})
 	cfg := defaultConfig
 	cfg.maxPlaylist, cfg.maxSegment = 1000, 5000
-	for _, tc := range []struct{ path, where, want string }{
-		{"/big.mpd", "dash pull " + srv.URL + "/big.mpd: MPD: ", "over the cap of 1000 bytes"},
-		{"/index.mpd", "segment " + srv.URL + "/init.mp4: ", "over the cap of 5000 bytes"},
-	} {
-		err := pull(context.Background(), srv.URL+tc.path, stream.New("caps", stream.Options{}), slog.New(slog.DiscardHandler), cfg)
-		if err == nil || !strings.Contains(err.Error(), tc.where) || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, errTooLarge) {
-			t.Errorf("%s: %v, want an error with %q and %q", tc.path, err, tc.where, tc.want)
-		}
-	}
+	pulltest.CheckCaps(t, func(url string) error {
+		return pull(context.Background(), url, stream.New("caps", stream.Options{}), slog.New(slog.DiscardHandler), cfg)
+	}, srv.URL, errTooLarge, []pulltest.CapCase{
+		{Path: "/big.mpd", Where: "dash pull " + srv.URL + "/big.mpd: MPD: ", Want: "over the cap of 1000 bytes"},
+		{Path: "/index.mpd", Where: "segment " + srv.URL + "/init.mp4: ", Want: "over the cap of 5000 bytes"},
+	})
 }

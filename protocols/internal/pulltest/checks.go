@@ -1,0 +1,164 @@
+package pulltest
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
+)
+
+// Serve serves the files of dir, and at each path of texts what its function returns.
+func Serve(t testing.TB, dir string, texts map[string]func() string) *httptest.Server {
+	t.Helper()
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if text, ok := texts[r.URL.Path]; ok {
+			if strings.HasSuffix(r.URL.Path, ".m3u8") {
+				w.Header().Set("Content-Type", "application/vnd.apple.mpegurl")
+			}
+			_, _ = w.Write([]byte(text()))
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// CheckRepeat pulls the presentation at url to its end four times into one Stream: three
+// discontinuities, each seen by a reader, and nothing left behind.
+func CheckRepeat(t *testing.T, pull PullFunc, url string) {
+	t.Helper()
+	s := stream.New("repeat", stream.Options{})
+	c := streamtest.Collect(t, s)
+	base := testutil.TakeBaseline()
+	for i := range 4 {
+		if _, err := Now(t, pull, url, s, 30*time.Second); err != nil {
+			t.Fatalf("pull %d: %v", i, err)
+		}
+	}
+	if d := s.Discontinuities(); d != 3 {
+		t.Fatalf("%d discontinuities, want 3", d)
+	}
+	base.Check(t, 20*time.Second)
+	c.Stop()
+	var discs int
+	for _, au := range c.Snapshot() {
+		if au.Discontinuity {
+			discs++
+		}
+	}
+	if discs != 3 {
+		t.Fatalf("reader saw %d discontinuities, want 3", discs)
+	}
+}
+
+// CheckBusy checks that pull refuses a stream that already has a publisher.
+func CheckBusy(t *testing.T, pull PullFunc, url string) {
+	t.Helper()
+	s := stream.New("busy", stream.Options{})
+	pub, err := s.Publish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if _, err := Now(t, pull, url, s, 30*time.Second); !errors.Is(err, stream.ErrBusy) {
+		t.Fatalf("err %v, want ErrBusy", err)
+	}
+}
+
+// ErrorCase is a presentation that fails at once: the text served at the entry path (none: a
+// 404), and what the error must be.
+type ErrorCase struct {
+	Name, Text string
+	Want       func(error) bool
+}
+
+// ErrorServer is what CheckErrors serves: the case's text at Path, JunkSize pseudo-random bytes
+// at every path starting /junk, and Else's answer to any other request.
+type ErrorServer struct {
+	Path     string
+	JunkSize int
+	Else     http.Handler
+}
+
+// CheckErrors runs pull on each case in parallel and checks its error (within 30 s).
+func CheckErrors(t *testing.T, pull PullFunc, srv ErrorServer, cases []ErrorCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == srv.Path && tc.Text != "":
+					_, _ = w.Write([]byte(tc.Text))
+				case r.URL.Path == srv.Path:
+					http.NotFound(w, r)
+				case strings.HasPrefix(r.URL.Path, "/junk"):
+					_, _ = w.Write(Junk(srv.JunkSize))
+				default:
+					srv.Else.ServeHTTP(w, r)
+				}
+			}))
+			defer hs.Close()
+			took, err := Now(t, pull, hs.URL+srv.Path, stream.New("e", stream.Options{}), 30*time.Second)
+			if err == nil || !tc.Want(err) {
+				t.Fatalf("err %v", err)
+			}
+			t.Logf("%v (after %v)", err, took.Round(time.Millisecond))
+		})
+	}
+}
+
+// CapCase is a request over a cap: the path Pull is pointed at, where the error must say it
+// was (the URL and what), and the cap it must name.
+type CapCase struct{ Path, Where, Want string }
+
+// CapServer serves each path of docs its text, and 6000 bytes at any other path (a segment
+// over a 5000-byte cap).
+func CapServer(t testing.TB, docs map[string]string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if doc, ok := docs[r.URL.Path]; ok {
+			_, _ = w.Write([]byte(doc))
+			return
+		}
+		_, _ = w.Write(make([]byte, 6000))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// CheckCaps runs pull (a package's pull with its caps lowered to 1000 bytes a document, 5000
+// a segment) on each case: the error names where and the cap, and is tooLarge.
+func CheckCaps(t *testing.T, pull func(url string) error, base string, tooLarge error, cases []CapCase) {
+	t.Helper()
+	for _, tc := range cases {
+		err := pull(base + tc.Path)
+		if err == nil || !strings.Contains(err.Error(), tc.Where) || !strings.Contains(err.Error(), tc.Want) || !errors.Is(err, tooLarge) {
+			t.Errorf("%s: %v, want an error with %q and %q", tc.Path, err, tc.Where, tc.Want)
+		}
+	}
+}
+
+// VideoSpan returns the first and last video DTS of a session's units, and how many there are.
+func VideoSpan(tracks []media.Track, aus []*media.AccessUnit) (first, last int64, n int) {
+	first = -1
+	for _, au := range aus {
+		if tracks[au.Track].Codec.IsVideo() {
+			if first < 0 {
+				first = au.DTS
+			}
+			last = au.DTS
+			n++
+		}
+	}
+	return first, last, n
+}
