@@ -1,16 +1,13 @@
 package dash
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // dashArgs are the DASH muxer's arguments; timeline selects SegmentTimeline addressing
@@ -40,38 +37,12 @@ func sourceKbps(t testing.TB, dir string) float64 {
 		sort.Strings(chunks)
 		chunks = chunks[max(len(chunks)-5, 0):]
 		joined := filepath.Join(snap, fmt.Sprintf("s%d.mp4", stream))
-		out, err := os.Create(joined)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range append([]string{init}, chunks...) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				continue // deleted meanwhile: its successor follows
-			}
-			_, _ = out.Write(b)
-		}
-		out.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		res, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-show_entries", "packet=size,duration_time",
-			"-of", "csv=p=0", joined).Output()
-		cancel()
-		if err != nil {
-			t.Fatalf("ffprobe: %v", err)
-		}
+		joinFiles(t, joined, append([]string{init}, chunks...)) // one deleted meanwhile: its successor follows
 		var bytes int64
 		var secs float64
-		for _, line := range strings.Split(string(res), "\n") {
-			f := strings.Split(strings.TrimSpace(line), ",")
-			if len(f) < 2 {
-				continue
-			}
-			d, err1 := strconv.ParseFloat(f[0], 64)
-			n, err2 := strconv.ParseInt(f[1], 10, 64)
-			if err1 == nil && err2 == nil {
-				bytes += n
-				secs += d
-			}
+		for _, p := range testutil.FFprobePackets(t, joined) {
+			bytes += p.Size
+			secs += p.Duration
 		}
 		if secs <= 0 {
 			t.Fatalf("stream %d: no packets", stream)
@@ -79,4 +50,24 @@ func sourceKbps(t testing.TB, dir string) float64 {
 		total += float64(bytes) * 8 / 1000 / secs
 	}
 	return total
+}
+
+// joinFiles writes the files one after the other into dst, passing over those that are gone,
+// and returns how many it read.
+func joinFiles(t testing.TB, dst string, files []string) int {
+	t.Helper()
+	var all []byte
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		all = append(all, b...)
+		n++
+	}
+	if err := os.WriteFile(dst, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -10,15 +10,8 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
-
-// pullNow runs Pull to its end with a deadline.
-func pullNow(t testing.TB, url string, s *stream.Stream, d time.Duration) (time.Duration, error) {
-	t.Helper()
-	return pulltest.Now(t, Pull, url, s, d)
-}
 
 // serveFixture serves a fixture's files, and at /multi.mpd the given MPD text.
 func serveFixture(t testing.TB, f *fixture, extra string) *httptest.Server {
@@ -35,16 +28,8 @@ func TestPullStatic(t *testing.T) {
 			t.Parallel()
 			f := recorded(t, kind)
 			srv := serveFixture(t, f, "")
-			s := stream.New("static", stream.Options{})
-			c := streamtest.Collect(t, s)
-			took, err := pullNow(t, srv.URL+"/index.mpd", s, 60*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Stop()
-			tracks, aus := s.Tracks(), c.Snapshot()
-			streamtest.CheckPulled(t, tracks, aus)
-			first, last, n := pulltest.VideoSpan(tracks, aus)
+			took, s, aus := pulltest.Play(t, Pull, srv.URL+"/index.mpd", "static")
+			first, last, n := pulltest.VideoSpan(s.Tracks(), aus)
 			// 3 s at 25 fps: 75 frames, from 0 to 2.96 s.
 			if first != 0 || last != 74*3600 || n != 75 {
 				t.Fatalf("%d video units from %d to %d", n, first, last)
@@ -68,15 +53,8 @@ func TestPullPeriods(t *testing.T) {
 	multi := mpd[:i] + strings.Replace(one, `start="PT0.0S"`, `start="PT0.0S" duration="PT3S"`, 1) + two + mpd[j:]
 	multi = strings.Replace(multi, `mediaPresentationDuration="PT3.0S"`, `mediaPresentationDuration="PT6.0S"`, 1)
 	srv := serveFixture(t, f, multi)
-	s := stream.New("periods", stream.Options{})
-	c := streamtest.Collect(t, s)
-	if _, err := pullNow(t, srv.URL+"/multi.mpd", s, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	c.Stop()
-	tracks, aus := s.Tracks(), c.Snapshot()
-	streamtest.CheckPulled(t, tracks, aus)
-	if first, last, n := pulltest.VideoSpan(tracks, aus); first != 0 || last != 149*3600 || n != 150 {
+	_, s, aus := pulltest.Play(t, Pull, srv.URL+"/multi.mpd", "periods")
+	if first, last, n := pulltest.VideoSpan(s.Tracks(), aus); first != 0 || last != 149*3600 || n != 150 {
 		t.Fatalf("%d video units from %d to %d, want 150 from 0 to 5.96 s", n, first, last)
 	}
 }
@@ -102,6 +80,26 @@ func TestPullErrors(t *testing.T) {
 	if err := Pull(context.Background(), "file:///etc/passwd", stream.New("e", stream.Options{}), nil); err == nil {
 		t.Fatal("file:// accepted")
 	}
+}
+
+// TestPullCaps: an MPD or a segment over its cap ends the pull with an error that names the
+// URL and the cap.
+func TestPullCaps(t *testing.T) {
+	const mpd = `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT2S" minBufferTime="PT2S">
+	<Period id="0" start="PT0S">
+		<AdaptationSet mimeType="video/mp4" codecs="avc1.64001f">
+			<SegmentTemplate timescale="1000" duration="1000" startNumber="1" initialization="init.mp4" media="seg$Number$.m4s"/>
+			<Representation id="v" bandwidth="1000000" width="640" height="360"/>
+		</AdaptationSet>
+	</Period>
+</MPD>`
+	cfg := defaultConfig
+	cfg.maxPlaylist, cfg.maxSegment = 1000, 5000
+	pulltest.CheckCaps(t, pull, cfg, pulltest.Caps{
+		BigPath: "/big.mpd", Big: mpd + strings.Repeat("<!-- padding -->\n", 100), BigWhere: "dash pull %s/big.mpd: MPD: ",
+		SmallPath: "/index.mpd", Small: mpd, SegmentWhere: "segment %s/init.mp4: ",
+		TooLarge: errTooLarge,
+	})
 }
 
 // TestPullRepeat pulls a static presentation four times into one Stream: three

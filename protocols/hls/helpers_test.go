@@ -2,15 +2,14 @@ package hls
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // hlsArgs are the HLS muxer's arguments; fmp4 selects fMP4 segments.
@@ -51,18 +50,9 @@ func sourceKbps(t testing.TB, dir, name string) float64 {
 	if err := os.WriteFile(filepath.Join(snap, name), pl, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-allowed_extensions", "ALL",
-		"-show_entries", "packet=size", "-of", "default=nw=1:nk=1", filepath.Join(snap, name)).Output()
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
 	var bytes int64
-	for _, line := range strings.Split(string(out), "\n") {
-		if n, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64); err == nil {
-			bytes += n
-		}
+	for _, p := range testutil.FFprobePackets(t, filepath.Join(snap, name), "-allowed_extensions", "ALL") {
+		bytes += p.Size
 	}
 	if dur <= 0 {
 		t.Fatalf("playlist %s lists no duration", name)

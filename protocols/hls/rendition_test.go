@@ -13,15 +13,8 @@ import (
 	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
-
-// pullNow runs Pull to its end with a deadline.
-func pullNow(t testing.TB, url string, s *stream.Stream, d time.Duration) (time.Duration, error) {
-	t.Helper()
-	return pulltest.Now(t, Pull, url, s, d)
-}
 
 // TestPullVODFromStart plays a VOD playlist from its first segment to its end, in real time.
 func TestPullVODFromStart(t *testing.T) {
@@ -31,17 +24,8 @@ func TestPullVODFromStart(t *testing.T) {
 			t.Parallel()
 			f := recorded(t, kind)
 			srv := scripted(t, f, func() string { return "" })
-			s := stream.New("vod", stream.Options{})
-			c := streamtest.Collect(t, s)
-			took, err := pullNow(t, srv.URL+"/vod.m3u8", s, 60*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Stop()
-			aus := c.Snapshot()
-			tracks := s.Tracks()
-			streamtest.CheckPulled(t, tracks, aus)
-			first, last, _ := pulltest.VideoSpan(tracks, aus)
+			took, s, aus := pulltest.Play(t, Pull, srv.URL+"/vod.m3u8", "vod")
+			first, last, _ := pulltest.VideoSpan(s.Tracks(), aus)
 			// 6 s at 25 fps: the first frame at 0, the last at 5.96 s.
 			if first != 0 || last < 5*90000 {
 				t.Fatalf("video DTS from %d to %d, want 0 to about 5.96 s", first, last)
@@ -63,14 +47,7 @@ func TestPullWaitsForSegments(t *testing.T) {
 		n := 1 + int(time.Since(start)/time.Second)
 		return f.media(0, min(n, f.count), n >= f.count)
 	})
-	s := stream.New("grow", stream.Options{})
-	c := streamtest.Collect(t, s)
-	_, err := pullNow(t, srv.URL+"/live.m3u8", s, 60*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Stop()
-	streamtest.CheckPulled(t, s.Tracks(), c.Snapshot())
+	_, s, _ := pulltest.Play(t, Pull, srv.URL+"/live.m3u8", "grow")
 	if s.Stats().UnitsIn == 0 {
 		t.Fatal("no media")
 	}
@@ -83,7 +60,7 @@ func TestPullStalls(t *testing.T) {
 	f := recorded(t, "fmp4")
 	srv := scripted(t, f, func() string { return f.media(0, 4, false) })
 	s := stream.New("stall", stream.Options{})
-	took, err := pullNow(t, srv.URL+"/live.m3u8", s, 60*time.Second)
+	took, err := pulltest.Now(t, Pull, srv.URL+"/live.m3u8", s, 60*time.Second)
 	if !errors.Is(err, errStalled) {
 		t.Fatalf("err %v, want a stall", err)
 	}
@@ -114,6 +91,20 @@ func TestPullErrors(t *testing.T) {
 	if err := Pull(context.Background(), "rtmp://host/app", stream.New("e", stream.Options{}), nil); err == nil {
 		t.Fatal("rtmp:// accepted")
 	}
+}
+
+// TestPullCaps: a playlist or a segment over its cap ends the pull with an error that names
+// the URL and the cap.
+func TestPullCaps(t *testing.T) {
+	const media = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n" +
+		"#EXTINF:1.0,\nseg0.ts\n#EXTINF:1.0,\nseg1.ts\n#EXT-X-ENDLIST\n"
+	cfg := defaultConfig
+	cfg.maxPlaylist, cfg.maxSegment = 1000, 5000
+	pulltest.CheckCaps(t, pull, cfg, pulltest.Caps{
+		BigPath: "/big.m3u8", Big: "#EXTM3U\n" + strings.Repeat("#EXT-X-COMMENT\n", 100), BigWhere: "hls pull %s/big.m3u8: playlist: ",
+		SmallPath: "/media.m3u8", Small: media, SegmentWhere: "segment %s/seg0.ts: ",
+		TooLarge: errTooLarge,
+	})
 }
 
 // TestPullRepeat pulls a short VOD playlist four times into one Stream: three
@@ -155,12 +146,7 @@ func TestPullSeparateAudio(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	s := stream.New("alt", stream.Options{})
-	c := streamtest.Collect(t, s)
-	if _, err := pullNow(t, srv.URL+"/master.m3u8", s, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	c.Stop()
+	_, s, _ := pulltest.Play(t, Pull, srv.URL+"/master.m3u8", "alt")
 	if !audioAsked {
 		t.Fatal("the audio rendition was not loaded")
 	}
@@ -169,5 +155,4 @@ func TestPullSeparateAudio(t *testing.T) {
 	if len(tracks) != 4 || tracks[0].Codec != media.CodecH264 || tracks[3].Codec != media.CodecAAC {
 		t.Fatalf("tracks %v", ingest.Describe(tracks))
 	}
-	streamtest.CheckPulled(t, tracks, c.Snapshot())
 }

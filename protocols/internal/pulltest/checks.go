@@ -1,7 +1,10 @@
 package pulltest
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,33 +120,39 @@ func CheckErrors(t *testing.T, pull PullFunc, srv ErrorServer, cases []ErrorCase
 	}
 }
 
-// CapCase is a request over a cap: the path Pull is pointed at, where the error must say it
-// was (the URL and what), and the cap it must name.
-type CapCase struct{ Path, Where, Want string }
-
-// CapServer serves each path of docs its text, and 6000 bytes at any other path (a segment
-// over a 5000-byte cap).
-func CapServer(t testing.TB, docs map[string]string) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if doc, ok := docs[r.URL.Path]; ok {
-			_, _ = w.Write([]byte(doc))
-			return
-		}
-		_, _ = w.Write(make([]byte, 6000))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+// Caps is a pull input's size-cap check, with its caps lowered to 1000 bytes a document and
+// 5000 a segment: Big, over 1000 bytes, is served at BigPath, and the pull of it must fail
+// saying BigWhere; Small is served at SmallPath, its first segment (any other path answers 6000
+// bytes) is over 5000, and the pull of it must fail saying SegmentWhere. The Where texts hold
+// %s where the server's URL goes; both errors must also name the cap and be TooLarge.
+type Caps struct {
+	BigPath, Big, BigWhere         string
+	SmallPath, Small, SegmentWhere string
+	TooLarge                       error
 }
 
-// CheckCaps runs pull (a package's pull with its caps lowered to 1000 bytes a document, 5000
-// a segment) on each case: the error names where and the cap, and is tooLarge.
-func CheckCaps(t *testing.T, pull func(url string) error, base string, tooLarge error, cases []CapCase) {
+// CheckCaps runs pull with cfg (the package's settings, with the lowered caps) on c's two
+// documents.
+func CheckCaps[C any](t *testing.T, pull func(context.Context, string, *stream.Stream, *slog.Logger, C) error, cfg C, c Caps) {
 	t.Helper()
-	for _, tc := range cases {
-		err := pull(base + tc.Path)
-		if err == nil || !strings.Contains(err.Error(), tc.Where) || !strings.Contains(err.Error(), tc.Want) || !errors.Is(err, tooLarge) {
-			t.Errorf("%s: %v, want an error with %q and %q", tc.Path, err, tc.Where, tc.Want)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case c.BigPath:
+			_, _ = w.Write([]byte(c.Big))
+		case c.SmallPath:
+			_, _ = w.Write([]byte(c.Small))
+		default:
+			_, _ = w.Write(make([]byte, 6000))
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ path, where, want string }{
+		{c.BigPath, fmt.Sprintf(c.BigWhere, srv.URL), "over the cap of 1000 bytes"},
+		{c.SmallPath, fmt.Sprintf(c.SegmentWhere, srv.URL), "over the cap of 5000 bytes"},
+	} {
+		err := pull(context.Background(), srv.URL+tc.path, stream.New("caps", stream.Options{}), slog.New(slog.DiscardHandler), cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.where) || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, c.TooLarge) {
+			t.Errorf("%s: %v, want an error with %q and %q", tc.path, err, tc.where, tc.want)
 		}
 	}
 }
@@ -161,4 +170,21 @@ func VideoSpan(tracks []media.Track, aus []*media.AccessUnit) (first, last int64
 		}
 	}
 	return first, last, n
+}
+
+// Play runs pull on url to its end (at most 60 s) into a new Stream named name, collecting what
+// a reader gets, and checks those units (streamtest.CheckPulled). It returns how long Pull
+// took, the Stream, and the units.
+func Play(t *testing.T, pull PullFunc, url, name string) (time.Duration, *stream.Stream, []*media.AccessUnit) {
+	t.Helper()
+	s := stream.New(name, stream.Options{})
+	c := streamtest.Collect(t, s)
+	took, err := Now(t, pull, url, s, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+	aus := c.Snapshot()
+	streamtest.CheckPulled(t, s.Tracks(), aus)
+	return took, s, aus
 }
