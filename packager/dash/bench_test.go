@@ -1,32 +1,18 @@
 package dash
 
 import (
-	"log/slog"
 	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
-
-// benchStore returns a store holding a 60 s window of 2 s segments (30 listed, 2 grace).
-func benchStore(b *testing.B) *segment.Store {
-	st := segment.NewStore(segment.StoreOptions{Window: time.Minute})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: slog.New(slog.DiscardHandler)})
-	src := segtest.NewSource(50, time.Now())
-	_ = sg.SetTracks(src.Tracks())
-	if err := src.Feed(sg, 90*time.Second); err != nil {
-		b.Fatal(err)
-	}
-	return st
-}
 
 // BenchmarkManifest measures rendering the MPD of 30 segments (video and audio) into a reused
 // buffer.
 func BenchmarkManifest(b *testing.B) {
-	st := benchStore(b)
+	st := segtest.BenchStore(b)
 	h := New(st, Options{Window: time.Minute})
 	win := st.Snapshot()
 	var buf []byte
@@ -41,7 +27,7 @@ func BenchmarkManifest(b *testing.B) {
 
 // BenchmarkServeSegment measures a DASH segment request (header and shared bytes joined).
 func BenchmarkServeSegment(b *testing.B) {
-	st := benchStore(b)
+	st := segtest.BenchStore(b)
 	h := New(st, Options{Window: time.Minute})
 	s := st.Snapshot().Newest()
 	p, _ := s.Part(0)

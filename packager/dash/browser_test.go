@@ -1,11 +1,10 @@
 package dash_test
 
 import (
-	"net/http/httptest"
+	"net/http"
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/testutil/browser"
 	"github.com/sluicemedia/sluice/packager/dash"
 	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
@@ -14,34 +13,7 @@ import (
 // TestDashJSPlays plays a live stream (ffmpeg in real time → segmenter → store) with dash.js
 // in headless Chromium, across an input gap (a new Period).
 func TestDashJSPlays(t *testing.T) {
-	browser.Require(t)
-	st := segment.NewStore(segment.StoreOptions{Window: 30 * time.Second})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
-	srv := httptest.NewServer(dash.New(st, dash.Options{ID: "live", FragmentSize: 2 * time.Second, Window: 30 * time.Second}))
-	defer srv.Close()
-	segtest.Live(t, segtest.LiveOptions{Sessions: 2, SessionLength: 12 * time.Second, Gap: 2 * time.Second}, sg)
-	waitSegments(t, st, 3)
-	res := segtest.Play(t, "dash", srv.URL+"/hls/live/live/index.mpd", 20*time.Second)
-	t.Logf("%s; warnings %q", res, res.Warnings)
-	if !res.OK || res.PlayedSeconds < 12 || res.Decoded.Width != segtest.ClipWidth || res.Decoded.AudioBytes == 0 {
-		t.Fatalf("dash.js playback failed: %s\nwarnings %q\nconsole %q", res, res.Warnings, res.Console)
-	}
-	if discs := st.Snapshot().Newest().DiscSeq; discs != 1 {
-		t.Errorf("%d discontinuities during playback, want 1", discs)
-	}
-}
-
-// waitSegments waits until the store made n segments.
-func waitSegments(t *testing.T, st *segment.Store, n int64) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for st.Snapshot().Added < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d segments from the live source, want %d", st.Snapshot().Added, n)
-		}
-		select {
-		case <-st.Wait():
-		case <-time.After(time.Second):
-		}
-	}
+	segtest.CheckPlaysAcrossGap(t, "dash", func(st *segment.Store) http.Handler {
+		return dash.New(st, dash.Options{ID: "live", FragmentSize: 2 * time.Second, Window: 30 * time.Second})
+	}, "/hls/live/live/index.mpd")
 }

@@ -1,7 +1,7 @@
 package hls_test
 
 import (
-	"net/http/httptest"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -21,27 +21,11 @@ func TestFFmpegReadsHLS(t *testing.T) {
 		{"h264", "h264", "aac"}, {"h265", "hevc", "aac"}, {"h264-mp3", "h264", "mp3"}, {"h264-opus", "h264", "opus"},
 	} {
 		t.Run(tc.codec, func(t *testing.T) {
-			path := segtest.MakeTS(t, tc.codec)
-			st := segment.NewStore(segment.StoreOptions{})
-			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
-			segtest.FeedTS(t, path, time.Now().Add(-segtest.ClipSeconds*time.Second), sg)
-			srv := httptest.NewServer(hls.New(st, hls.Options{ID: "e2e", FragmentSize: 2 * time.Second}))
-			defer srv.Close()
+			srv := segtest.ServeClip(t, tc.codec, func(st *segment.Store) http.Handler {
+				return hls.New(st, hls.Options{ID: "e2e", FragmentSize: 2 * time.Second})
+			})
 			url := srv.URL + "/hls/e2e/e2e/index.m3u8"
-
-			p := testutil.FFprobe(t, url, false)
-			var video, audio bool
-			for _, s := range p.Streams {
-				switch s.CodecType {
-				case "video":
-					video = s.CodecName == tc.probeName && s.Width == segtest.ClipWidth && s.Height == segtest.ClipHeight
-				case "audio":
-					audio = s.CodecName == tc.audio
-				}
-			}
-			if !video || !audio {
-				t.Fatalf("ffprobe %s: %+v", url, p.Streams)
-			}
+			segtest.CheckProbe(t, url, tc.probeName, tc.audio)
 
 			out := filepath.Join(t.TempDir(), "out.mp4")
 			if err := testutil.FFmpeg(t, "-i", url, "-c", "copy", "-t", "4", out).Wait(2 * time.Minute); err != nil {

@@ -1,18 +1,14 @@
 package dash
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
@@ -22,29 +18,12 @@ import (
 func probePackets(t *testing.T, files []string) (count int, size int64) {
 	t.Helper()
 	joined := filepath.Join(t.TempDir(), "joined.mp4")
-	var all []byte
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, b...)
+	if n := joinFiles(t, joined, files); n != len(files) {
+		t.Fatalf("read %d of %d files", n, len(files))
 	}
-	if err := os.WriteFile(joined, all, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-show_entries", "packet=size",
-		"-of", "default=nw=1:nk=1", joined).Output()
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
-	for _, line := range strings.Fields(string(out)) {
-		if n, err := strconv.ParseInt(line, 10, 64); err == nil {
-			count++
-			size += n
-		}
+	for _, p := range testutil.FFprobePackets(t, joined) {
+		count++
+		size += p.Size
 	}
 	return count, size
 }

@@ -1,35 +1,14 @@
 package dash
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
-
-	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
-
-// Source of the end-to-end tests: 640x360 at 25 fps, a key frame every 2 s (one per
-// segment), constant bitrate, and 64 kbit/s AAC.
-const (
-	srcWidth, srcHeight = 640, 360
-	srcVideoKbps        = 1000
-	srcAudioKbps        = 64
-)
-
-// encodeArgs returns ffmpeg's input and encoding arguments for a paced test source; codec is
-// libx264 or libx265.
-func encodeArgs(codec string) []string {
-	return streamtest.PacedSource(codec, srcWidth, srcHeight, srcVideoKbps, srcAudioKbps)
-}
 
 // dashArgs are the DASH muxer's arguments; timeline selects SegmentTimeline addressing
 // (else $Number$ from availabilityStartTime).
@@ -40,19 +19,6 @@ func dashArgs(timeline bool) []string {
 	}
 	return []string{"-f", "dash", "-seg_duration", "2", "-window_size", "6", "-use_template", "1",
 		"-use_timeline", tl, "-streaming", "0"}
-}
-
-// pullAsync runs Pull in the background until it returns or the test ends; the result
-// arrives on the channel.
-func pullAsync(t testing.TB, url string, s *stream.Stream) <-chan error {
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
-	ch, fin := make(chan error, 1), make(chan struct{})
-	go func() {
-		defer close(fin)
-		ch <- Pull(ctx, url, s, streamtest.Log())
-	}()
-	t.Cleanup(func() { cancel(); <-fin })
-	return ch
 }
 
 // sourceKbps measures the elementary-stream bitrate of the last five complete segments ffmpeg
@@ -71,38 +37,12 @@ func sourceKbps(t testing.TB, dir string) float64 {
 		sort.Strings(chunks)
 		chunks = chunks[max(len(chunks)-5, 0):]
 		joined := filepath.Join(snap, fmt.Sprintf("s%d.mp4", stream))
-		out, err := os.Create(joined)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range append([]string{init}, chunks...) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				continue // deleted meanwhile: its successor follows
-			}
-			_, _ = out.Write(b)
-		}
-		out.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		res, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-show_entries", "packet=size,duration_time",
-			"-of", "csv=p=0", joined).Output()
-		cancel()
-		if err != nil {
-			t.Fatalf("ffprobe: %v", err)
-		}
+		joinFiles(t, joined, append([]string{init}, chunks...)) // one deleted meanwhile: its successor follows
 		var bytes int64
 		var secs float64
-		for _, line := range strings.Split(string(res), "\n") {
-			f := strings.Split(strings.TrimSpace(line), ",")
-			if len(f) < 2 {
-				continue
-			}
-			d, err1 := strconv.ParseFloat(f[0], 64)
-			n, err2 := strconv.ParseInt(f[1], 10, 64)
-			if err1 == nil && err2 == nil {
-				bytes += n
-				secs += d
-			}
+		for _, p := range testutil.FFprobePackets(t, joined) {
+			bytes += p.Size
+			secs += p.Duration
 		}
 		if secs <= 0 {
 			t.Fatalf("stream %d: no packets", stream)
@@ -110,4 +50,24 @@ func sourceKbps(t testing.TB, dir string) float64 {
 		total += float64(bytes) * 8 / 1000 / secs
 	}
 	return total
+}
+
+// joinFiles writes the files one after the other into dst, passing over those that are gone,
+// and returns how many it read.
+func joinFiles(t testing.TB, dst string, files []string) int {
+	t.Helper()
+	var all []byte
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		all = append(all, b...)
+		n++
+	}
+	if err := os.WriteFile(dst, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

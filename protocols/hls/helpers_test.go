@@ -2,34 +2,15 @@ package hls
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
-
-	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
-
-// Source of the end-to-end tests: 640x360 at 25 fps, a key frame every 2 s (one per
-// segment), constant bitrate, and 64 kbit/s AAC.
-const (
-	srcWidth, srcHeight = 640, 360
-	srcVideoKbps        = 1000
-	srcAudioKbps        = 64
-)
-
-// encodeArgs returns ffmpeg's input and encoding arguments for a paced test source; codec is
-// libx264 or libx265.
-func encodeArgs(codec string) []string {
-	return streamtest.PacedSource(codec, srcWidth, srcHeight, srcVideoKbps, srcAudioKbps)
-}
 
 // hlsArgs are the HLS muxer's arguments; fmp4 selects fMP4 segments.
 func hlsArgs(fmp4 bool) []string {
@@ -38,19 +19,6 @@ func hlsArgs(fmp4 bool) []string {
 		a = append(a, "-hls_segment_type", "fmp4")
 	}
 	return a
-}
-
-// pullAsync runs Pull in the background until it returns or the test ends; the result
-// arrives on the channel.
-func pullAsync(t testing.TB, url string, s *stream.Stream) <-chan error {
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
-	ch, fin := make(chan error, 1), make(chan struct{})
-	go func() {
-		defer close(fin)
-		ch <- Pull(ctx, url, s, streamtest.Log())
-	}()
-	t.Cleanup(func() { cancel(); <-fin })
-	return ch
 }
 
 // sourceKbps measures the elementary-stream bitrate of the segments a live playlist lists now:
@@ -82,18 +50,9 @@ func sourceKbps(t testing.TB, dir, name string) float64 {
 	if err := os.WriteFile(filepath.Join(snap, name), pl, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-allowed_extensions", "ALL",
-		"-show_entries", "packet=size", "-of", "default=nw=1:nk=1", filepath.Join(snap, name)).Output()
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
 	var bytes int64
-	for _, line := range strings.Split(string(out), "\n") {
-		if n, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64); err == nil {
-			bytes += n
-		}
+	for _, p := range testutil.FFprobePackets(t, filepath.Join(snap, name), "-allowed_extensions", "ALL") {
+		bytes += p.Size
 	}
 	if dur <= 0 {
 		t.Fatalf("playlist %s lists no duration", name)

@@ -1,15 +1,14 @@
 package hls
 
 import (
-	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
+	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
 // liveCase is one end-to-end run: ffmpeg writes a live playlist into a served folder, Pull
@@ -21,56 +20,15 @@ type liveCase struct {
 	probe    string // the media playlist whose segments give the source bitrate
 }
 
-// liveRun is a running liveCase.
-type liveRun struct {
-	dir  string
-	srv  interface{ Close() }
-	url  string
-	ff   *testutil.Process
-	s    *stream.Stream
-	col  *streamtest.Collector
-	base testutil.Baseline
-	done <-chan error
-}
-
-func startLive(t *testing.T, lc liveCase) *liveRun {
+func startLive(t *testing.T, lc liveCase) *pulltest.Live {
 	t.Helper()
-	testutil.RequireFFmpeg(t)
-	dir := t.TempDir()
-	srv := streamtest.Serve(t, dir)
-	args := append(encodeArgs(lc.codec), lc.args...)
-	ff := testutil.FFmpeg(t, append(args, filepath.Join(dir, lc.playlist))...)
-	streamtest.WaitFile(t, filepath.Join(dir, lc.playlist))
-	r := &liveRun{dir: dir, srv: srv, url: srv.URL + "/" + lc.playlist, ff: ff, s: stream.New("hls-test", stream.Options{})}
-	r.col = streamtest.Collect(t, r.s)
-	r.base = testutil.TakeBaseline()
-	r.done = pullAsync(t, r.url, r.s)
-	return r
+	return pulltest.StartLive(t, Pull, "hls-test", lc.codec, lc.args, lc.playlist)
 }
 
 // checkLive asserts the tracks, the units and the bitrate against the source.
-func checkLive(t *testing.T, r *liveRun, lc liveCase, video media.Codec) {
+func checkLive(t *testing.T, r *pulltest.Live, lc liveCase, video media.Codec) {
 	t.Helper()
-	tracks := streamtest.WaitTracks(t, r.s, 60*time.Second)
-	if len(tracks) != 2 || tracks[0].Codec != video || tracks[1].Codec != media.CodecAAC {
-		t.Fatalf("tracks %+v, want %v and AAC", tracks, video)
-	}
-	if p := tracks[0].Params; p.Width != srcWidth || p.Height != srcHeight || len(p.SPS) == 0 || len(p.PPS) == 0 {
-		t.Fatalf("video params %dx%d sps %d pps %d", p.Width, p.Height, len(p.SPS), len(p.PPS))
-	}
-	if p := tracks[1].Params; tracks[1].ClockRate != 48000 || p.SampleRate != 48000 || len(p.AudioConfig) == 0 {
-		t.Fatalf("audio track %+v", tracks[1])
-	}
-	// Let the 2 s bitrate window fill with paced units before measuring.
-	testutil.Eventually(t, 30*time.Second, "media flows", func() bool {
-		return r.s.Stats().UnitsIn > 200
-	})
-	time.Sleep(time.Second)
-	got := streamtest.MeanBitrate(r.s, 6*time.Second)
-	want := sourceKbps(t, r.dir, lc.probe)
-	t.Logf("bitrate: stream %.0f kbit/s, source segments %.0f kbit/s (configured %d)", got, want, srcVideoKbps+srcAudioKbps)
-	streamtest.Within(t, "stream bitrate vs source", got, want, 0.15)
-	streamtest.CheckPulled(t, tracks, r.col.Snapshot())
+	r.Check(t, video, func() float64 { return sourceKbps(t, r.Dir, lc.probe) })
 }
 
 // TestPullTSEndlist plays live MPEG-TS segments, then the encoder stops: the playlist gets
@@ -79,18 +37,8 @@ func TestPullTSEndlist(t *testing.T) {
 	lc := liveCase{codec: "libx264", args: hlsArgs(false), playlist: "index.m3u8", probe: "index.m3u8"}
 	r := startLive(t, lc)
 	checkLive(t, r, lc, media.CodecH264)
-	r.ff.Stop()
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Fatalf("Pull after EXT-X-ENDLIST: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("Pull did not return after EXT-X-ENDLIST")
-	}
-	streamtest.CheckPulled(t, r.s.Tracks(), r.col.Snapshot())
-	r.col.Stop()
-	r.base.Check(t, 20*time.Second)
+	r.FF.Stop()
+	r.CheckEnded(t, "EXT-X-ENDLIST")
 }
 
 // TestPullFMP4ServerGone plays live fMP4 segments, then the server goes away: Pull fails with
@@ -99,19 +47,7 @@ func TestPullFMP4ServerGone(t *testing.T) {
 	lc := liveCase{codec: "libx264", args: hlsArgs(true), playlist: "index.m3u8", probe: "index.m3u8"}
 	r := startLive(t, lc)
 	checkLive(t, r, lc, media.CodecH264)
-	gone := time.Now()
-	r.srv.Close()
-	select {
-	case err := <-r.done:
-		if !errors.Is(err, errStalled) {
-			t.Fatalf("Pull after the server went away: %v, want a stall", err)
-		}
-		t.Logf("Pull returned %v after %v", err, time.Since(gone).Round(time.Millisecond))
-	case <-time.After(60 * time.Second):
-		t.Fatal("Pull did not return after the server went away")
-	}
-	r.col.Stop()
-	r.base.Check(t, 20*time.Second)
+	r.CheckServerGone(t, errStalled)
 }
 
 // TestPullMasterPicksHighest plays a multivariant playlist of two variants (1000 kbit/s
@@ -129,11 +65,11 @@ func TestPullMasterPicksHighest(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	dir := t.TempDir()
 	srv := streamtest.Serve(t, dir)
-	testutil.FFmpeg(t, append(append(encodeArgs(lc.codec), lc.args...), filepath.Join(dir, lc.playlist))...)
+	testutil.FFmpeg(t, append(append(pulltest.EncodeArgs(lc.codec), lc.args...), filepath.Join(dir, lc.playlist))...)
 	streamtest.WaitFile(t, filepath.Join(dir, "master.m3u8"))
-	r := &liveRun{dir: dir, srv: srv, url: srv.URL + "/master.m3u8", s: stream.New("hls-master", stream.Options{})}
-	r.col = streamtest.Collect(t, r.s)
-	r.done = pullAsync(t, r.url, r.s)
+	r := &pulltest.Live{Dir: dir, Srv: srv, URL: srv.URL + "/master.m3u8", S: stream.New("hls-master", stream.Options{})}
+	r.Col = streamtest.Collect(t, r.S)
+	r.Done = pulltest.Async(t, Pull, r.URL, r.S)
 	checkLive(t, r, lc, media.CodecH264)
 }
 
@@ -143,7 +79,7 @@ func TestPullH265(t *testing.T) {
 	lc := liveCase{codec: "libx265", args: hlsArgs(true), playlist: "index.m3u8", probe: "index.m3u8"}
 	r := startLive(t, lc)
 	checkLive(t, r, lc, media.CodecH265)
-	if p := r.s.Tracks()[0].Params; len(p.VPS) == 0 {
+	if p := r.S.Tracks()[0].Params; len(p.VPS) == 0 {
 		t.Fatal("H.265 track without VPS")
 	}
 }
