@@ -14,16 +14,17 @@ import (
 var ErrNoMedia = errors.New("ffmpeg produced no media")
 
 // RunPipe runs ffmpeg, whose arguments write MPEG-TS to its stdout, under supervisor.Command
-// (own process group, killed with the server, SIGINT then SIGKILL on stop) and publishes its
-// output into s. It returns nil when ctx ends, or when ffmpeg exits with status 0 after media
+// (own process group, killed with the server, SIGINT then SIGKILL on stop; SIGKILL at once
+// with kill, for an ffmpeg that reads nothing from outside, like the test video) and publishes
+// its output into s. It returns nil when ctx ends, or when ffmpeg exits with status 0 after media
 // flowed; an error when ffmpeg fails, produced nothing (ErrNoMedia), or its output cannot be
 // published.
-func RunPipe(ctx context.Context, ffmpegPath string, args []string, s *stream.Stream, log *slog.Logger) error {
+func RunPipe(ctx context.Context, ffmpegPath string, args []string, s *stream.Stream, log *slog.Logger, kill bool) error {
 	child, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	feed := NewTSFeed(NewPublisher(s, log))
 	out := &pipeOut{feed: feed, fail: cancel}
-	cmd := supervisor.Command{Path: ffmpegPath, Args: args, Stdout: out, Logger: log}
+	cmd := supervisor.Command{Path: ffmpegPath, Args: args, Stdout: out, Logger: log, KillOnStop: kill}
 	err := cmd.Run(child)
 	feed.Finish() // Run returned: nothing writes to out any more
 	switch {

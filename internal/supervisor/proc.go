@@ -38,6 +38,10 @@ type Command struct {
 	// Grace is how long the program has to exit after SIGINT before SIGKILL; default 3 s. It
 	// also bounds the wait for output pipes that a leftover process holds open.
 	Grace time.Duration
+	// KillOnStop, when ctx ends, kills the process group at once instead of SIGINT first: for
+	// a program with nothing to close cleanly (a generator whose only output is a pipe that
+	// this process stops reading), so that a stop frees its CPU at once.
+	KillOnStop bool
 	// Logger receives start, stop and (at debug level) stderr lines; default slog.Default().
 	Logger *slog.Logger
 	// OnStart, if set, is called with the process id once the program started. It must
@@ -96,6 +100,12 @@ func (c Command) Run(ctx context.Context) error {
 		_ = killGroup(proc)
 		return c.exitError(prog, err, tail, log)
 	case <-ctx.Done():
+	}
+	if c.KillOnStop {
+		log.Debug("killing")
+		_ = killGroup(proc)
+		<-waited
+		return ctx.Err()
 	}
 	log.Debug("interrupting", "grace", grace)
 	if err := interruptGroup(proc); err != nil {

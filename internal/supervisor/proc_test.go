@@ -176,6 +176,29 @@ func TestCommandInterrupts(t *testing.T) {
 	}
 }
 
+// TestCommandKillOnStop: with KillOnStop a stop kills the group at once: a program that
+// ignores SIGINT is gone well before its grace would have passed.
+func TestCommandKillOnStop(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const grace = 10 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan int, 1)
+	cmd := Command{Path: "/bin/sh", Args: []string{"-c", `trap "" INT; sleep 30 & wait`}, Grace: grace,
+		KillOnStop: true, Logger: quietLogger(), OnStart: func(pid int) { started <- pid }}
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Run(ctx) }()
+	pid := <-started
+	begin := time.Now()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if d := time.Since(begin); d > grace/2 {
+		t.Fatalf("stop took %v: the program that ignores SIGINT was not killed at once", d)
+	}
+	eventually(t, 5*time.Second, "group gone", func() bool { return groupGone(pid) })
+}
+
 func TestCommandKillsGroupAfterGrace(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const grace = 200 * time.Millisecond

@@ -98,7 +98,7 @@ func Run(ctx context.Context, ffmpegPath, address string, s *stream.Stream, log 
 	}
 	shown := redact(address)
 	log = log.With("input", "other", "address", shown)
-	if err := ingest.RunPipe(ctx, ffmpegPath, Args(address), s, log); err != nil {
+	if err := ingest.RunPipe(ctx, ffmpegPath, Args(address), s, log, false); err != nil {
 		err = fmt.Errorf("ffmpeg input %q: %w", shown, err)
 		if shown != address {
 			// ffmpeg quotes the address in its messages, password included.

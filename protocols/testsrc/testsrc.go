@@ -117,7 +117,7 @@ func Run(ctx context.Context, ffmpegPath string, p Params, s *stream.Stream, log
 		log = slog.Default()
 	}
 	log = log.With("input", "test video")
-	if err := ingest.RunPipe(ctx, ffmpegPath, args, s, log); err != nil {
+	if err := ingest.RunPipe(ctx, ffmpegPath, args, s, log, true); err != nil {
 		return fmt.Errorf("test video %dx%d@%d: %w", p.Width, p.Height, p.FPS, err)
 	}
 	return nil
