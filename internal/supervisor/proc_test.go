@@ -154,12 +154,13 @@ func TestCommandStderrTail(t *testing.T) {
 	}
 }
 
-func TestCommandInterrupts(t *testing.T) {
-	defer goleak.VerifyNone(t)
+// runAndStop runs cmd, stops it once it started, and returns its pid and how long the stop
+// took; Run must return context.Canceled.
+func runAndStop(t *testing.T, cmd Command) (int, time.Duration) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan int, 1)
-	cmd := Command{Path: "sleep", Args: []string{"30"}, Grace: 10 * time.Second, Logger: quietLogger(),
-		OnStart: func(pid int) { started <- pid }}
+	cmd.OnStart = func(pid int) { started <- pid }
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.Run(ctx) }()
 	pid := <-started
@@ -168,7 +169,13 @@ func TestCommandInterrupts(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if d := time.Since(begin); d > 5*time.Second {
+	return pid, time.Since(begin)
+}
+
+func TestCommandInterrupts(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	pid, d := runAndStop(t, Command{Path: "sleep", Args: []string{"30"}, Grace: 10 * time.Second, Logger: quietLogger()})
+	if d > 5*time.Second {
 		t.Fatalf("SIGINT stop took %v; the grace is 10 s", d)
 	}
 	if !processGone(pid) {
@@ -181,19 +188,9 @@ func TestCommandInterrupts(t *testing.T) {
 func TestCommandKillOnStop(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const grace = 10 * time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan int, 1)
-	cmd := Command{Path: "/bin/sh", Args: []string{"-c", `trap "" INT; sleep 30 & wait`}, Grace: grace,
-		KillOnStop: true, Logger: quietLogger(), OnStart: func(pid int) { started <- pid }}
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.Run(ctx) }()
-	pid := <-started
-	begin := time.Now()
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
-	}
-	if d := time.Since(begin); d > grace/2 {
+	pid, d := runAndStop(t, Command{Path: "/bin/sh", Args: []string{"-c", `trap "" INT; sleep 30 & wait`}, Grace: grace,
+		KillOnStop: true, Logger: quietLogger()})
+	if d > grace/2 {
 		t.Fatalf("stop took %v: the program that ignores SIGINT was not killed at once", d)
 	}
 	eventually(t, 5*time.Second, "group gone", func() bool { return groupGone(pid) })
