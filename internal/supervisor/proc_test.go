@@ -154,9 +154,9 @@ func TestCommandStderrTail(t *testing.T) {
 	}
 }
 
-// runAndStop runs cmd, stops it once it started, and returns its pid and how long the stop
-// took; Run must return context.Canceled.
-func runAndStop(t *testing.T, cmd Command) (int, time.Duration) {
+// runAndStop runs cmd, stops it once it started and ready (nil: at once) tells it is set up,
+// and returns its pid and how long the stop took; Run must return context.Canceled.
+func runAndStop(t *testing.T, cmd Command, ready func() bool) (int, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan int, 1)
@@ -164,6 +164,9 @@ func runAndStop(t *testing.T, cmd Command) (int, time.Duration) {
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.Run(ctx) }()
 	pid := <-started
+	if ready != nil {
+		eventually(t, 5*time.Second, "program ready", ready)
+	}
 	begin := time.Now()
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -174,7 +177,7 @@ func runAndStop(t *testing.T, cmd Command) (int, time.Duration) {
 
 func TestCommandInterrupts(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	pid, d := runAndStop(t, Command{Path: "sleep", Args: []string{"30"}, Grace: 10 * time.Second, Logger: quietLogger()})
+	pid, d := runAndStop(t, Command{Path: "sleep", Args: []string{"30"}, Grace: 10 * time.Second, Logger: quietLogger()}, nil)
 	if d > 5*time.Second {
 		t.Fatalf("SIGINT stop took %v; the grace is 10 s", d)
 	}
@@ -188,8 +191,10 @@ func TestCommandInterrupts(t *testing.T) {
 func TestCommandKillOnStop(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const grace = 10 * time.Second
-	pid, d := runAndStop(t, Command{Path: "/bin/sh", Args: []string{"-c", `trap "" INT; sleep 30 & wait`}, Grace: grace,
-		KillOnStop: true, Logger: quietLogger()})
+	// The shell says when it ignores SIGINT: a stop before that would end it by SIGINT alone.
+	var out lockedBuffer
+	pid, d := runAndStop(t, Command{Path: "/bin/sh", Args: []string{"-c", `trap "" INT; echo ready; sleep 30 & wait`}, Grace: grace,
+		Stdout: &out, KillOnStop: true, Logger: quietLogger()}, func() bool { return strings.Contains(out.String(), "ready") })
 	if d > grace/2 {
 		t.Fatalf("stop took %v: the program that ignores SIGINT was not killed at once", d)
 	}
