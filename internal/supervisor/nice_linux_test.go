@@ -5,10 +5,12 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -121,5 +123,45 @@ func TestChildNice(t *testing.T) {
 		}
 		cancel()
 		<-done
+	}
+}
+
+// TestHurry: a child being stopped gets the server's priority back, so that it can exit on a
+// busy machine (a SCHED_IDLE process took seconds to die after SIGKILL). With the privilege
+// to raise a priority (root, as in CI) its thread leaves SCHED_IDLE for SCHED_OTHER at the
+// server's nice value; without it hurry reports EPERM and the child stays as it was.
+func TestHurry(t *testing.T) {
+	self, ok := niceOf(t, "/proc/self/stat")
+	if !ok {
+		t.Fatal("no /proc/self/stat")
+	}
+	defer SetNice(Nice())
+	SetNice(DefaultNice)
+	pids := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := Command{Path: "sleep", Args: []string{"30"}, Logger: quietLogger(), OnStart: func(pid int) { pids <- pid }}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	child := <-pids
+	stat := "/proc/" + strconv.Itoa(child) + "/stat"
+	if pol, ok := policyOf(t, stat); !ok || pol != policyIdle {
+		t.Fatalf("the child has policy %d (read %v) before hurry, want %d (SCHED_IDLE)", pol, ok, policyIdle)
+	}
+	err := hurry(child)
+	wantNice, wantPolicy := self, policyOther
+	if os.Geteuid() != 0 {
+		if !errors.Is(err, syscall.EPERM) {
+			t.Errorf("hurry without privileges = %v, want EPERM", err)
+		}
+		wantNice, wantPolicy = maxNice, policyIdle
+	} else if err != nil {
+		t.Errorf("hurry as root: %v", err)
+	}
+	if pol, ok := policyOf(t, stat); !ok || pol != wantPolicy {
+		t.Errorf("after hurry the child has policy %d (read %v), want %d", pol, ok, wantPolicy)
+	}
+	if n, ok := niceOf(t, stat); !ok || n != wantNice {
+		t.Errorf("after hurry the child runs at nice %d (read %v), want %d", n, ok, wantNice)
 	}
 }

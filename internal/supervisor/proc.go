@@ -101,6 +101,11 @@ func (c Command) Run(ctx context.Context) error {
 		return c.exitError(prog, err, tail, log)
 	case <-ctx.Done():
 	}
+	// A lowered child needs CPU time to exit or to close its outputs: it gets the server's
+	// priority back first (see hurry).
+	if err := hurry(proc.Pid); err != nil {
+		log.Debug("priority not restored for the stop", "error", err)
+	}
 	if c.KillOnStop {
 		log.Debug("killing")
 		_ = killGroup(proc)

@@ -149,13 +149,57 @@ func schedIdleProcess(pid int) error {
 	return nil
 }
 
+// Scheduling policies, linux/sched.h.
+const (
+	policyOther = 0 // SCHED_OTHER
+	policyIdle  = 5 // SCHED_IDLE
+)
+
 // schedIdle puts the thread tid in the SCHED_IDLE policy.
-func schedIdle(tid int) error {
-	const policyIdle = 5 // SCHED_IDLE, linux/sched.h
+func schedIdle(tid int) error { return setPolicy(tid, policyIdle) }
+
+// setPolicy sets the scheduling policy of the thread tid (with priority 0, the only one the
+// two policies used here have).
+func setPolicy(tid, policy int) error {
 	var param struct{ priority int32 }
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), policyIdle, uintptr(unsafe.Pointer(&param)))
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
 	if errno != 0 {
-		return fmt.Errorf("sched_setscheduler SCHED_IDLE: %w", errno)
+		return fmt.Errorf("sched_setscheduler %d: %w", policy, errno)
 	}
 	return nil
+}
+
+// hurry gives a child that is being stopped the server's priority back: every thread of
+// process pid goes to the SCHED_OTHER policy at the calling thread's nice value. A process
+// needs CPU time to exit, even on SIGKILL (the kernel tears each thread down in that thread's
+// own context), and to close its outputs on SIGINT. At SCHED_IDLE and nice 19 it gets next to
+// none while the machine is busy: measured on 2 cores with eight busy loops at nice 0, an
+// ffmpeg in SCHED_IDLE took 4.5 s to die after SIGKILL, against 0.24 s at the normal policy;
+// meanwhile it holds its memory and ports (a restarted listener input could not bind), and a
+// graceful stop could run past its grace. Leaving SCHED_IDLE and lowering a nice value need
+// CAP_SYS_NICE (or an RLIMIT_NICE that allows nice 0): without it the child stays where it
+// was and hurry returns the error; the stop goes on regardless.
+func hurry(pid int) error {
+	target, err := threadNice()
+	if err != nil {
+		return err
+	}
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil // the child ended meanwhile
+	}
+	var first error
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := setPolicy(tid, policyOther); err != nil && first == nil && tid == pid {
+			first = err
+		}
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, target); err != nil && first == nil && tid == pid {
+			first = fmt.Errorf("setpriority: %w", err)
+		}
+	}
+	return first
 }

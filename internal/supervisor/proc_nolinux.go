@@ -24,3 +24,14 @@ func startChild(cmd *exec.Cmd, nice int) (release func(), niceErr, err error) {
 	}
 	return func() {}, niceErr, nil
 }
+
+// hurry gives a child that is being stopped the server's nice value back, so that it exits or
+// closes its outputs at once on a busy machine; lowering a nice value needs privileges, and
+// without them the child keeps its priority.
+func hurry(pid int) error {
+	self, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		return err
+	}
+	return syscall.Setpriority(syscall.PRIO_PROCESS, pid, self)
+}
