@@ -1,0 +1,138 @@
+package designdoc
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/sluicemedia/sluice/"
+
+// TestImportsTable: every package of the module has one row in docs/design.md's table of
+// package imports, and each row names exactly the module's packages that package imports.
+func TestImportsTable(t *testing.T) {
+	root := moduleRoot(t)
+	want := listImports(t, root)
+	got := readTable(t, filepath.Join(root, "docs", "design.md"))
+	for pkg, imps := range want {
+		row, ok := got[pkg]
+		switch {
+		case !ok:
+			t.Errorf("docs/design.md: no row for package %s (it imports %v)", pkg, imps)
+		case !slices.Equal(row, imps):
+			t.Errorf("docs/design.md: %s imports %v, the table says %v", pkg, imps, row)
+		}
+	}
+	for pkg := range got {
+		if _, ok := want[pkg]; !ok {
+			t.Errorf("docs/design.md: row for %s, which go list does not know", pkg)
+		}
+	}
+}
+
+// moduleRoot is the folder of go.mod above the test's folder.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = up
+	}
+}
+
+// listImports maps every package of the module (relative path) to the module's packages it
+// imports, sorted.
+func listImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v: %s", err, stderr.Bytes())
+	}
+	m := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		imps := []string{}
+		for _, imp := range f[1:] {
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				imps = append(imps, rel)
+			}
+		}
+		slices.Sort(imps)
+		m[strings.TrimPrefix(f[0], module)] = imps
+	}
+	if len(m) < 10 {
+		t.Fatalf("go list gave %d packages: %s", len(m), out)
+	}
+	return m
+}
+
+// readTable reads the rows between the imports markers: | `pkg` | `a`, `b` | (— for none).
+func readTable(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	rows := map[string][]string{}
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "<!-- imports:begin -->":
+			in = true
+			continue
+		case line == "<!-- imports:end -->":
+			in = false
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 2 {
+			t.Fatalf("%s: row %q: want 2 cells", path, line)
+		}
+		pkg := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		if _, dup := rows[pkg]; dup {
+			t.Errorf("%s: two rows for %s", path, pkg)
+		}
+		imps := []string{}
+		for _, c := range strings.Split(cells[1], ",") {
+			if c = strings.Trim(strings.TrimSpace(c), "`"); c != "" && c != "—" {
+				imps = append(imps, c)
+			}
+		}
+		slices.Sort(imps)
+		rows[pkg] = imps
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s: no rows between <!-- imports:begin --> and <!-- imports:end -->", path)
+	}
+	return rows
+}
