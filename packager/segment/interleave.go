@@ -54,9 +54,10 @@ type itrack struct {
 	times  []time.Duration // order times of q
 }
 
-// reset forgets the tracks: tracks are the carried ones (by media ID).
-func (il *interleaver) reset(tracks []media.Track) {
-	il.ahead = -1
+// reset forgets the tracks: tracks are the carried ones (by media ID), and ahead the media ID
+// of the track whose units other than key frames go ahead (-1: none).
+func (il *interleaver) reset(tracks []media.Track, ahead int) {
+	il.ahead = ahead
 	for i := range il.tracks {
 		clear(il.tracks[i].q)
 		il.tracks[i] = itrack{q: il.tracks[i].q[:0], times: il.tracks[i].times[:0]}

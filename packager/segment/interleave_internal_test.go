@@ -11,7 +11,7 @@ import (
 func TestInterleaverBounds(t *testing.T) {
 	for _, size := range []int{100, 64 << 10} {
 		var il interleaver
-		il.reset([]media.Track{{ID: 0, Codec: media.CodecH264, ClockRate: 90000}, {ID: 1, Codec: media.CodecAAC, ClockRate: 48000}})
+		il.reset([]media.Track{{ID: 0, Codec: media.CodecH264, ClockRate: 90000}, {ID: 1, Codec: media.CodecAAC, ClockRate: 48000}}, -1)
 		most, out := 0, 0
 		for range 3 * maxInterleaveUnits {
 			il.push(&media.AccessUnit{Track: 0, DTS: 90000, PTS: 90000, Payload: [][]byte{make([]byte, size)}})

@@ -187,13 +187,12 @@ func (sg *Segmenter) SetTracks(tracks []media.Track) error {
 		return err
 	}
 	sg.tracks, sg.init, sg.frag, sg.main = append([]media.Track{}, tracks...), nil, nil, -1
-	sg.order.reset(nil)
+	sg.order.reset(nil, -1)
 	sg.markGap()
 	in, err := sg.newInit(tracks)
 	if err != nil {
 		return err
 	}
-	sg.order.reset(in.Tracks)
 	frag, err := fmp4.NewFragmenter(in.Tracks)
 	if err != nil {
 		return fmt.Errorf("segment: %w", err)
@@ -207,9 +206,11 @@ func (sg *Segmenter) SetTracks(tracks []media.Track) error {
 			break
 		}
 	}
+	ahead := -1
 	if sg.opts.PartTarget > 0 && sg.video {
-		sg.order.ahead = sg.main
+		ahead = sg.main
 	}
+	sg.order.reset(in.Tracks, ahead)
 	return nil
 }
 
