@@ -80,6 +80,13 @@ type errorDetail struct {
 	Field   string `json:"field,omitempty"`
 }
 
+// WriteError answers status with the API's error body carrying code and message, for the
+// server's handlers outside this package that answer in the API's form (a node forwarding a
+// request to another).
+func WriteError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message}})
+}
+
 // fail answers err as an error body. Errors that are not the client's fault are logged with
 // their detail and answered without it.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {

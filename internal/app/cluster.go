@@ -57,7 +57,7 @@ const stateEvery = time.Second
 // openCluster registers this server as a node of the cluster on st's database.
 func openCluster(ctx context.Context, cfg Config, st *storage.Store, mgr *Manager, log *slog.Logger) (*clusterNode, error) {
 	c := &clusterNode{st: st, mgr: mgr, log: log.With("part", "cluster"), cfg: cfg, written: map[string]cluster.RecordState{}}
-	fwd, err := cluster.NewForwarder(cfg.ClusterPlayback, c.log)
+	fwd, err := cluster.NewForwarder(cfg.ClusterPlayback, api.WriteError, c.log)
 	if err != nil {
 		return nil, err
 	}

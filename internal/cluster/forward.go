@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -42,8 +41,13 @@ const (
 	proxyIdle = 90 * time.Second
 )
 
+// ErrorWriter answers an error with the API's error body: status, code (the API's error
+// code) and message.
+type ErrorWriter func(w http.ResponseWriter, status int, code, message string)
+
 // Forwarder answers requests for what another node holds, by redirect or by proxy.
 type Forwarder struct {
+	fail  ErrorWriter
 	proxy bool
 	sem   chan struct{}
 	rp    *httputil.ReverseProxy
@@ -54,9 +58,12 @@ type Forwarder struct {
 type targetKey struct{}
 
 // NewForwarder returns a Forwarder in mode (ForwardRedirect or ForwardProxy; anything else is
-// an error).
-func NewForwarder(mode string, log *slog.Logger) (*Forwarder, error) {
-	f := &Forwarder{log: log}
+// an error) that answers its own errors through fail (nil: a plain-text body).
+func NewForwarder(mode string, fail ErrorWriter, log *slog.Logger) (*Forwarder, error) {
+	if fail == nil {
+		fail = func(w http.ResponseWriter, status int, _, message string) { http.Error(w, message, status) }
+	}
+	f := &Forwarder{fail: fail, log: log}
 	switch mode {
 	case ForwardRedirect, "":
 		return f, nil
@@ -89,7 +96,7 @@ func NewForwarder(mode string, log *slog.Logger) (*Forwarder, error) {
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			f.log.Warn("cluster: proxying to another node failed", "path", r.URL.Path, "error", err)
-			writeForwardError(w, http.StatusBadGateway, "BAD_GATEWAY", "the node that holds this could not be reached")
+			f.fail(w, http.StatusBadGateway, "BAD_GATEWAY", "the node that holds this could not be reached")
 		},
 	}
 	return f, nil
@@ -107,7 +114,7 @@ func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "
 // request another node proxied here is not forwarded again: it is answered 404.
 func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, base string) {
 	if Forwarded(r) {
-		writeForwardError(w, http.StatusNotFound, "NOT_FOUND", "not held by the node this request was forwarded to")
+		f.fail(w, http.StatusNotFound, "NOT_FOUND", "not held by the node this request was forwarded to")
 		return
 	}
 	base = strings.TrimRight(base, "/")
@@ -123,11 +130,11 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, base string)
 	target, err := url.Parse(base)
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 		f.log.Warn("cluster: another node's URL is unusable", "url", base, "error", err)
-		writeForwardError(w, http.StatusBadGateway, "BAD_GATEWAY", "the node that holds this has no usable URL")
+		f.fail(w, http.StatusBadGateway, "BAD_GATEWAY", "the node that holds this has no usable URL")
 		return
 	}
 	if r.Header.Get("Upgrade") != "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		writeForwardError(w, http.StatusBadRequest, "BAD_REQUEST", "only plain GET and HEAD requests are forwarded to another node")
+		f.fail(w, http.StatusBadRequest, "BAD_REQUEST", "only plain GET and HEAD requests are forwarded to another node")
 		return
 	}
 	select {
@@ -135,26 +142,8 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, base string)
 		defer func() { <-f.sem }()
 	default:
 		h.Set("Retry-After", "1")
-		writeForwardError(w, http.StatusServiceUnavailable, "UNAVAILABLE", fmt.Sprintf("too many requests forwarded to other nodes (at most %d at once)", MaxProxied))
+		f.fail(w, http.StatusServiceUnavailable, "UNAVAILABLE", fmt.Sprintf("too many requests forwarded to other nodes (at most %d at once)", MaxProxied))
 		return
 	}
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, target)))
-}
-
-// writeForwardError answers status with the API's error body.
-func writeForwardError(w http.ResponseWriter, status int, code, msg string) {
-	var b struct {
-		Success bool `json:"success"`
-		Error   struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	b.Error.Code, b.Error.Message = code, msg
-	data, _ := json.Marshal(b)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n'))
 }

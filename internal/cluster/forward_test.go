@@ -13,7 +13,7 @@ import (
 // TestForwardRedirect: 307 to the same path and query on the base, never cached.
 func TestForwardRedirect(t *testing.T) {
 	t.Parallel()
-	f, err := NewForwarder(ForwardRedirect, quietLg)
+	f, err := NewForwarder(ForwardRedirect, nil, quietLg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestForwardRedirect(t *testing.T) {
 		rec.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("redirect: %d %v", rec.Code, rec.Header())
 	}
-	if _, err := NewForwarder("tunnel", quietLg); err == nil {
+	if _, err := NewForwarder("tunnel", nil, quietLg); err == nil {
 		t.Error("an unknown mode accepted")
 	}
 }
@@ -54,7 +54,7 @@ func TestForwardProxy(t *testing.T) {
 		_, _ = io.WriteString(w, "second\n")
 	}))
 	defer owner.Close()
-	f, err := NewForwarder(ForwardProxy, quietLg)
+	f, err := NewForwarder(ForwardProxy, nil, quietLg)
 	if err != nil {
 		t.Fatal(err)
 	}
