@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // next is the segment a follower fetches next.

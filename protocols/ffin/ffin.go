@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // RWTimeout is ffmpeg's I/O timeout (-rw_timeout) for network addresses: a source that sends

@@ -9,8 +9,8 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // maxBroken is how many unreadable segments in a row end a pull.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 

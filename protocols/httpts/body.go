@@ -8,9 +8,9 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/flv"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // Body ingestion limits.

@@ -4,7 +4,7 @@
 // It provides the SRT server module ([Server]: publishers and receivers addressed by stream
 // id, see [ParseStreamID]), the SRT listen input ([Listener]: one publisher at a time into one
 // Stream), the SRT caller input ([Pull]) and the SRT restream output ([Send]). Media goes in
-// through the MPEG-TS demuxer, normalised once (internal/ingest), and out through the MPEG-TS
+// through the MPEG-TS demuxer, normalised once (protocols/internal/ingest), and out through the MPEG-TS
 // muxer in 7×188-byte SRT payloads.
 //
 // SRT URLs take libsrt's query keys: streamid, latency (milliseconds, like srt-live-transmit;

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // The constant-bitrate source of the end-to-end tests: 1000 kbit/s H.264 and 64 kbit/s AAC.

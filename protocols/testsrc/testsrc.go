@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"strconv"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // Defaults of Params, the spec's.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // argValue returns the value after flag, the n-th time it appears.

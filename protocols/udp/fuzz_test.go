@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/mpegts"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 var discard = slog.New(slog.DiscardHandler)

@@ -8,8 +8,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // maxDatagram is the largest UDP payload.

@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // DefaultPktSize is the MPEG-TS payload of a datagram: 7 packets, 1316 bytes, which with

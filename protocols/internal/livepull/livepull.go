@@ -11,9 +11,9 @@ import (
 	"net/url"
 	"sync"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // Pull names a pull and holds its tunables.

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/ingest"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
+	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // Source of the end-to-end tests: 640x360 at 25 fps, a key frame every 2 s (one per
