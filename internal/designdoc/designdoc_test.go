@@ -100,11 +100,11 @@ func readTable(t *testing.T, path string) map[string][]string {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		switch {
-		case line == "<!-- imports:begin -->":
+		switch line {
+		case "<!-- imports:begin -->":
 			in = true
 			continue
-		case line == "<!-- imports:end -->":
+		case "<!-- imports:end -->":
 			in = false
 			continue
 		}
