@@ -136,3 +136,42 @@ func readTable(t *testing.T, path string) map[string][]string {
 	}
 	return rows
 }
+
+// TestArrows: the dependency rules design.md states that depguard cannot say in one rule. A
+// protocol imports no other protocol (only what protocols/internal holds, and its own
+// subpackages), and nothing under protocols, packager or transcode imports internal/app.
+func TestArrows(t *testing.T) {
+	for pkg, imps := range listImports(t, moduleRoot(t)) {
+		for _, imp := range imps {
+			if layer(pkg) != "" && imp == "internal/app" {
+				t.Errorf("%s imports internal/app: only cmd does", pkg)
+			}
+			if !strings.HasPrefix(pkg, "protocols/") || !strings.HasPrefix(imp, "protocols/") {
+				continue
+			}
+			if !strings.HasPrefix(imp, "protocols/internal/") && protocolOf(imp) != protocolOf(pkg) {
+				t.Errorf("%s imports %s: a protocol imports no other protocol (what they share goes to protocols/internal)", pkg, imp)
+			}
+		}
+	}
+}
+
+// layer is the top folder of a product layer that pkg is in (protocols, packager, transcode),
+// or "".
+func layer(pkg string) string {
+	top, _, _ := strings.Cut(pkg, "/")
+	switch top {
+	case "protocols", "packager", "transcode":
+		return top
+	}
+	return ""
+}
+
+// protocolOf is the protocol a package under protocols/ belongs to: protocols/srt/link is srt's.
+func protocolOf(pkg string) string {
+	f := strings.Split(pkg, "/")
+	if len(f) < 2 {
+		return pkg
+	}
+	return f[1]
+}
