@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/mpegts"
@@ -69,15 +70,9 @@ type Job struct {
 
 // NewJob returns a Job for cfg.
 func NewJob(cfg JobConfig) *Job {
-	if cfg.FFmpeg == "" {
-		cfg.FFmpeg = "ffmpeg"
-	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
+	opt.Zero(&cfg.FFmpeg, "ffmpeg")
+	opt.Positive(&cfg.StallTimeout, DefaultStallTimeout)
+	opt.Zero(&cfg.Log, slog.Default())
 	return &Job{cfg: cfg, log: cfg.Log.With("component", "transcode")}
 }
 

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // tsSize is the size of an MPEG-TS packet; SRT carries seven of them per payload.
@@ -100,9 +102,7 @@ func (c *TSCount) Feed(b []byte) {
 		}
 		if prev, seen := c.last[p.pid]; seen && p.cc != (prev+1)&0x0f && p.cc != prev {
 			c.CCErrors++
-			if c.FirstErr == "" {
-				c.FirstErr = fmt.Sprintf("packet %d, pid %#x: counter %d after %d", c.Packets, p.pid, p.cc, prev)
-			}
+			opt.Zero(&c.FirstErr, fmt.Sprintf("packet %d, pid %#x: counter %d after %d", c.Packets, p.pid, p.cc, prev))
 		}
 		c.last[p.pid] = p.cc
 		if p.pusi {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // Defaults of Options.
@@ -64,15 +66,9 @@ func (o Options) withDefaults() (Options, error) {
 			o.ID = o.ID[len(o.ID)-maxIDLen:]
 		}
 	}
-	if o.Renew == 0 {
-		o.Renew = DefaultRenew
-	}
-	if o.LeaseTTL == 0 {
-		o.LeaseTTL = DefaultLeaseTTL
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Zero(&o.Renew, DefaultRenew)
+	opt.Zero(&o.LeaseTTL, DefaultLeaseTTL)
+	opt.Zero(&o.Log, slog.Default())
 	var errs []error
 	if len(o.ID) > maxIDLen {
 		errs = append(errs, fmt.Errorf("id %.20q…: %d bytes, at most %d", o.ID, len(o.ID), maxIDLen))

@@ -3,6 +3,9 @@ package designdoc
 import (
 	"bufio"
 	"bytes"
+	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +16,20 @@ import (
 
 const module = "github.com/sluicemedia/sluice/"
 
+// update rewrites the table from go list instead of checking it:
+// go test ./internal/designdoc -run TestImportsTable -update
+var update = flag.Bool("update", false, "rewrite docs/design.md's imports table from go list")
+
 // TestImportsTable: every package of the module has one row in docs/design.md's table of
 // package imports, and each row names exactly the module's packages that package imports.
 func TestImportsTable(t *testing.T) {
 	root := moduleRoot(t)
 	want := listImports(t, root)
-	got := readTable(t, filepath.Join(root, "docs", "design.md"))
+	doc := filepath.Join(root, "docs", "design.md")
+	if *update {
+		writeTable(t, doc, want)
+	}
+	got := readTable(t, doc)
 	for pkg, imps := range want {
 		row, ok := got[pkg]
 		switch {
@@ -174,4 +185,32 @@ func protocolOf(pkg string) string {
 		return pkg
 	}
 	return f[1]
+}
+
+// writeTable replaces the rows between the imports markers of path with imports' rows.
+func writeTable(t *testing.T, path string, imports map[string][]string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- imports:begin -->\n", "<!-- imports:end -->"
+	i, j := bytes.Index(b, []byte(begin)), bytes.Index(b, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s: no imports markers", path)
+	}
+	var rows bytes.Buffer
+	rows.WriteString("| package | imports (sluice packages) |\n|---|---|\n")
+	pkgs := slices.Sorted(maps.Keys(imports))
+	for _, pkg := range pkgs {
+		cell := "—"
+		if imps := imports[pkg]; len(imps) > 0 {
+			cell = "`" + strings.Join(imps, "`, `") + "`"
+		}
+		fmt.Fprintf(&rows, "| `%s` | %s |\n", pkg, cell)
+	}
+	out := slices.Concat(b[:i+len(begin)], rows.Bytes(), b[j:])
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -62,27 +63,13 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.HistoryMax <= 0 {
-		o.HistoryMax = DefaultHistoryMax
-	}
-	if o.HistoryAge <= 0 {
-		o.HistoryAge = DefaultHistoryAge
-	}
-	if o.MaxSubscribers <= 0 {
-		o.MaxSubscribers = DefaultMaxSubscribers
-	}
-	if o.SubscriberBuffer <= 0 {
-		o.SubscriberBuffer = DefaultSubscriberBuffer
-	}
-	if o.KeepAlive <= 0 {
-		o.KeepAlive = DefaultKeepAlive
-	}
-	if o.StatsEvery <= 0 {
-		o.StatsEvery = DefaultStatsEvery
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Positive(&o.HistoryMax, DefaultHistoryMax)
+	opt.Positive(&o.HistoryAge, DefaultHistoryAge)
+	opt.Positive(&o.MaxSubscribers, DefaultMaxSubscribers)
+	opt.Positive(&o.SubscriberBuffer, DefaultSubscriberBuffer)
+	opt.Positive(&o.KeepAlive, DefaultKeepAlive)
+	opt.Positive(&o.StatsEvery, DefaultStatsEvery)
+	opt.Zero(&o.Log, slog.Default())
 	return o
 }
 

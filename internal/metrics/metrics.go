@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // Options configure New.
@@ -47,9 +49,7 @@ const maxConcurrentScrapes = 2
 // New returns the registry with the process collector, the API's families and the Go runtime
 // and process collectors.
 func New(opts Options) *Metrics {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opt.Clock(&opts.Now)
 	m := &Metrics{reg: prometheus.NewRegistry(), token: sha256.Sum256([]byte(opts.Token))}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: apiRequests.Name, Help: apiRequests.Help}, apiRequests.Labels)
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: apiDuration.Name, Help: apiDuration.Help,

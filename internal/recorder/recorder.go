@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/record"
@@ -109,9 +110,7 @@ type openFile struct {
 
 // New returns a file recorder; Run runs it.
 func New(o Options) *Recorder {
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Zero(&o.Log, slog.Default())
 	return &Recorder{o: o}
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // Config is what `make soak` passes.
@@ -46,15 +48,9 @@ type runner struct {
 
 // Run runs the soak and returns its verdict; an error means the soak could not run at all.
 func Run(ctx context.Context, cfg Config) (*Verdict, error) {
-	if cfg.Out == nil {
-		cfg.Out = os.Stdout
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Settle <= 0 {
-		cfg.Settle = 5 * time.Second
-	}
+	opt.Zero[io.Writer](&cfg.Out, os.Stdout)
+	opt.Zero(&cfg.Log, slog.New(slog.DiscardHandler))
+	opt.Positive(&cfg.Settle, 5*time.Second)
 	r := &runner{cfg: cfg}
 	tmp, err := os.MkdirTemp("", "sluice-soak-")
 	if err != nil {

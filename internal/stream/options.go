@@ -3,6 +3,8 @@ package stream
 import (
 	"log/slog"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // Defaults of Options.
@@ -55,34 +57,20 @@ type Options struct {
 
 // withDefaults returns o with every unset field at its default.
 func (o Options) withDefaults() Options {
-	if o.QueueSize <= 0 {
-		o.QueueSize = DefaultQueueSize
-	}
+	opt.Positive(&o.QueueSize, DefaultQueueSize)
 	size := 1
 	for size < o.QueueSize {
 		size <<= 1
 	}
 	o.QueueSize = size
-	if o.QueueBytes <= 0 {
-		o.QueueBytes = DefaultQueueBytes
-	}
+	opt.Positive(&o.QueueBytes, DefaultQueueBytes)
 	o.QueueBytes = min(o.QueueBytes, maxBytesLimit)
-	if o.MaxUnitBytes <= 0 {
-		o.MaxUnitBytes = DefaultMaxUnitBytes
-	}
+	opt.Positive(&o.MaxUnitBytes, DefaultMaxUnitBytes)
 	o.MaxUnitBytes = min(o.MaxUnitBytes, maxBytesLimit)
-	if o.LagLimit <= 0 {
-		o.LagLimit = DefaultLagLimit
-	}
-	if o.AudioPrefill <= 0 {
-		o.AudioPrefill = DefaultAudioPrefill
-	}
+	opt.Positive(&o.LagLimit, DefaultLagLimit)
+	opt.Positive(&o.AudioPrefill, DefaultAudioPrefill)
 	o.AudioPrefill = min(o.AudioPrefill, o.QueueSize)
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	opt.Zero(&o.Log, slog.Default())
+	opt.Clock(&o.Now)
 	return o
 }

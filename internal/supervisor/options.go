@@ -3,6 +3,8 @@ package supervisor
 import (
 	"log/slog"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // Defaults of Options.
@@ -31,20 +33,12 @@ type Options struct {
 
 // withDefaults fills the unset fields.
 func (o Options) withDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Initial <= 0 {
-		o.Initial = DefaultInitial
-	}
-	if o.Max <= 0 {
-		o.Max = DefaultMax
-	}
+	opt.Zero(&o.Logger, slog.Default())
+	opt.Positive(&o.Initial, DefaultInitial)
+	opt.Positive(&o.Max, DefaultMax)
 	if o.Initial > o.Max {
 		o.Initial = o.Max
 	}
-	if o.StableAfter <= 0 {
-		o.StableAfter = DefaultStableAfter
-	}
+	opt.Positive(&o.StableAfter, DefaultStableAfter)
 	return o
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -63,30 +64,16 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.RetryMin <= 0 {
-		o.RetryMin = DefaultRetryMin
-	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = DefaultRetryMax
-	}
+	opt.Positive(&o.RetryMin, DefaultRetryMin)
+	opt.Positive(&o.RetryMax, DefaultRetryMax)
 	if o.RetryMin > o.RetryMax {
 		o.RetryMax = o.RetryMin
 	}
-	if o.GiveUp <= 0 {
-		o.GiveUp = DefaultGiveUp
-	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.UserAgent == "" {
-		o.UserAgent = "sluice-webhooks"
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Positive(&o.GiveUp, DefaultGiveUp)
+	opt.Positive(&o.Concurrency, DefaultConcurrency)
+	opt.Positive(&o.Timeout, DefaultTimeout)
+	opt.Zero(&o.UserAgent, "sluice-webhooks")
+	opt.Zero(&o.Log, slog.Default())
 	return o
 }
 

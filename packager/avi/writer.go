@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
@@ -61,9 +62,7 @@ func NewWriter(w io.WriteSeeker, tracks []media.Track, opts Options) (*Writer, e
 	if len(tracks) == 0 || len(tracks) > 100 {
 		return nil, fmt.Errorf("avi: %d tracks: want 1 to 100", len(tracks))
 	}
-	if opts.RIFFLimit == 0 {
-		opts.RIFFLimit = DefaultRIFFLimit
-	}
+	opt.Zero(&opts.RIFFLimit, DefaultRIFFLimit)
 	if opts.RIFFLimit < minRIFFLimit || opts.RIFFLimit > math.MaxUint32 {
 		return nil, fmt.Errorf("avi: RIFF limit of %d bytes: want %d to %d", opts.RIFFLimit, minRIFFLimit, int64(math.MaxUint32))
 	}

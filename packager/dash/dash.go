@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/packager/segment"
 )
 
@@ -67,27 +68,13 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.InitialSegments <= 0 {
-		o.InitialSegments = 3
-	}
-	if o.LiveSyncCount <= 0 {
-		o.LiveSyncCount = 4
-	}
-	if o.FragmentSize <= 0 {
-		o.FragmentSize = 3 * time.Second
-	}
-	if o.Window <= 0 {
-		o.Window = 60 * time.Second
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.StreamTimeout <= 0 {
-		o.StreamTimeout = 3 * o.FragmentSize
-	}
-	if o.MaxStreams <= 0 {
-		o.MaxStreams = 256
-	}
+	opt.Positive(&o.InitialSegments, 3)
+	opt.Positive(&o.LiveSyncCount, 4)
+	opt.Positive(&o.FragmentSize, 3*time.Second)
+	opt.Positive(&o.Window, 60*time.Second)
+	opt.Clock(&o.Now)
+	opt.Positive(&o.StreamTimeout, 3*o.FragmentSize)
+	opt.Positive(&o.MaxStreams, 256)
 	return o
 }
 

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/packager/segment"
 )
 
@@ -76,24 +77,12 @@ type Options struct {
 const aheadLimit = 2
 
 func (o Options) withDefaults() Options {
-	if o.InitialSegments <= 0 {
-		o.InitialSegments = 3
-	}
-	if o.LiveSyncCount <= 0 {
-		o.LiveSyncCount = 4
-	}
-	if o.FragmentSize <= 0 {
-		o.FragmentSize = 3 * time.Second
-	}
-	if o.Window <= 0 {
-		o.Window = 60 * time.Second
-	}
-	if o.BlockTimeout <= 0 {
-		o.BlockTimeout = 3 * o.FragmentSize
-	}
-	if o.MaxBlocked <= 0 {
-		o.MaxBlocked = 256
-	}
+	opt.Positive(&o.InitialSegments, 3)
+	opt.Positive(&o.LiveSyncCount, 4)
+	opt.Positive(&o.FragmentSize, 3*time.Second)
+	opt.Positive(&o.Window, 60*time.Second)
+	opt.Positive(&o.BlockTimeout, 3*o.FragmentSize)
+	opt.Positive(&o.MaxBlocked, 256)
 	return o
 }
 

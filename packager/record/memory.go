@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
@@ -30,21 +31,11 @@ type MemoryOptions struct {
 }
 
 func (o MemoryOptions) withDefaults() MemoryOptions {
-	if o.Window <= 0 {
-		o.Window = 300 * time.Second
-	}
-	if o.ByteRate <= 0 {
-		o.ByteRate = DefaultByteRate
-	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultMaxMemoryBytes
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	opt.Positive(&o.Window, 300*time.Second)
+	opt.Positive(&o.ByteRate, DefaultByteRate)
+	opt.Positive(&o.MaxBytes, DefaultMaxMemoryBytes)
+	opt.Zero(&o.Log, slog.Default())
+	opt.Clock(&o.Now)
 	return o
 }
 

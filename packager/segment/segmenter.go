@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
@@ -56,25 +57,13 @@ type SegmenterOptions struct {
 }
 
 func (o SegmenterOptions) withDefaults() SegmenterOptions {
-	if o.Target <= 0 {
-		o.Target = 3 * time.Second
-	}
+	opt.Positive(&o.Target, 3*time.Second)
 	o.Target = max(o.Target, 100*time.Millisecond)
-	if o.MaxDuration <= 0 {
-		o.MaxDuration = max(30*time.Second, 4*o.Target)
-	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultSegmentBytes
-	}
-	if o.ByteRate <= 0 {
-		o.ByteRate = DefaultByteRate
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Positive(&o.MaxDuration, max(30*time.Second, 4*o.Target))
+	opt.Positive(&o.MaxBytes, DefaultSegmentBytes)
+	opt.Positive(&o.ByteRate, DefaultByteRate)
+	opt.Clock(&o.Now)
+	opt.Zero(&o.Log, slog.Default())
 	if o.PartTarget > 0 {
 		o.PartTarget = max(o.PartTarget, 50*time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/budget"
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // maxSegments bounds the store whatever the segment durations.
@@ -37,27 +38,13 @@ type StoreOptions struct {
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {
-	if o.Window <= 0 {
-		o.Window = 60 * time.Second
-	}
-	if o.Grace <= 0 {
-		o.Grace = 2
-	}
-	if o.Target <= 0 {
-		o.Target = 3 * time.Second
-	}
-	if o.ByteRate <= 0 {
-		o.ByteRate = DefaultByteRate
-	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultMaxStoreBytes
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	opt.Positive(&o.Window, 60*time.Second)
+	opt.Positive(&o.Grace, 2)
+	opt.Positive(&o.Target, 3*time.Second)
+	opt.Positive(&o.ByteRate, DefaultByteRate)
+	opt.Positive(&o.MaxBytes, DefaultMaxStoreBytes)
+	opt.Zero(&o.Log, slog.Default())
+	opt.Clock(&o.Now)
 	return o
 }
 

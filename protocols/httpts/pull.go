@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -39,15 +40,9 @@ type PullOptions struct {
 // the server ended the stream after media flowed or ctx ended, and an error otherwise: a
 // status other than 200, nothing to publish, a stall longer than the idle timeout.
 func Pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions) error {
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = DefaultPullIdleTimeout
-	}
-	if opts.HeaderTimeout <= 0 {
-		opts.HeaderTimeout = DefaultHeaderTimeout
-	}
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
+	opt.Positive(&opts.IdleTimeout, DefaultPullIdleTimeout)
+	opt.Positive(&opts.HeaderTimeout, DefaultHeaderTimeout)
+	opt.Zero(&opts.Log, slog.Default())
 	log := opts.Log.With("input", "http", "url", rawurl)
 	err := pull(ctx, rawurl, s, opts, log)
 	if ctx.Err() != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/connlimit"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
@@ -93,16 +94,12 @@ var _ http.Handler = (*Server)(nil)
 
 // NewServer returns a Server publishing into s.
 func NewServer(s *stream.Stream, opts ServerOptions) *Server {
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
+	opt.Positive(&opts.IdleTimeout, DefaultIdleTimeout)
 	opts.ReadHeaderTimeout = orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	opts.KeepAliveTimeout = orDefault(opts.KeepAliveTimeout, DefaultKeepAliveTimeout)
 	opts.MaxConnections = orDefault(opts.MaxConnections, DefaultMaxConnections)
 	opts.MaxConnectionsPerAddr = orDefault(opts.MaxConnectionsPerAddr, DefaultMaxConnectionsPerAddr)
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
+	opt.Zero(&opts.Log, slog.Default())
 	return &Server{s: s, idle: opts.IdleTimeout, opts: opts, log: opts.Log.With("input", "http")}
 }
 

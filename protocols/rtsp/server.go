@@ -11,6 +11,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4"
 
 	"github.com/sluicemedia/sluice/internal/connlimit"
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -111,20 +112,14 @@ func Listen(ctx context.Context, addr string, s *stream.Stream, log *slog.Logger
 // NewServer binds the server's sockets: the RTSP port and, unless disabled, the UDP pair. The
 // server serves once Run is called; Close releases the sockets of one that never runs.
 func NewServer(cfg ServerConfig) (*Server, error) {
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
-	}
+	opt.Positive(&cfg.ReadTimeout, DefaultReadTimeout)
+	opt.Positive(&cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.SetupTimeout = orDefault(cfg.SetupTimeout, DefaultSetupTimeout)
 	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
 	cfg.MaxConnectionsPerAddr = orDefault(cfg.MaxConnectionsPerAddr, DefaultMaxConnectionsPerAddr)
 	cfg.MaxSessions = orDefault(cfg.MaxSessions, DefaultMaxSessions)
 	cfg.MaxSessionsPerAddr = orDefault(cfg.MaxSessionsPerAddr, DefaultMaxSessionsPerAddr)
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
+	opt.Zero(&cfg.Log, slog.Default())
 	inner, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("rtsp listen %s: %w", cfg.Addr, err)

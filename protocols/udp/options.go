@@ -3,6 +3,8 @@ package udp
 import (
 	"log/slog"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/opt"
 )
 
 // Defaults of Options.
@@ -28,15 +30,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	if o.ReadBuffer <= 0 {
-		o.ReadBuffer = DefaultReadBuffer
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Positive(&o.IdleTimeout, DefaultIdleTimeout)
+	opt.Positive(&o.ReadBuffer, DefaultReadBuffer)
+	opt.Zero(&o.Log, slog.Default())
 	return o
 }
 
@@ -47,8 +43,6 @@ type SendOptions struct {
 }
 
 func (o SendOptions) withDefaults() SendOptions {
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	opt.Zero(&o.Log, slog.Default())
 	return o
 }
