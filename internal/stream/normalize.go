@@ -7,7 +7,9 @@ import (
 )
 
 // Normalisation happens once, at ingest, in Publisher.Write, so that every reader gets units
-// with monotonic timestamps and video that starts at a key frame. This is the one timestamp
+// with monotonic timestamps and video that starts at a key frame. It is the one key-frame gate:
+// the protocols pass every unit on, marked key only when a decoder can start on it (its
+// parameter sets known, nal.Fixer), and the gate drops the video that comes before. This is the one timestamp
 // policy of every input (MPEG-TS over SRT, UDP and HTTP, RTMP, RTSP, the pulls, the test
 // video): a jump of a source's clock is re-anchored within the session, never a new session;
 // a new session is a new publisher (the source went and came back).

@@ -150,11 +150,12 @@ func (d *Depacketizer) pushVideo(tag Tag) error {
 }
 
 // unit builds the access unit of coded frames through the track's nal.Fixer (AUDs dropped,
-// in-band parameter sets learned, missing ones put in front of key frames); false for a tag
-// with no frame, or one before the first decodable key frame. The units share the tag's bytes.
+// in-band parameter sets learned, missing ones put in front of key frames; a key frame is one
+// only with its parameter sets known); false for a tag with no frame. Units before the first
+// key frame go on: the stream's publisher drops them. The units share the tag's bytes.
 func (v *videoState) unit(t *VideoTag) (*media.AccessUnit, bool) {
 	units, key, _ := v.fix.Fix(t.NALUs)
-	if len(units) == 0 || !v.fix.Decodable(key) {
+	if len(units) == 0 {
 		return nil, false
 	}
 	if len(t.NALUs) > 0 && &units[0] == &t.NALUs[0] {

@@ -2,6 +2,7 @@ package flv
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -60,7 +61,9 @@ func TestDepacketizerInBandParams(t *testing.T) {
 	checkUnits(t, tracks, units, aus)
 }
 
-func TestDepacketizerStartsAtKeyFrame(t *testing.T) {
+// TestDepacketizerMidGOP: a stream cut in the middle of a GOP goes on whole (the stream's
+// publisher is the one key-frame gate); the first unit marked key is the first key frame.
+func TestDepacketizerMidGOP(t *testing.T) {
 	tracks := []media.Track{h264Track(0)}
 	aus := synthStream(tracks, 2, 0)
 	tags := toTags(t, tracks, aus)
@@ -68,8 +71,9 @@ func TestDepacketizerStartsAtKeyFrame(t *testing.T) {
 	d := NewDepacketizer()
 	d.Expect(true, false)
 	_, units := depacketize(t, d, tags)
-	if len(units) != 25 || !units[0].Key || d.Dropped() != 20 {
-		t.Errorf("%d units (first key %v), %d dropped; want 25 from the key frame, 20 dropped", len(units), len(units) > 0 && units[0].Key, d.Dropped())
+	first := slices.IndexFunc(units, func(au *media.AccessUnit) bool { return au.Key })
+	if len(units) != 45 || first != 20 || d.Dropped() != 0 {
+		t.Errorf("%d units (first key at %d), %d dropped; want 45, the first key at 20, none dropped", len(units), first, d.Dropped())
 	}
 }
 

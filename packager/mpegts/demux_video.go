@@ -6,8 +6,9 @@ import (
 )
 
 // onVideo turns one PES of H.264 or H.265 into an access unit through the track's nal.Fixer
-// (AUDs dropped, parameter sets learned and put in front of key frames that lack them, nothing
-// before the first decodable key frame), with its own copy of the bytes.
+// (AUDs dropped, parameter sets learned and put in front of key frames that lack them; a key
+// frame is one only with its parameter sets known), with its own copy of the bytes. Units
+// before the first key frame go on: the stream's publisher drops them.
 func (d *Demuxer) onVideo(s *esStream, pts, dts int64, es []byte) {
 	s.nalus = splitAnnexB(es, s.nalus[:0])
 	if s.fix == nil {
@@ -21,10 +22,6 @@ func (d *Demuxer) onVideo(s *esStream, pts, dts int64, es []byte) {
 	}
 	s.ready = s.ready || s.fix.Ready()
 	if len(units) == 0 {
-		return
-	}
-	if !s.fix.Decodable(key) {
-		d.stats.DroppedUnits++
 		return
 	}
 	d.emit(s, &media.AccessUnit{PTS: pts, DTS: dts, Key: key, Payload: units})

@@ -32,8 +32,8 @@ type Stats struct {
 	CCErrors int64
 	// DroppedPES were PES packets lost to a gap, too large, or with a bad header.
 	DroppedPES int64
-	// DroppedUnits were units dropped: video before the first key frame with parameter sets,
-	// malformed audio frames.
+	// DroppedUnits were units dropped: malformed or unusable audio frames, and units queued
+	// while the probe waited for a track that never became ready.
 	DroppedUnits int64
 	// IncompletePES were PES packets still open at the end of the stream and dropped, never
 	// emitted: at Flush those shorter than their declared length, at Cut every open one.

@@ -204,12 +204,28 @@ func TestDemuxSilentTrack(t *testing.T) {
 	}
 }
 
-func TestDemuxStartsAtKeyFrame(t *testing.T) {
+// TestDemuxMidGOP: a stream cut in the middle of a GOP goes on whole (the stream's publisher
+// is the one key-frame gate); the first unit marked key is the first key frame.
+func TestDemuxMidGOP(t *testing.T) {
 	tracks := withIDs(h264Track())
 	aus := synthStream(tracks, 2, 0, 25, false)
 	d := NewDemuxer(bytes.NewReader(muxAll(t, tracks, aus[5:])))
-	_, n := checkSane(t, d)
-	if s := d.Stats(); n != len(aus)-25 || s.DroppedUnits != 20 {
-		t.Errorf("%d units, stats %+v; want %d units after the 20 before the key frame", n, s, len(aus)-25)
+	if _, err := d.Tracks(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []int
+	n := 0
+	for {
+		au, err := d.Read()
+		if err != nil {
+			break
+		}
+		if au.Key {
+			keys = append(keys, n)
+		}
+		n++
+	}
+	if s := d.Stats(); n != len(aus)-5 || s.DroppedUnits != 0 || len(keys) != 1 || keys[0] != 20 {
+		t.Errorf("%d units, key frames at %v, stats %+v; want %d units, the key frame at 20, none dropped", n, keys, s, len(aus)-5)
 	}
 }

@@ -11,13 +11,13 @@ import (
 // form every reader expects, whatever wire they came on (MPEG-TS, FLV, RTP, fMP4 segments):
 // access unit delimiters and empty units dropped, parameter sets learned as they come (in
 // band, or from the container's configuration), and put in front of a key frame that lacks
-// them; and the gate that lets nothing through before the first key frame that can be decoded
-// (parameter sets known). A Fixer is for one track and one goroutine.
+// them. A key frame is reported as one only when a decoder can start on it (its parameter sets
+// known): the stream's publisher, the one key-frame gate, lets no video through before such a
+// unit. A Fixer is for one track and one goroutine.
 type Fixer struct {
 	codec         media.Codec
 	vps, sps, pps []byte
 	width, height int
-	keyed         bool     // a decodable key frame went through Decodable
 	scratch       [][]byte // FixCopy's list before the copy, reused
 }
 
@@ -51,8 +51,9 @@ func (f *Fixer) Params() media.Params {
 	return media.Params{VPS: f.vps, SPS: f.sps, PPS: f.pps, Width: f.width, Height: f.height}
 }
 
-// Fix returns the NAL units of one access unit to publish, whether it is a key frame, and
-// whether it changed a known parameter set. AUDs and empty units are left out; when a key
+// Fix returns the NAL units of one access unit to publish, whether it is a key frame a decoder
+// can start on (one whose parameter sets are known, in band or before), and whether it changed
+// a known parameter set. AUDs and empty units are left out; when a key
 // frame lacks a parameter set and all are known, the known ones (which include those it
 // carries) go in front, in decoding order, and its own are left out. nalus is not modified;
 // out may share its units (Pack copies them), and shares the fixer's parameter sets.
@@ -92,7 +93,8 @@ func (f *Fixer) fix(dst, nalus [][]byte) (out [][]byte, key, changed bool) {
 			}
 		}
 	}
-	missing := key && f.Ready() && (!hasSPS || !hasPPS || (f.codec == media.CodecH265 && !hasVPS))
+	key = key && f.Ready()
+	missing := key && (!hasSPS || !hasPPS || (f.codec == media.CodecH265 && !hasVPS))
 	if !drop && !missing {
 		return nalus, key, changed
 	}
@@ -119,24 +121,6 @@ func (f *Fixer) fix(dst, nalus [][]byte) (out [][]byte, key, changed bool) {
 	}
 	return out, key, changed
 }
-
-// Decodable is the key-frame gate: it tells whether a unit (key: a key frame, from Fix) may
-// go on. Units before the first key frame that comes with its parameter sets known are held
-// back, as a decoder could not start on them; from that key frame on, every unit goes.
-// Reset closes the gate again.
-func (f *Fixer) Decodable(key bool) bool {
-	if !f.keyed {
-		if !key || !f.Ready() {
-			return false
-		}
-		f.keyed = true
-	}
-	return true
-}
-
-// Reset closes the gate: units wait for the next decodable key frame (after a loss, or a new
-// session on the same track). The parameter sets known are kept.
-func (f *Fixer) Reset() { f.keyed = false }
 
 // Pack copies units into one new buffer and returns slices of it, for a caller that does not
 // own the bytes it read (a reused read buffer).

@@ -43,8 +43,8 @@ func TestFixer(t *testing.T) {
 			[][]byte{avcSPS, avcPPS, avcIDR}, [][]byte{avcSPS, avcPPS, avcIDR}, true, false},
 		{"key frame with a new SPS only: it is learned, both in decoding order", media.CodecH264, [3][]byte{nil, avcSPS, avcPPS},
 			[][]byte{avcSEI, avcSPS2, avcIDR}, [][]byte{avcSPS2, avcPPS, avcSEI, avcIDR}, true, true},
-		{"key frame before any parameter set: left as it is", media.CodecH264, [3][]byte{},
-			[][]byte{avcIDR}, [][]byte{avcIDR}, true, false},
+		{"key frame before any parameter set: left as it is, not a key frame a decoder can start on", media.CodecH264, [3][]byte{},
+			[][]byte{avcIDR}, [][]byte{avcIDR}, false, false},
 		{"in-band parameter sets learned", media.CodecH264, [3][]byte{},
 			[][]byte{avcSPS, avcPPS, avcIDR}, [][]byte{avcSPS, avcPPS, avcIDR}, true, true},
 		{"H.265 key frame gets VPS, SPS, PPS", media.CodecH265, [3][]byte{hevcVPS, hevcSPS, hevcPPS},
@@ -66,32 +66,28 @@ func TestFixer(t *testing.T) {
 	}
 }
 
-// TestFixerGate: nothing goes before the first key frame that comes with its parameter sets
-// known; from it on, everything; Reset waits for the next one.
-func TestFixerGate(t *testing.T) {
+// TestFixerKey: a key frame is reported as one only when a decoder can start on it: its
+// parameter sets known (carried, or learned before); a slice never is.
+func TestFixerKey(t *testing.T) {
 	f := NewFixer(media.CodecH264, nil, nil, nil)
-	step := func(nalus ...[]byte) bool {
-		_, key, _ := f.Fix(nalus)
-		return f.Decodable(key)
+	key := func(nalus ...[]byte) bool {
+		_, k, _ := f.Fix(nalus)
+		return k
 	}
-	if step(avcSlice) {
-		t.Error("a slice before any key frame went")
+	if key(avcSlice) {
+		t.Error("a slice reported as a key frame")
 	}
-	if step(avcIDR) {
-		t.Error("a key frame without parameter sets went")
+	if key(avcIDR) {
+		t.Error("a key frame without parameter sets known reported as one")
 	}
-	if !step(avcSPS, avcPPS, avcIDR) {
-		t.Error("a key frame with its parameter sets was held")
+	if !key(avcSPS, avcPPS, avcIDR) {
+		t.Error("a key frame with its parameter sets not reported as one")
 	}
-	if !step(avcSlice) {
-		t.Error("a slice after the key frame was held")
+	if key(avcSlice) {
+		t.Error("a slice after the key frame reported as a key frame")
 	}
-	f.Reset()
-	if step(avcSlice) {
-		t.Error("a slice after Reset went")
-	}
-	if !step(avcIDR) {
-		t.Error("a key frame after Reset, parameter sets known, was held")
+	if !key(avcIDR) {
+		t.Error("a key frame, parameter sets known from before, not reported as one")
 	}
 	if p := f.Params(); !bytes.Equal(p.SPS, avcSPS) || !bytes.Equal(p.PPS, avcPPS) {
 		t.Errorf("params %+v", p)
@@ -152,7 +148,6 @@ func FuzzFixer(f *testing.F) {
 			if key && !carries && fx.Ready() && Classify(codec, out[0]) != SPS && Classify(codec, out[0]) != VPS {
 				t.Fatalf("a key frame without parameter sets starts with %x, parameter sets known", out[0])
 			}
-			fx.Decodable(key)
 		}
 	})
 }

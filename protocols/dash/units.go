@@ -62,7 +62,7 @@ func (r *repReader) segment(b []byte) (tracks []media.Track, units []*media.Acce
 			tr.Params = r.video.Params()
 			r.announce = true
 		}
-		if len(au.Payload) == 0 || !r.video.Decodable(au.Key) {
+		if len(au.Payload) == 0 {
 			continue
 		}
 		units = append(units, au)

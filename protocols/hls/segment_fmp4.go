@@ -93,7 +93,7 @@ func (r *fmp4Reader) unit(s fmp4.Sample) *media.AccessUnit {
 		tr.Params = t.video.Params()
 		r.announce = true
 	}
-	if len(au.Payload) == 0 || !t.video.Decodable(au.Key) {
+	if len(au.Payload) == 0 {
 		return nil
 	}
 	return au

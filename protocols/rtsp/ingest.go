@@ -60,7 +60,7 @@ func (in *ingest) onPacket(i int, pkt *rtp.Packet) {
 	pts := in.clock.decode(&t.clk, t.rtpRate, pkt.Timestamp, now)
 	var err error
 	in.scratch, err = t.units(pkt, pts, in.scratch[:0])
-	if err != nil && !errors.Is(err, errMore) && !errors.Is(err, errNotReady) {
+	if err != nil && !errors.Is(err, errMore) && !errors.Is(err, errEmptyUnit) {
 		t.errs++
 		if in.errLog.allow(now) {
 			in.log.Warn("rtsp: dropped RTP data", "codec", t.name, "error", err, "errors", t.errs)

@@ -253,13 +253,13 @@ func TestVideoTrackNormalises(t *testing.T) {
 		name    string
 		sdp     bool // parameter sets given at creation
 		units   [][][]byte
-		wantKey []bool // per unit out; nil entries mean dropped
+		wantKey []bool // per unit out (units before a key frame go on: the stream drops them)
 		wantN   []int  // NAL units per unit out
 	}{
-		{"drop until key", true, [][][]byte{{nonIDR}, {aud, idr}, {aud, nonIDR}},
-			[]bool{true, false}, []int{3, 1}},
+		{"before the key frame", true, [][][]byte{{nonIDR}, {aud, idr}, {aud, nonIDR}},
+			[]bool{false, true, false}, []int{1, 3, 1}},
 		{"in-band params kept", false, [][][]byte{{idr}, {testSPS, testPPS, idr}, {nonIDR}, {idr}},
-			[]bool{true, false, true}, []int{3, 1, 3}},
+			[]bool{false, true, false, true}, []int{1, 3, 1, 3}},
 		{"empty units", true, [][][]byte{{}, {aud}, {nil, idr}}, []bool{true}, []int{3}},
 	}
 	for _, tc := range cases {

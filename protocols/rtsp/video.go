@@ -11,8 +11,9 @@ import (
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
-// errNotReady means a unit was dropped while the track waits for its first decodable key frame.
-var errNotReady = errors.New("waiting for a key frame with parameter sets")
+// errEmptyUnit means an access unit held nothing to publish (only delimiters or malformed NAL
+// units).
+var errEmptyUnit = errors.New("empty access unit")
 
 // dtsExtractor is mediacommon's H.264 or H.265 DTS extractor.
 type dtsExtractor interface {
@@ -20,12 +21,13 @@ type dtsExtractor interface {
 }
 
 // videoTrack maps the access units of one H.264 or H.265 track to the bus: the track's
-// nal.Fixer (parameter sets, AUDs, the key-frame gate) and the DTS RTP does not carry.
+// nal.Fixer (parameter sets, AUDs) and the DTS RTP does not carry.
 type videoTrack struct {
-	codec   media.Codec
-	fix     *nal.Fixer
-	dts     dtsExtractor
-	dtsErrs int64 // units whose DTS could not be derived from the picture order
+	codec      media.Codec
+	fix        *nal.Fixer
+	dts        dtsExtractor
+	dtsStarted bool  // the extractor has had its first key frame
+	dtsErrs    int64 // units whose DTS could not be derived from the picture order
 }
 
 // newVideoTrack returns the track with the parameter sets the SDP gave, if any.
@@ -36,6 +38,7 @@ func newVideoTrack(c media.Codec, vps, sps, pps []byte) *videoTrack {
 }
 
 func (v *videoTrack) resetDTS() {
+	v.dtsStarted = false
 	if v.codec == media.CodecH265 {
 		d := &h265.DTSExtractor{}
 		d.Initialize()
@@ -54,13 +57,19 @@ func (v *videoTrack) ready() bool { return v.fix.Ready() }
 func (v *videoTrack) params() media.Params { return v.fix.Params() }
 
 // unit turns the NAL units of one access unit, presented at pts (90 kHz), into a normalised
-// unit with its own copy of the data. It fails with errNotReady before the first key frame.
+// unit with its own copy of the data. It fails with errEmptyUnit when nothing is left to
+// publish. Units before the first key frame go on: the stream's publisher drops them.
 func (v *videoTrack) unit(nalus [][]byte, pts int64) (*media.AccessUnit, error) {
 	payload, key, _ := v.fix.FixCopy(nalus)
-	if len(payload) == 0 || !v.fix.Decodable(key) {
-		return nil, errNotReady
+	if len(payload) == 0 {
+		return nil, errEmptyUnit
 	}
-
+	if !key && !v.dtsStarted {
+		// The extractor starts at a key frame with its parameter sets; until then the
+		// units keep their PTS (the stream's publisher drops them anyway).
+		return &media.AccessUnit{PTS: pts, DTS: pts, Payload: payload}, nil
+	}
+	v.dtsStarted = true
 	dts, err := v.extractDTS(payload, pts)
 	if err != nil {
 		// The picture order cannot be read: present the unit as is, and start the extractor

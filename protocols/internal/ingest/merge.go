@@ -42,8 +42,8 @@ type trackChange struct {
 
 // Merger publishes the units of one or two sources (HLS renditions, DASH representations) into a Stream: it interleaves them by
 // time and paces them to the wall clock, so that units arrive as they would from a live
-// encoder. Timestamps are rebased to start at 0 at the first unit published, which is a video
-// key frame when there is video.
+// encoder. Timestamps are rebased to start at 0 at the first unit published (video before its
+// first key frame is the stream publisher's to drop, as for every input).
 type Merger struct {
 	pub       *stream.Publisher
 	log       *slog.Logger
@@ -53,10 +53,8 @@ type Merger struct {
 
 	set    bool // SetTracks done for the tracks announced
 	tracks []media.Track
-	video  bool  // the tracks include video
 	origin int64 // 90 kHz timestamp published as 0
 	anchor time.Time
-	keyed  bool // a video key frame was published
 	units  int64
 }
 
@@ -209,7 +207,6 @@ func (m *Merger) setTracks() error {
 		m.log.Info(m.label+": tracks changed", "tracks", Describe(tracks))
 	}
 	m.tracks, m.set = tracks, true
-	m.video = slices.ContainsFunc(tracks, func(t media.Track) bool { return t.Codec.IsVideo() })
 	return nil
 }
 
@@ -235,8 +232,7 @@ func (m *Merger) pick() (*source, int) {
 }
 
 // due returns when the head unit of src's track local is to be published. Until the first
-// unit is out, units are due at once (those before the first key frame are dropped); the
-// first starts the clock. The leading source moves the clock when it runs late (a stall
+// unit is out, units are due at once; the first starts the clock. The leading source moves the clock when it runs late (a stall
 // upstream) or jumps ahead.
 func (m *Merger) due(src *source, local int) time.Time {
 	t := t90(src, local, src.queue[local][0])
@@ -257,7 +253,7 @@ func (m *Merger) due(src *source, local int) time.Time {
 }
 
 // publish writes the head unit of src's track local, or drops it when it comes before the
-// first video key frame.
+// origin.
 func (m *Merger) publish(src *source, local int) error {
 	q := src.queue[local]
 	au := q[0]
@@ -273,12 +269,6 @@ func (m *Merger) publish(src *source, local int) error {
 		}
 	}
 	tr := src.tracks[local]
-	if m.video && !m.keyed {
-		if !tr.Codec.IsVideo() || !au.Key {
-			return nil
-		}
-		m.keyed = true
-	}
 	t := t90(src, local, au)
 	if t < m.origin {
 		return nil
