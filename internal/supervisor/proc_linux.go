@@ -175,7 +175,7 @@ func setPolicy(tid, policy int) error {
 // own context), and to close its outputs on SIGINT. At SCHED_IDLE and nice 19 it gets next to
 // none while the machine is busy: measured on 2 cores with eight busy loops at nice 0, an
 // ffmpeg in SCHED_IDLE took 4.5 s to die after SIGKILL, against 0.24 s at the normal policy;
-// meanwhile it holds its memory and ports (a restarted listener input could not bind), and a
+// meanwhile it holds its memory and ports (a restarted listener input may not bind them), and a
 // graceful stop could run past its grace. Leaving SCHED_IDLE and lowering a nice value need
 // CAP_SYS_NICE (or an RLIMIT_NICE that allows nice 0): without it the child stays where it
 // was and hurry returns the error; the stop goes on regardless.
