@@ -3,6 +3,11 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/sluicemedia/sluice/internal/httpserve"
 )
 
 // TLSSettings are the settings of HTTPS (issue 16): a certificate and its key, PEM files. With
@@ -16,7 +21,7 @@ type TLSSettings struct {
 	Key string
 
 	// certs serves the certificate once Run loaded it; copies of the Config share it.
-	certs *certSource
+	certs *httpserve.CertSource
 }
 
 // On says whether HTTPS is configured.
@@ -45,8 +50,41 @@ func (c *Config) validateTLS() error {
 	case t.Cert == "":
 		return errors.New("--tls-key: set --tls-cert (SLUICE_TLS_CERT) too, or neither for plain HTTP")
 	}
-	if _, err := loadKeyPair(t.Cert, t.Key); err != nil {
+	if _, err := httpserve.LoadKeyPair(t.Cert, t.Key); err != nil {
 		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
 	}
 	return nil
+}
+
+// startTLS loads the certificate of c.TLS when HTTPS is configured; copies of c made after it
+// share the source.
+func (c *Config) startTLS(log *slog.Logger) error {
+	if !c.TLS.On() {
+		return nil
+	}
+	certs, err := httpserve.NewCertSource(c.TLS.Cert, c.TLS.Key, httpserve.CertCheckEvery, log.With("part", "tls"))
+	if err != nil {
+		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	c.TLS.certs = certs
+	return nil
+}
+
+// scheme is "https" when the API and player ports serve TLS, else "http".
+func (t *TLSSettings) scheme() string {
+	if t.certs != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// serve runs srv on ln: HTTPS with HTTP/2 when t has a certificate, else plain HTTP/1.1.
+// ln may be a capped listener (connlimit): TLS wraps each of its connections, so ALPN and the
+// HTTP/2 upgrade are net/http's own (ServeTLS configures h2 because TLSNextProto is nil).
+func (t *TLSSettings) serve(srv *http.Server, ln net.Listener) error {
+	if t.certs == nil {
+		return srv.Serve(ln)
+	}
+	srv.TLSConfig = t.certs.ServerConfig()
+	return srv.ServeTLS(ln, "", "")
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Connection caps of the HTTP ports (internal/connlimit): a connection past a cap is admitted
-// in place of the connection idle the longest (newHTTPServer's ConnState tells the idle ones),
+// in place of the connection idle the longest (httpserve.New's ConnState tells the idle ones),
 // or closed at once when none is idle. The total caps are lowered to a share of the process's open-file limit when that is
 // smaller, so that no port can use up the descriptors the processes and the store need.
 const (

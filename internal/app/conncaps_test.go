@@ -45,17 +45,17 @@ func TestPlayerPortCaps(t *testing.T) {
 		}
 		return err == nil
 	})
-	var held []*keepAlive
+	var held []*testutil.KeepAlive
 	for range playerMaxPerAddr {
-		held = append(held, dialKeepAlive(t, "127.0.0.4", addr))
+		held = append(held, testutil.DialKeepAlive(t, "127.0.0.4", addr))
 	}
 	// The next one from the same address is served (the player's 404 while it has no
 	// segments), and the oldest silent one is closed at once (a kept one would wait for its
 	// headers for 10 s).
-	if st, err := dialKeepAlive(t, "127.0.0.4", addr).get("/hls/x/x/index.m3u8"); err != nil || st != http.StatusNotFound {
+	if st, err := testutil.DialKeepAlive(t, "127.0.0.4", addr).Get("/hls/x/x/index.m3u8"); err != nil || st != http.StatusNotFound {
 		t.Fatalf("a connection past the cap of an address whose connections are idle: %d, %v; want the player's 404", st, err)
 	}
-	if !held[0].closedNow(t) {
+	if !held[0].ClosedNow(t) {
 		t.Fatal("the oldest idle connection of the address is still open after its next one was served")
 	}
 	resp, err := http.Get("http://" + addr + "/hls/x/x/index.m3u8")

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+
+	"github.com/sluicemedia/sluice/internal/httpserve"
 )
 
 // serveDebug serves the pprof handlers, and the runtime's memory statistics as JSON at
@@ -26,7 +28,7 @@ func serveDebug(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.Handle("/debug/vars", expvar.Handler())
-	srv := newHTTPServer(mux, httpDefaults, nil, log)
+	srv := httpserve.New(mux, httpDefaults, nil, log)
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("pprof profiles", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
 	return func() { srv.Close() }, nil

@@ -23,12 +23,6 @@ type floodConn struct {
 	after time.Duration // how long after at the server closed it; -1 if not within the watch
 }
 
-// dialFrom connects to addr from the loopback address src.
-func dialFrom(src, addr string) (net.Conn, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	return d.Dial("tcp", addr)
-}
-
 // flood opens n connections from src to addr, up to 64 dials at once, each started by open
 // (which may read the server's answer, and then sets at), and watches every one until the
 // server closes it, at most watch after at. It returns once every connection is open; done
@@ -42,7 +36,7 @@ func flood(t *testing.T, n int, src, addr string, watch time.Duration, open func
 		sem <- struct{}{}
 		dials.Go(func() {
 			defer func() { <-sem }()
-			c, err := dialFrom(src, addr)
+			c, err := testutil.DialFrom(src, addr)
 			if err != nil {
 				t.Errorf("dial from %s: %v", src, err)
 				return

@@ -32,7 +32,7 @@ func TestTLSLowLatencyHTTP2(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	browser.Require(t)
 	dir := t.TempDir()
-	cert, key := writeTestCert(t, dir, "server")
+	cert, key := testutil.WriteCert(t, dir, "server")
 	env := map[string]string{"SLUICE_TLS_CERT": cert, "SLUICE_TLS_KEY": key}
 	ts := startServerEnv(t, t.TempDir(), nil, func(k string) string { return env[k] })
 	defer ts.stop()
@@ -77,7 +77,7 @@ func TestTLSLowLatencyHTTP2(t *testing.T) {
 	// One client, one connection: every dial is counted.
 	var dials atomic.Int32
 	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: certPool(t, cert)},
+		TLSClientConfig:   &tls.Config{RootCAs: testutil.CertPool(t, cert)},
 		ForceAttemptHTTP2: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			dials.Add(1)

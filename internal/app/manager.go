@@ -1,21 +1,13 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/cluster"
 	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
@@ -37,9 +29,8 @@ type Manager struct {
 	recDir       string
 	// bind is the host that players and listen inputs bind (--media-bind); empty: every
 	// interface. PortBusy tries the same address.
-	bind   string
-	log    *slog.Logger
-	booted time.Time
+	bind string
+	log  *slog.Logger
 	// emit gets the processes' state events (nil: none).
 	emit emitter
 	// cl, with a PostgreSQL store, is this server's cluster node: a record runs here only under
@@ -48,25 +39,15 @@ type Manager struct {
 
 	// locks serialise the lifecycle of each record (Lock).
 	locks lifeLocks
-
-	mu        sync.Mutex
-	procs     map[procKey]*running
-	stoppedAt map[procKey]time.Time
-	// names are the unique names of the processes started since boot, until removed: a
-	// scrape reports the stopped ones as stopped.
-	names    map[procKey]string
-	closed   bool           // StopAll ran: nothing starts any more
-	stopping sync.WaitGroup // Stop calls still waiting for their pipeline, for StopAll
+	// procs are the processes running, and those stopped since boot until removed.
+	procs *supervisor.Table[procKey, *running]
 }
 
 var _ api.Processes = (*Manager)(nil)
 
 // NewManager returns a Manager with nothing running.
 func NewManager(st *storage.Store, runners RunnerFactory, recDir string, log *slog.Logger) *Manager {
-	return &Manager{
-		store: st, runners: runners, recDir: recDir, log: log, booted: time.Now(),
-		procs: map[procKey]*running{}, stoppedAt: map[procKey]time.Time{}, names: map[procKey]string{},
-	}
+	return &Manager{store: st, runners: runners, recDir: recDir, log: log, procs: supervisor.NewTable[procKey, *running]()}
 }
 
 // newRecord returns an empty record of the module, to load into.
@@ -84,48 +65,6 @@ func newRecord(m storage.Module) (storage.Record, error) {
 		return &storage.RTMPServer{}, nil
 	}
 	return nil, fmt.Errorf("module %q has no processes", m)
-}
-
-// Check implements api.Processes: it refuses what this server cannot run.
-func (m *Manager) Check(_ context.Context, rec storage.Record) error {
-	var tc *storage.Transcoding
-	switch r := rec.(type) {
-	case *storage.Player:
-		tc = r.Transcoding
-	case *storage.Restream:
-		tc = r.Transcoding
-	case *storage.Recording:
-		tc = r.Transcoding
-	}
-	if m.checkOutputs != nil {
-		if err := m.checkOutputs(rec); err != nil {
-			return err
-		}
-	}
-	if m.checkTranscoding != nil {
-		return m.checkTranscoding(tc)
-	}
-	return nil
-}
-
-// PortBusy implements api.Processes: it tries to bind the port where a listener of a record
-// would bind it (--media-bind; every interface by default).
-func (m *Manager) PortBusy(k storage.PortKey) bool {
-	addr := net.JoinHostPort(m.bind, strconv.Itoa(k.Port))
-	if k.Transport == storage.UDP {
-		pc, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			return true
-		}
-		pc.Close()
-		return false
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return true
-	}
-	l.Close()
-	return false
 }
 
 // Lock implements api.Processes: it waits for the lifecycle lock of one record. Create,
@@ -162,17 +101,17 @@ func (m *Manager) start(ctx context.Context, mod storage.Module, id string, plac
 		m.log.Debug("start skipped: the record is not active", "module", string(mod), "id", id, "name", rec.UniqueName())
 		return nil
 	}
-	if m.isClosed() {
+	if m.procs.Closed() {
 		return ErrShuttingDown
 	}
 	if m.cl != nil {
-		if here, err := m.cl.claim(ctx, mod, id, rec, place); err != nil || !here {
+		if here, err := m.cl.Claim(ctx, clusterRef(mod, id), affinityOf(rec), place); err != nil || !here {
 			return err
 		}
 	}
 	p, err := m.runners(rec)
 	if err != nil && m.cl != nil {
-		m.cl.released(ctx, id)
+		m.cl.Released(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", mod, rec.UniqueName(), err)
@@ -185,21 +124,12 @@ func (m *Manager) start(ctx context.Context, mod storage.Module, id string, plac
 	})
 	run.key = key
 	run.emit, run.about = m.emit, about{mod, id, rec.UniqueName()}
-	m.mu.Lock()
-	_, dup := m.procs[key]
-	closed := m.closed
-	if !dup && !closed {
-		m.procs[key] = run
-		m.names[key] = run.name
-		delete(m.stoppedAt, key)
-	}
-	m.mu.Unlock()
-	if dup || closed {
+	if dup, closed := m.procs.Add(key, run, run.name); dup || closed {
 		if p.Close != nil {
 			p.Close()
 		}
 		if closed && m.cl != nil {
-			m.cl.released(ctx, id)
+			m.cl.Released(ctx, id)
 		}
 		if closed {
 			return ErrShuttingDown
@@ -209,12 +139,6 @@ func (m *Manager) start(ctx context.Context, mod storage.Module, id string, plac
 	// A StopAll that took run meanwhile has stopped it; start then does nothing.
 	run.start()
 	return nil
-}
-
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
 }
 
 // Stop implements api.Processes: it returns once the process's parts returned, its children
@@ -227,36 +151,27 @@ func (m *Manager) Stop(ctx context.Context, mod storage.Module, id string) error
 		return nil
 	}
 	if !m.stop(mod, id) {
-		return m.cl.tell(ctx, opStop, mod, id, "")
+		m.cl.Tell(ctx, cluster.OpStop, clusterRef(mod, id), "")
+		return nil
 	}
-	m.cl.released(ctx, id)
+	m.cl.Released(ctx, id)
 	return nil
-}
-
-// fence stops a record whose lease this node lost, at once: another node may run it already.
-func (m *Manager) fence(mod storage.Module, id string) {
-	if m.stop(mod, id) {
-		m.log.Warn("cluster: record stopped: its lease was lost", "module", string(mod), "id", id)
-	}
 }
 
 // stop stops the process of a record here, and tells whether one ran.
 func (m *Manager) stop(mod storage.Module, id string) bool {
-	key := procKey{mod, id}
-	m.mu.Lock()
-	run := m.procs[key]
-	delete(m.procs, key)
-	m.stoppedAt[key] = time.Now()
-	if run != nil {
-		m.stopping.Add(1)
+	run, ok, done := m.procs.Take(procKey{mod, id})
+	defer done()
+	if ok {
+		m.stopRun(run)
 	}
-	m.mu.Unlock()
-	if run != nil {
-		defer m.stopping.Done()
-		run.stop()
-		m.emit.emit(run.about.event(events.State, map[string]any{"state": string(supervisor.Stopped), "last_error": "", "restarts": 0}))
-	}
-	return run != nil
+	return ok
+}
+
+// stopRun stops a process taken out of the table, and says so.
+func (m *Manager) stopRun(run *running) {
+	run.stop()
+	m.emit.emit(run.about.event(events.State, map[string]any{"state": string(supervisor.Stopped), "last_error": "", "restarts": 0}))
 }
 
 // Restart implements api.Processes: a running process restarts with its stored settings. The
@@ -265,7 +180,7 @@ func (m *Manager) stop(mod storage.Module, id string) bool {
 func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) error {
 	if m.get(mod, id) == nil {
 		if m.cl != nil {
-			return m.cl.tell(ctx, opRestart, mod, id, "")
+			m.cl.Tell(ctx, cluster.OpRestart, clusterRef(mod, id), "")
 		}
 		return nil
 	}
@@ -276,44 +191,31 @@ func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) er
 // Remove implements api.Processes: Stop, and the process's status is forgotten. The caller
 // holds the record's Lock. In a cluster the owner is told; the lease goes with the record.
 func (m *Manager) Remove(ctx context.Context, mod storage.Module, id string) error {
-	var err error
-	if m.cl != nil && !m.stop(mod, id) {
-		err = m.cl.tell(ctx, opRemove, mod, id, "")
-	} else {
-		m.stop(mod, id)
+	if !m.stop(mod, id) && m.cl != nil {
+		m.cl.Tell(ctx, cluster.OpRemove, clusterRef(mod, id), "")
 	}
-	m.mu.Lock()
-	delete(m.stoppedAt, procKey{mod, id})
-	delete(m.names, procKey{mod, id})
-	m.mu.Unlock()
-	return err
+	m.procs.Forget(procKey{mod, id})
+	return nil
 }
 
 // Status implements api.Processes.
 func (m *Manager) Status(mod storage.Module, id string) api.Status {
 	key := procKey{mod, id}
-	m.mu.Lock()
-	run := m.procs[key]
-	since, ok := m.stoppedAt[key]
-	m.mu.Unlock()
+	run, _ := m.procs.Get(key)
 	if run == nil && m.cl != nil {
-		if st, remote := m.cl.remoteStatus(mod, id); remote {
-			return st
+		if st, remote := m.cl.RemoteState(id); remote {
+			return api.Status{State: st.State, Since: st.Since, LastError: st.LastError, Restarts: st.Restarts}
 		}
 	}
 	if run == nil {
-		if !ok {
-			since = m.booted
-		}
-		return api.Status{State: string(supervisor.Stopped), Since: since}
+		return api.Status{State: string(supervisor.Stopped), Since: m.procs.StoppedSince(key)}
 	}
 	return run.status()
 }
 
 func (m *Manager) get(mod storage.Module, id string) *running {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.procs[procKey{mod, id}]
+	run, _ := m.procs.Get(procKey{mod, id})
+	return run
 }
 
 // Stat implements api.Processes: the live figures of the process's input.
@@ -333,109 +235,26 @@ func (m *Manager) ActiveStreams(ctx context.Context, mod storage.Module, id stri
 }
 
 // Running lists the processes that have a supervisor now.
-func (m *Manager) Running() []procKey {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]procKey, 0, len(m.procs))
-	for k := range m.procs {
-		out = append(out, k)
-	}
-	return out
-}
+func (m *Manager) Running() []procKey { return m.procs.Keys() }
 
 // StopAll stops every process in parallel, and waits for them and for the stops already under
 // way, at most until ctx ends. From then on Start refuses with ErrShuttingDown.
 func (m *Manager) StopAll(ctx context.Context) {
-	m.mu.Lock()
-	m.closed = true
-	runs := make([]*running, 0, len(m.procs))
-	for k, r := range m.procs {
-		runs = append(runs, r)
-		delete(m.procs, k)
-	}
-	m.mu.Unlock()
+	runs := m.procs.Close()
 	var wg sync.WaitGroup
 	for _, r := range runs {
-		wg.Go(func() {
-			r.stop()
-			m.emit.emit(r.about.event(events.State, map[string]any{"state": string(supervisor.Stopped), "last_error": "", "restarts": 0}))
-		})
+		wg.Go(func() { m.stopRun(r) })
 	}
-	done := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
 		wg.Wait()
-		m.stopping.Wait()
-		close(done)
+		close(stopped)
 	}()
 	select {
-	case <-done:
+	case <-stopped:
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil || !m.procs.Wait(ctx) {
 		m.log.Warn("processes still stopping at the shutdown deadline", "count", len(runs))
 	}
-}
-
-// recPath confines a stored relative path to the recordings folder.
-func (m *Manager) recPath(rel string) (string, error) {
-	clean := filepath.Clean("/" + rel)
-	p := filepath.Join(m.recDir, clean)
-	if !strings.HasPrefix(p, filepath.Clean(m.recDir)+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q escapes the recordings folder: %w", rel, storage.ErrNotFound)
-	}
-	return p, nil
-}
-
-// RemoveFile implements api.Processes. A file already gone is not an error.
-func (m *Manager) RemoveFile(_ context.Context, f storage.RecordedFile) error {
-	p, err := m.recPath(f.Path)
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", f.Path, err)
-	}
-	if m.emit != nil {
-		name := recordName(context.Background(), m.store, storage.RecordRef{Module: storage.ModuleRecording, ID: f.RecordID})
-		m.emit.emit(fileEvent(events.FileRemoved, f.RecordID, name, f))
-	}
-	return nil
-}
-
-// OpenFile implements api.Processes.
-func (m *Manager) OpenFile(_ context.Context, f storage.RecordedFile) (io.ReadSeekCloser, time.Time, error) {
-	p, err := m.recPath(f.Path)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	fh, err := os.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, time.Time{}, fmt.Errorf("recorded file %s: %w", f.Path, storage.ErrNotFound)
-	}
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, time.Time{}, err
-	}
-	return fh, st.ModTime(), nil
-}
-
-// MemoryMP4 implements api.Processes.
-func (m *Manager) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
-	if r := m.get(storage.ModuleRecording, id); r != nil && r.p.Memory != nil {
-		if b := r.p.Memory(); len(b) > 0 {
-			return bytes.NewReader(b), nil
-		}
-	}
-	return nil, fmt.Errorf("memory recording %s holds nothing yet (it is stopped, or no key frame has arrived): %w", id, storage.ErrNotFound)
-}
-
-// recordName is the unique name of a stored record, for logs; empty when it cannot be read.
-func recordName(ctx context.Context, st *storage.Store, ref storage.RecordRef) string {
-	rec, err := newRecord(ref.Module)
-	if err != nil || st.Get(ctx, ref.Module, ref.ID, rec) != nil {
-		return ""
-	}
-	return rec.UniqueName()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/httpserve"
 	"github.com/sluicemedia/sluice/internal/metrics"
 )
 
@@ -43,7 +44,7 @@ func startMetrics(cfg Config, src metrics.Source, log *slog.Logger) (*serverMetr
 	sm.port = ln.Addr().(*net.TCPAddr).Port
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", sm.m)
-	srv := newHTTPServer(mux, httpDefaults, nil, log.With("listener", "metrics"))
+	srv := httpserve.New(mux, httpDefaults, nil, log.With("listener", "metrics"))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(guardMetrics(ln, log)) }()
 	log.Info("metrics served", "addr", ln.Addr().String())

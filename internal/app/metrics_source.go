@@ -17,28 +17,13 @@ var _ metrics.Source = (*Manager)(nil)
 // Processes implements metrics.Source: every process started since the server did, running or
 // stopped (until removed), read from the state its parts keep anyway.
 func (m *Manager) Processes() []metrics.Process {
-	type stoppedProc struct {
-		key  procKey
-		name string
-	}
-	m.mu.Lock()
-	runs := make([]*running, 0, len(m.procs))
-	for _, r := range m.procs {
-		runs = append(runs, r)
-	}
-	var stopped []stoppedProc
-	for k, name := range m.names {
-		if m.procs[k] == nil {
-			stopped = append(stopped, stoppedProc{k, name})
-		}
-	}
-	m.mu.Unlock()
+	runs, stopped := m.procs.Snapshot()
 	out := make([]metrics.Process, 0, len(runs)+len(stopped))
 	for _, r := range runs {
 		out = append(out, r.figures())
 	}
-	for _, s := range stopped {
-		out = append(out, metrics.Process{Module: string(s.key.m), ID: s.key.id, Name: s.name,
+	for k, name := range stopped {
+		out = append(out, metrics.Process{Module: string(k.m), ID: k.id, Name: name,
 			State: string(supervisor.Stopped), BytesOut: -1})
 	}
 	return out

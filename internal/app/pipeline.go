@@ -172,38 +172,18 @@ func (r *running) stop() {
 // status combines the parts: failed if any failed, reconnecting if any waits for a retry,
 // then what the input says; a running input is "waiting" until media flows into the Stream.
 func (r *running) status() api.Status {
-	var st api.Status
-	var lastErrAt time.Time
-	worst := supervisor.Running
+	runs := make([]supervisor.Status, len(r.sups))
 	for i, s := range r.sups {
-		ps := s.Status()
-		st.Restarts += ps.Restarts
-		if ps.LastError != "" && !ps.Since.Before(lastErrAt) {
-			st.LastError, lastErrAt = ps.LastError, ps.Since
-		}
-		switch {
-		case ps.State == supervisor.Failed:
-			worst = supervisor.Failed
-		case ps.State == supervisor.Reconnecting && worst != supervisor.Failed:
-			worst = supervisor.Reconnecting
-		case ps.State != supervisor.Running && worst == supervisor.Running:
-			worst = ps.State
-		}
-		if i == 0 && st.Since.IsZero() {
-			st.Since = ps.Since
-		}
+		runs[i] = s.Status()
 	}
-	if len(r.sups) == 0 {
-		st.Since = r.started
+	c := supervisor.Combine(runs)
+	if c.State == supervisor.Running && r.p.Stream != nil && !r.p.Stream.Publishing() {
+		c.State = supervisor.Waiting
 	}
-	if worst == supervisor.Running && r.p.Stream != nil && !r.p.Stream.Publishing() {
-		worst = supervisor.Waiting
+	if c.Since.IsZero() {
+		c.Since = r.started
 	}
-	st.State = string(worst)
-	if st.Since.IsZero() {
-		st.Since = r.started
-	}
-	return st
+	return api.Status{State: string(c.State), Since: c.Since, LastError: c.LastError, Restarts: c.Restarts}
 }
 
 // stat reports the input's live figures.

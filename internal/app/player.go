@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/console"
 	"github.com/sluicemedia/sluice/internal/events"
+	"github.com/sluicemedia/sluice/internal/httpserve"
 	"github.com/sluicemedia/sluice/internal/player"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/packager/segment"
@@ -123,7 +124,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, tls *TLSSetting
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := newHTTPServer(h, httpDefaults, nil, log)
+	srv := httpserve.New(h, httpDefaults, nil, log)
 	done := make(chan error, 1)
 	go func() { done <- tls.serve(srv, guardPlayer(ln, log)) }()
 	rep.SetState(supervisor.Running)

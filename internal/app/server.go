@@ -17,6 +17,7 @@ import (
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/console"
 	"github.com/sluicemedia/sluice/internal/events"
+	"github.com/sluicemedia/sluice/internal/httpserve"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/internal/sysstats"
@@ -151,10 +152,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			return err
 		}
 		mgr.cl = cl
-		pb.SetElsewhere(cl.elsewhere, cl.fwd.Forward)
+		pb.SetElsewhere(cl.Elsewhere, cl.fwd.Forward)
 		// The recorded files this node writes are its own (downloads through other nodes).
-		st.SetNode(cl.node.ID())
-		defer func() { _ = cl.node.Close() }()
+		st.SetNode(cl.Node().ID())
+		defer func() { _ = cl.Node().Close() }()
 	}
 	utils := &Utilities{DataDir: cfg.Data, APIPort: apiPort, Manager: mgr, Store: st,
 		Speed: &sysstats.SpeedTester{URL: cfg.SpeedtestURL, Command: cfg.SpeedtestCmd}}
@@ -212,7 +213,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		ln.Close()
 		return err
 	}
-	srv := newHTTPServer(handler, httpDefaults, isUpload, log)
+	srv := httpserve.New(handler, httpDefaults, isUpload, log)
 	// Event streams never end by themselves: a shutdown ends them.
 	srv.RegisterOnShutdown(evHub.Close)
 	serveErr := make(chan error, 1)
@@ -223,7 +224,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	clCtx, stopCluster := context.WithCancel(context.Background())
 	var clWG sync.WaitGroup
 	if cl != nil {
-		clWG.Go(func() { cl.run(clCtx) })
+		clWG.Go(func() { cl.Run(clCtx) })
 	} else if err := bootActive(ctx, st, mgr, log); err != nil {
 		log.Error("starting active records", "err", err)
 	}
@@ -256,7 +257,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	clWG.Wait()
 	if cl != nil {
 		lctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		cl.leave(lctx)
+		cl.Leave(lctx)
 		cancel()
 	}
 	if errors.Is(runErr, http.ErrServerClosed) {
@@ -281,6 +282,10 @@ func shutdownBudgets(total time.Duration) (httpBudget, procBudget time.Duration)
 	httpBudget = total / 4
 	return httpBudget, total - httpBudget
 }
+
+// httpDefaults are the limits of every sluice HTTP server; tests of the timeouts shorten them
+// (TestMain, before any server starts).
+var httpDefaults = httpserve.Defaults()
 
 // isUpload tells the API port's streaming uploads: the speed-test peer's upload, up to 256 MiB.
 func isUpload(r *http.Request) bool { return r.URL.Path == "/api/utils/speedtest/upload" }

@@ -79,7 +79,7 @@ func startServerLog(t *testing.T, data string, runners RunnerFactory, getenv fun
 	ts := &testServer{t: t, cancel: cancel, done: make(chan error, 1), client: http.DefaultClient}
 	scheme := "http://"
 	if cfg.TLS.On() {
-		scheme, ts.client = "https://", trustingClient(t, cfg.TLS.Cert)
+		scheme, ts.client = "https://", testutil.TrustingClient(t, cfg.TLS.Cert)
 	}
 	go func() {
 		ts.done <- Run(ctx, cfg, Options{Runners: runners, Logger: log, OnReady: func(a net.Addr) { ready <- a }})

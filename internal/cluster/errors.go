@@ -12,6 +12,9 @@ var ErrUnknownRecord = errors.New("no such record")
 // ErrUnknownNode is wrapped when a node id names no registered node.
 var ErrUnknownNode = errors.New("no such node")
 
+// ErrNodeDown is wrapped when a node that holds something is not running or has no API URL.
+var ErrNodeDown = errors.New("node not running or without an API URL")
+
 // ErrNoNode is wrapped when Place finds no live node that is not draining and has room.
 var ErrNoNode = errors.New("no live node with room")
 

@@ -1,10 +1,8 @@
-package app
+package httpserve
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,10 +11,11 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/connlimit"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // evictServer serves h on a loopback port behind caps with EvictIdle, as the API and player
-// ports are (newHTTPServer's ConnState hook marks the idle connections), until the test ends.
+// ports are (New's ConnState hook marks the idle connections), until the test ends.
 func evictServer(t *testing.T, h http.Handler, lim connlimit.Limits) (*connlimit.Listener, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -25,55 +24,11 @@ func evictServer(t *testing.T, h http.Handler, lim connlimit.Limits) (*connlimit
 	}
 	lim.EvictIdle = true
 	cl := connlimit.Wrap(ln, lim, nil)
-	srv := newHTTPServer(h, httpDefaults, nil, slog.New(slog.DiscardHandler))
+	srv := New(h, Defaults(), nil, slog.New(slog.DiscardHandler))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(cl) }()
 	t.Cleanup(func() { srv.Close(); <-done })
 	return cl, ln.Addr().String()
-}
-
-// keepAlive is a client connection that sends requests one by one and reads their answers.
-type keepAlive struct {
-	c  net.Conn
-	br *bufio.Reader
-}
-
-func dialKeepAlive(t *testing.T, src, addr string) *keepAlive {
-	t.Helper()
-	c, err := dialFrom(src, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &keepAlive{c: c, br: bufio.NewReader(c)}
-}
-
-// get sends GET path and returns the status, or an error when the connection was closed
-// without an answer.
-func (k *keepAlive) get(path string) (int, error) {
-	_ = k.c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := fmt.Fprintf(k.c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
-		return 0, err
-	}
-	resp, err := http.ReadResponse(k.br, nil)
-	if err != nil {
-		return 0, err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-// closedNow says whether the server closed k (reads EOF or a reset at once); it fails the
-// test when the connection is still open after a while.
-func (k *keepAlive) closedNow(t *testing.T) bool {
-	t.Helper()
-	_ = k.c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, err := k.br.ReadByte()
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return false
-	}
-	return err != nil
 }
 
 // waitStats polls the listener until ok holds.
@@ -108,66 +63,66 @@ func TestHTTPEvictsIdle(t *testing.T) {
 	// Four kept-alive connections from two addresses fill the total cap, each idle after one
 	// answer; the first answered is idle the longest (the server marks a connection idle just
 	// after its answer is sent: the next one is opened once it did).
-	var idle []*keepAlive
+	var idle []*testutil.KeepAlive
 	for i, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
-		k := dialKeepAlive(t, src, addr)
-		if st, err := k.get("/"); err != nil || st != http.StatusOK {
+		k := testutil.DialKeepAlive(t, src, addr)
+		if st, err := k.Get("/"); err != nil || st != http.StatusOK {
 			t.Fatalf("client from %s: %d, %v", src, st, err)
 		}
 		idle = append(idle, k)
 		waitStats(t, cl, "idle after an answer", func(s connlimit.Stats) bool { return s.Idle == i+1 })
 	}
 	// A fifth address is served; the connection idle the longest, and only it, is closed.
-	fifth := dialKeepAlive(t, "127.0.0.4", addr)
-	if st, err := fifth.get("/"); err != nil || st != http.StatusOK {
+	fifth := testutil.DialKeepAlive(t, "127.0.0.4", addr)
+	if st, err := fifth.Get("/"); err != nil || st != http.StatusOK {
 		t.Fatalf("a new client while four connections were idle at the cap: %d, %v", st, err)
 	}
-	if !idle[0].closedNow(t) {
+	if !idle[0].ClosedNow(t) {
 		t.Fatal("the connection idle the longest is still open after a new client was admitted")
 	}
 	// The others still serve their next request.
 	for i, k := range idle[1:] {
-		if st, err := k.get("/"); err != nil || st != http.StatusOK {
+		if st, err := k.Get("/"); err != nil || st != http.StatusOK {
 			t.Fatalf("idle connection %d after the eviction: %d, %v", i+1, st, err)
 		}
 	}
 	for _, k := range append(idle, fifth) {
-		k.c.Close()
+		k.Conn.Close()
 	}
 	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
 
 	// Slow headers: four connections that sent part of their headers are idle for the cap.
-	var slow []*keepAlive
+	var slow []*testutil.KeepAlive
 	for _, src := range []string{"127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6"} {
-		k := dialKeepAlive(t, src, addr)
-		fmt.Fprint(k.c, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+		k := testutil.DialKeepAlive(t, src, addr)
+		fmt.Fprint(k.Conn, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 		slow = append(slow, k)
 	}
 	waitStats(t, cl, "four slow headers", func(s connlimit.Stats) bool { return s.Open == 4 })
-	late := dialKeepAlive(t, "127.0.0.7", addr)
-	if st, err := late.get("/"); err != nil || st != http.StatusOK {
+	late := testutil.DialKeepAlive(t, "127.0.0.7", addr)
+	if st, err := late.Get("/"); err != nil || st != http.StatusOK {
 		t.Fatalf("a new client while four connections sent slow headers: %d, %v", st, err)
 	}
-	if !slow[0].closedNow(t) {
+	if !slow[0].ClosedNow(t) {
 		t.Fatal("the oldest slow-header connection is still open after a new client was admitted")
 	}
 	for _, k := range append(slow, late) {
-		k.c.Close()
+		k.Conn.Close()
 	}
 	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
 
 	// Busy: four requests in their handlers hold the cap; a new client is refused at once and
 	// none of the four is closed.
-	var busy []*keepAlive
+	var busy []*testutil.KeepAlive
 	for _, src := range []string{"127.0.0.8", "127.0.0.8", "127.0.0.9", "127.0.0.9"} {
-		k := dialKeepAlive(t, src, addr)
-		fmt.Fprint(k.c, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+		k := testutil.DialKeepAlive(t, src, addr)
+		fmt.Fprint(k.Conn, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
 		busy = append(busy, k)
 	}
 	for range busy {
 		<-entered
 	}
-	if _, err := dialKeepAlive(t, "127.0.0.10", addr).get("/"); err == nil {
+	if _, err := testutil.DialKeepAlive(t, "127.0.0.10", addr).Get("/"); err == nil {
 		t.Fatal("a new client was served while every connection at the cap served a request")
 	}
 	if s := cl.Stats(); s.Open != 4 || s.RefusedMaxConns != 1 {
@@ -175,7 +130,7 @@ func TestHTTPEvictsIdle(t *testing.T) {
 	}
 	close(release)
 	for i, k := range busy {
-		resp, err := http.ReadResponse(k.br, nil)
+		resp, err := http.ReadResponse(k.Reader, nil)
 		if err != nil {
 			t.Fatalf("busy connection %d lost its answer: %v", i, err)
 		}
@@ -213,7 +168,7 @@ func TestEvictedRequestDoesNotRun(t *testing.T) {
 	}
 
 	ran := false
-	d := &deadlines{next: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true }), lim: httpDefaults}
+	d := &deadlines{next: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true }), lim: Defaults()}
 	serve := func(c *connlimit.Conn) (aborted bool) {
 		defer func() {
 			if v := recover(); v != nil {

@@ -1,4 +1,8 @@
-package app
+// Package httpserve is how every sluice HTTP server is built: the timeouts of a request's
+// headers, body and writes (a download lives as long as it keeps moving), HTTP/2's limits on
+// the HTTPS ports, the idle marks that let a capped listener (connlimit) evict idle
+// connections, and a TLS certificate reloaded when its files change.
+package httpserve
 
 import (
 	"context"
@@ -12,11 +16,11 @@ import (
 	"github.com/sluicemedia/sluice/internal/connlimit"
 )
 
-// httpLimits are the timeouts of one kind of HTTP server (the API port, a player's port, the
+// Limits are the timeouts of one kind of HTTP server (the API port, a player's port, the
 // debug port). A request body is read under Body as a whole, except a streaming upload, whose
 // every read must complete within ReadStall; every write of a response must complete within
 // WriteStall, so a long download lives as long as it keeps moving.
-type httpLimits struct {
+type Limits struct {
 	// Header bounds reading a request's headers, from its first byte (or the connection's
 	// start). Default 10 s.
 	Header time.Duration
@@ -33,7 +37,7 @@ type httpLimits struct {
 	ReadStall time.Duration
 }
 
-// Defaults of httpLimits.
+// Defaults of Limits.
 const (
 	httpHeaderTimeout = 10 * time.Second
 	httpBodyTimeout   = 10 * time.Second
@@ -48,7 +52,7 @@ const (
 const writeChunk = 256 << 10
 
 // HTTP/2 limits of the HTTPS ports (--tls-cert): what one HTTP/2 connection may hold beyond an
-// HTTP/1.1 one. The timeouts above and the connection caps (conncaps.go) hold as they are.
+// HTTP/1.1 one. The timeouts above and the connection caps (connlimit) hold as they are.
 const (
 	// h2MaxStreams is how many requests one HTTP/2 connection may have in flight (16): a
 	// low-latency viewer holds 2 to 4 (a blocking playlist reload and a preload hint per
@@ -67,17 +71,18 @@ const (
 	httpMaxHeaderBytes = http.DefaultMaxHeaderBytes
 )
 
-// httpDefaults are the limits of every sluice HTTP server; tests of the timeouts shorten them
-// (TestMain, before any server starts).
-var httpDefaults = httpLimits{
-	Header: httpHeaderTimeout, Body: httpBodyTimeout, Idle: httpIdleTimeout,
-	WriteStall: httpWriteStall, ReadStall: httpReadStall,
+// Defaults are the limits of every sluice HTTP server.
+func Defaults() Limits {
+	return Limits{
+		Header: httpHeaderTimeout, Body: httpBodyTimeout, Idle: httpIdleTimeout,
+		WriteStall: httpWriteStall, ReadStall: httpReadStall,
+	}
 }
 
-// newHTTPServer returns a server for h with lim's timeouts. upload, when set, tells which
+// New returns a server for h with lim's timeouts. upload, when set, tells which
 // requests are streaming uploads (their body is read under ReadStall per read instead of
 // Body as a whole).
-func newHTTPServer(h http.Handler, lim httpLimits, upload func(*http.Request) bool, log *slog.Logger) *http.Server {
+func New(h http.Handler, lim Limits, upload func(*http.Request) bool, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler: &deadlines{next: h, lim: lim, upload: upload},
 		// No ReadTimeout or WriteTimeout: they bound a whole request and response, which a
@@ -140,7 +145,7 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 // deadlines sets each request's read and write deadlines.
 type deadlines struct {
 	next   http.Handler
-	lim    httpLimits
+	lim    Limits
 	upload func(*http.Request) bool
 }
 

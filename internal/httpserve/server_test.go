@@ -1,4 +1,4 @@
-package app
+package httpserve
 
 import (
 	"bufio"
@@ -20,13 +20,13 @@ import (
 
 // serveLimited serves h with lim on a loopback port until the test ends, and returns its
 // address.
-func serveLimited(t *testing.T, h http.Handler, lim httpLimits, upload func(*http.Request) bool) string {
+func serveLimited(t *testing.T, h http.Handler, lim Limits, upload func(*http.Request) bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newHTTPServer(h, lim, upload, slog.New(slog.DiscardHandler))
+	srv := New(h, lim, upload, slog.New(slog.DiscardHandler))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close(); <-done })
@@ -49,7 +49,7 @@ func closedWithin(t *testing.T, c net.Conn, limit time.Duration) time.Duration {
 // TestHTTPBodyTimeout: a body that stops coming is cut after Body; one that came whole lifts
 // the deadline, so a handler that then works longer than Body keeps its context and answers.
 func TestHTTPBodyTimeout(t *testing.T) {
-	lim := httpDefaults
+	lim := Defaults()
 	lim.Body = 500 * time.Millisecond
 	var mu sync.Mutex
 	var readErr error
@@ -102,7 +102,7 @@ func TestHTTPBodyTimeout(t *testing.T) {
 // TestHTTPIdleTimeout: a keep-alive connection that sends no second request is closed after
 // Idle, not before; one that sends nothing at all is closed after Header.
 func TestHTTPIdleTimeout(t *testing.T) {
-	lim := httpDefaults
+	lim := Defaults()
 	lim.Idle, lim.Header = time.Second, 700*time.Millisecond
 	addr := serveLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "ok")
@@ -145,7 +145,7 @@ func TestHTTPIdleTimeout(t *testing.T) {
 // TestHTTPWriteStall: a download to a client that reads nothing ends after WriteStall; one to
 // a client that reads slowly but steadily completes, however long it takes in all.
 func TestHTTPWriteStall(t *testing.T) {
-	lim := httpDefaults
+	lim := Defaults()
 	lim.WriteStall = 2 * time.Second
 	const size = 8 << 20
 	block := bytes.Repeat([]byte("sluice!\n"), size/8)
@@ -231,7 +231,7 @@ func TestHTTPWriteStallFile(t *testing.T) {
 	}
 	addr := serveLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, path)
-	}), httpDefaults, nil)
+	}), Defaults(), nil)
 	resp, err := http.Get("http://" + addr + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestHTTPWriteStallFile(t *testing.T) {
 // TestHTTPStreamingUpload: an upload that keeps moving lives longer than Body; one that stops
 // is cut after ReadStall.
 func TestHTTPStreamingUpload(t *testing.T) {
-	lim := httpDefaults
+	lim := Defaults()
 	lim.Body, lim.ReadStall = 300*time.Millisecond, 600*time.Millisecond
 	type result struct {
 		n   int64

@@ -1,4 +1,4 @@
-package app
+package httpserve
 
 import (
 	"bytes"
@@ -17,15 +17,16 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/sluicemedia/sluice/internal/connlimit"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // serveTLSLimited serves h over HTTPS with lim, behind caps with EvictIdle (as the API and player
 // ports are), on a loopback port until the test ends. It returns the capped listener, the
 // address and the certificate file.
-func serveTLSLimited(t *testing.T, h http.Handler, lim httpLimits, caps connlimit.Limits) (*connlimit.Listener, string, string) {
+func serveTLSLimited(t *testing.T, h http.Handler, lim Limits, caps connlimit.Limits) (*connlimit.Listener, string, string) {
 	t.Helper()
-	cert, key := writeTestCert(t, t.TempDir(), "limits")
-	src, err := newCertSource(cert, key, certCheckEvery, slog.New(slog.DiscardHandler))
+	cert, key := testutil.WriteCert(t, t.TempDir(), "limits")
+	src, err := NewCertSource(cert, key, CertCheckEvery, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +36,10 @@ func serveTLSLimited(t *testing.T, h http.Handler, lim httpLimits, caps connlimi
 	}
 	caps.EvictIdle = true
 	cl := connlimit.Wrap(ln, caps, nil)
-	srv := newHTTPServer(h, lim, nil, slog.New(slog.DiscardHandler))
-	settings := &TLSSettings{Cert: cert, Key: key, certs: src}
+	srv := New(h, lim, nil, slog.New(slog.DiscardHandler))
+	srv.TLSConfig = src.ServerConfig()
 	done := make(chan struct{})
-	go func() { defer close(done); _ = settings.serve(srv, cl) }()
+	go func() { defer close(done); _ = srv.ServeTLS(cl, "", "") }()
 	t.Cleanup(func() { srv.Close(); <-done })
 	return cl, ln.Addr().String(), cert
 }
@@ -53,7 +54,7 @@ type h2Conn struct {
 
 func dialH2(t *testing.T, addr, certFile string) *h2Conn {
 	t.Helper()
-	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: certPool(t, certFile), NextProtos: []string{"h2"}})
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: testutil.CertPool(t, certFile), NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func (h *h2Conn) get(t *testing.T, id uint32, path string) {
 // its ClientHello, is closed after the header timeout (which bounds the handshake).
 func TestTLSHandshakeTimeout(t *testing.T) {
 	t.Parallel()
-	lim := httpDefaults
+	lim := Defaults()
 	lim.Header = 700 * time.Millisecond
 	_, addr, _ := serveTLSLimited(t, http.NotFoundHandler(), lim, connlimit.Limits{MaxConns: 16, MaxPerAddr: 16})
 	for _, c := range []struct {
@@ -134,7 +135,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 // window) is reset after the write stall, while the connection goes on serving others.
 func TestH2Limits(t *testing.T) {
 	t.Parallel()
-	lim := httpDefaults
+	lim := Defaults()
 	lim.Idle, lim.WriteStall = 1500*time.Millisecond, time.Second
 	big := bytes.Repeat([]byte("x"), 4<<20)
 	_, addr, cert := serveTLSLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -235,10 +236,10 @@ func TestTLSEvictsIdle(t *testing.T) {
 			<-release
 		}
 		_, _ = io.WriteString(w, "ok "+r.Proto)
-	}), httpDefaults, connlimit.Limits{MaxConns: 2, MaxPerAddr: 2})
+	}), Defaults(), connlimit.Limits{MaxConns: 2, MaxPerAddr: 2})
 
 	idle := dialH2(t, addr, cert)
-	busy := trustingClient(t, cert)
+	busy := testutil.TrustingClient(t, cert)
 	var wg sync.WaitGroup
 	var busyAnswer string
 	var busyErr error
@@ -256,7 +257,7 @@ func TestTLSEvictsIdle(t *testing.T) {
 
 	// The cap is full (the idle h2 connection and the busy one): a third client is admitted in
 	// place of the idle one.
-	fresh := trustingClient(t, cert)
+	fresh := testutil.TrustingClient(t, cert)
 	resp, err := fresh.Get("https://" + addr + "/ok")
 	if err != nil {
 		t.Fatalf("new client at a full cap: %v", err)
@@ -293,7 +294,7 @@ func TestH2MaxStreams(t *testing.T) {
 		entered <- struct{}{}
 		<-release
 		_, _ = io.WriteString(w, "ok")
-	}), httpDefaults, connlimit.Limits{MaxConns: 16, MaxPerAddr: 16})
+	}), Defaults(), connlimit.Limits{MaxConns: 16, MaxPerAddr: 16})
 	h := dialH2(t, addr, cert)
 	for i := range h2MaxStreams {
 		h.get(t, uint32(2*i+1), "/hold")

@@ -57,3 +57,48 @@ func safeName(name string) string {
 	}
 	return s
 }
+
+// ErrOutside is wrapped when a recorded file's path would leave the recordings folder.
+var ErrOutside = errors.New("path escapes the recordings folder")
+
+// confine is the path of the recorded file rel (relative to dir, as the store keeps it),
+// refused when it would leave dir.
+func confine(dir, rel string) (string, error) {
+	p := filepath.Join(dir, filepath.Clean("/"+rel))
+	if !strings.HasPrefix(p, filepath.Clean(dir)+string(filepath.Separator)) {
+		return "", fmt.Errorf("%q: %w", rel, ErrOutside)
+	}
+	return p, nil
+}
+
+// OpenFile opens the recorded file rel of the recordings folder dir, with its modification
+// time. A missing file wraps fs.ErrNotExist.
+func OpenFile(dir, rel string) (*os.File, time.Time, error) {
+	p, err := confine(dir, rel)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("recorded file %s: %w", rel, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, time.Time{}, fmt.Errorf("recorded file %s: %w", rel, err)
+	}
+	return f, st.ModTime(), nil
+}
+
+// RemoveFile deletes the recorded file rel of the recordings folder dir; a file already gone
+// is not an error.
+func RemoveFile(dir, rel string) error {
+	p, err := confine(dir, rel)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", rel, err)
+	}
+	return nil
+}

@@ -32,3 +32,31 @@ type Status struct {
 	// Restarts counts the failed attempts since Start; input drops do not count.
 	Restarts int
 }
+
+// Combine is the status of runs that make one process, the input's first: failed if any
+// failed, else reconnecting if any waits for a retry, else the first state that is not
+// running; the restarts added up; the newest last error; Since is the first run's. With no
+// runs the state is Running and Since is zero.
+func Combine(runs []Status) Status {
+	var st Status
+	var lastErrAt time.Time
+	st.State = Running
+	for i, ps := range runs {
+		st.Restarts += ps.Restarts
+		if ps.LastError != "" && !ps.Since.Before(lastErrAt) {
+			st.LastError, lastErrAt = ps.LastError, ps.Since
+		}
+		switch {
+		case ps.State == Failed:
+			st.State = Failed
+		case ps.State == Reconnecting && st.State != Failed:
+			st.State = Reconnecting
+		case ps.State != Running && st.State == Running:
+			st.State = ps.State
+		}
+		if i == 0 {
+			st.Since = ps.Since
+		}
+	}
+	return st
+}

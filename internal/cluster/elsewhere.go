@@ -1,20 +1,15 @@
-package app
+package cluster
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/sluicemedia/sluice/api"
-	"github.com/sluicemedia/sluice/storage"
 )
 
 // Playback through any node (issue 17): a request on the main port for a player this node does
 // not run answers from the node that runs it (player.Router.SetElsewhere), by a redirect or a
-// proxy (--cluster-playback, cluster.Forwarder), so one load balancer or DNS name can front the
+// proxy (--cluster-playback, Forwarder), so one load balancer or DNS name can front the
 // cluster. Downloads of recorded files and memory recordings do the same (Forward).
 const (
 	// servingTTL is how long a looked-up owner is reused: a player's requests (a playlist
@@ -58,9 +53,9 @@ type servingEntry struct {
 	at   time.Time
 }
 
-// elsewhere is the base URL of the other node that runs player id, for the router's redirect.
-func (c *clusterNode) elsewhere(ctx context.Context, id string) (string, bool) {
-	if !storage.ValidID(id) {
+// Elsewhere is the base URL of the other node that runs player id, for the router's redirect.
+func (c *Coordinator) Elsewhere(ctx context.Context, id string) (string, bool) {
+	if !c.opts.ValidID(id) {
 		return "", false
 	}
 	now := time.Now()
@@ -90,22 +85,4 @@ func (c *clusterNode) elsewhere(ctx context.Context, id string) (string, bool) {
 	c.serving.seen[id] = servingEntry{base: base, at: now}
 	c.serving.mu.Unlock()
 	return base, base != ""
-}
-
-// Forward implements api.Cluster: a download of what node holds, when node is another one.
-// Only the API's authenticated download routes call it, so the node lookup it costs is not
-// rate-limited like the playback one.
-func (c *clusterNode) Forward(w http.ResponseWriter, r *http.Request, node string) (bool, error) {
-	if node == "" || node == c.node.ID() {
-		return false, nil
-	}
-	u, ok, err := c.node.NodeURL(r.Context(), node)
-	if err != nil {
-		return true, err
-	}
-	if !ok || !u.Live || u.API == "" {
-		return true, fmt.Errorf("node %s, which holds it, is not running or has no URL (--cluster-api-url): %w", node, api.ErrNotAvailable)
-	}
-	c.fwd.Forward(w, r, u.API)
-	return true, nil
 }
