@@ -24,9 +24,7 @@ func shortPublish(t *testing.T, format, url string) *testutil.Process {
 // shorter than 250 ms each, and one that ends with the publisher killed.
 func TestPublisherEvents(t *testing.T) {
 	t.Parallel()
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	c := ts.follow("type=publisher_connected,publisher_disconnected", "")
 	defer c.close()
 

@@ -14,9 +14,7 @@ import (
 // 100 ms, and the playlist then holds initial_live_manifest_size segments.
 func TestPlayerReadyEvent(t *testing.T) {
 	t.Parallel()
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	c := ts.follow("module=vod&type=player_ready", "")
 	defer c.close()
 	vodPort := testutil.FreePort(t)

@@ -168,9 +168,7 @@ func srtListener(t *testing.T, port int) *testutil.Process {
 // remove; a second client that left midway resumes with Last-Event-ID and gets exactly the
 // events it missed.
 func TestEventStream(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 
 	all := ts.follow("module=restream", "")
 	defer all.close()

@@ -122,9 +122,7 @@ func checkNothingLeft(t *testing.T, ts *testServer, ports []int) {
 // pair of requests. Once both answered, nothing of any player is left, and a new player can
 // take each port at once.
 func TestStartRemovePairs(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	const pairs = 40
 	ids := make([]string, pairs)
 	ports := make([]int, pairs)
@@ -204,9 +202,7 @@ func (s *hammerSlot) body(name string) map[string]any {
 // few ports for a bounded time; then every record is removed. Nothing may be left: no ffmpeg
 // child, no bound port, no claim, and no goroutine beyond the baseline.
 func TestLifecycleHammer(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	http.DefaultClient.CloseIdleConnections()
 	time.Sleep(200 * time.Millisecond)
 	baseG := runtime.NumGoroutine()

@@ -14,9 +14,7 @@ import (
 // output (FLV) or an flv recording answers 422 at create, unless transcoding re-encodes the
 // audio; MPEG-TS outputs and mp4 recordings take it as it is.
 func TestOutputThatCannotCarryTheCodec(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	srv := ts.create("srt-servers", map[string]any{"server_name": "opus", "server_port": port})
 	waitState(t, ts, "/api/srt-servers/getById", srv, "running")

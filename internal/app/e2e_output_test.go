@@ -32,9 +32,7 @@ func checkReceived(t *testing.T, file string) {
 }
 
 func TestRestreamOutputs(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	dir := t.TempDir()
 
 	// One RTMP server module, the target of the local output and a source for the check.

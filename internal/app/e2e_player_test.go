@@ -123,9 +123,7 @@ func TestPlayerFromTestStream(t *testing.T) {
 // TestPlayerDiscontinuity: a publisher that stops and comes back gives one EXT-X-DISCONTINUITY
 // and the playlist goes on.
 func TestPlayerDiscontinuity(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
 	body := playerBody("gap", vodPort, listenInput("INPUT_TYPE_RTMP_LISTEN", inPort, "tcp"))
 	body["hls_fragment_size"], body["initial_live_manifest_size"] = 1, 2
@@ -162,9 +160,7 @@ func hevcSource() []string {
 // TestPlayerSources: an SRT listen input, an RTMP server module input and an H.265 source each
 // become HLS and DASH in time, with the source's codecs.
 func TestPlayerSources(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	modPort := testutil.FreePort(t)
 	mod := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": modPort})
 	waitState(t, ts, "/api/rtmp-servers/getById", mod, "running")

@@ -72,9 +72,7 @@ func settled(t *testing.T, what string, base, slack int, count func() int, detai
 // TestPublisherReconnects: a publisher that stops and comes back three times gives three
 // discontinuities, and the server's goroutines and open files return to their baseline.
 func TestPublisherReconnects(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	rs := ts.create("restream", restreamBody("reconnects", listenInput("INPUT_TYPE_RTMP_LISTEN", port, "tcp")))
 	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {

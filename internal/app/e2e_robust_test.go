@@ -57,9 +57,7 @@ func garbage(t *testing.T, port int, transport string) {
 // TestRandomBytesToEveryListeningPort: 2 MB of noise to each listen input and server module
 // leaves the server serving, and real publishers still get through afterwards.
 func TestRandomBytesToEveryListeningPort(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 
 	type target struct {
 		port      int

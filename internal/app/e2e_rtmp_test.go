@@ -10,9 +10,7 @@ import (
 )
 
 func TestRTMPServerModuleInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 
 	port := testutil.FreePort(t)
 	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
@@ -44,9 +42,7 @@ func TestRTMPServerModuleInput(t *testing.T) {
 }
 
 func TestRTMPListenInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	vod := ts.create("vod", playerBody("rtmp-listen", testutil.FreePort(t), listenInput("INPUT_TYPE_RTMP_LISTEN", port, "tcp")))
 	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
@@ -57,9 +53,7 @@ func TestRTMPListenInput(t *testing.T) {
 }
 
 func TestRTMPURLInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	// ffmpeg is the remote RTMP server here; sluice plays from it.
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", "-listen", "1", rtmpURL(port, "feed"))...)

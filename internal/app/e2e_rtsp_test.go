@@ -15,9 +15,7 @@ func rtspURL(port int) string { return fmt.Sprintf("rtsp://127.0.0.1:%d/live", p
 // pulls A by URL (B); a restream pushes A to a third process's RTSP listen input (C), whose
 // stream ffmpeg then reads and ffprobe checks.
 func TestRTSPInputsAndOutput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	portA, portC := testutil.FreePort(t), testutil.FreePort(t)
 
 	c := ts.create("recording", recordingBody("rtsp-c", listenInput("INPUT_TYPE_RTSP_LISTEN", portC, "tcp")))

@@ -17,9 +17,7 @@ func srtURL(port int, query string) string {
 }
 
 func TestSRTServerModule(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	dir := t.TempDir()
 	port, outPort := testutil.FreePort(t), testutil.FreePort(t)
 	srv := ts.create("srt-servers", map[string]any{"server_name": "Studio A", "server_port": port})
@@ -70,9 +68,7 @@ func TestSRTServerModule(t *testing.T) {
 }
 
 func TestSRTListenInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	vod := ts.create("vod", playerBody("srt-listen", testutil.FreePort(t), listenInput("INPUT_TYPE_SRT_LISTEN", port, "udp")))
 	testutil.Eventually(t, 15*time.Second, "SRT listen port bound", func() bool {
@@ -120,9 +116,7 @@ func TestSRTURLOptionsChecked(t *testing.T) {
 }
 
 func TestSRTURLInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	// ffmpeg listens; sluice calls it.
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", srtURL(port, "mode=listener"))...)

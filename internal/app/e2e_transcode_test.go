@@ -17,9 +17,7 @@ import (
 // TestTranscodingRestream: H.264 640x360 in, H.265 320x180 out through a supervised ffmpeg;
 // killing that ffmpeg restarts it (restarts counts it); removing the restream leaves no ffmpeg.
 func TestTranscodingRestream(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 
 	// A hardware encoder this machine lacks answers 422 and stores nothing.
 	var e struct {

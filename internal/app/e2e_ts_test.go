@@ -13,9 +13,7 @@ import (
 )
 
 func TestUDPListenInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	rs := ts.create("restream", restreamBody("udp-in", listenInput("INPUT_TYPE_UDP_LISTEN", port, "udp")))
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))...)
@@ -23,9 +21,7 @@ func TestUDPListenInput(t *testing.T) {
 }
 
 func TestUDPURLInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	rec := ts.create("recording", recordingBody("udp-url", urlInput("INPUT_TYPE_UDP_URL", fmt.Sprintf("udp://@:%d", port))))
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))...)
@@ -33,9 +29,7 @@ func TestUDPURLInput(t *testing.T) {
 }
 
 func TestHTTPListenInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	vod := ts.create("vod", playerBody("http-in", testutil.FreePort(t), listenInput("INPUT_TYPE_HTTP_LISTEN", port, "tcp")))
 	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
@@ -46,9 +40,7 @@ func TestHTTPListenInput(t *testing.T) {
 }
 
 func TestHTTPURLInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	// ffmpeg serves the stream over HTTP; sluice GETs it.
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", "-listen", "1", fmt.Sprintf("http://127.0.0.1:%d/live.ts", port))...)
@@ -104,9 +96,7 @@ func TestOtherInputPolicyHeldAtStart(t *testing.T) {
 }
 
 func TestGeneratedTestStreamInput(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	vod := ts.create("vod", playerBody("test-pattern", testutil.FreePort(t), map[string]any{
 		"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO", "resolution_width": 640, "resolution_height": 360,
 		"encoding_rate": 25, "test_video_bitrate": 1000, "sound_hz": 300, "video_duration_sec": 60}))

@@ -250,3 +250,13 @@ func waitState(t *testing.T, ts *testServer, path, id, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// startFFmpegServer starts a server on a fresh data folder for a test that runs ffmpeg (it fails
+// without it), and stops it when the test ends.
+func startFFmpegServer(t *testing.T) *testServer {
+	t.Helper()
+	testutil.RequireFFmpeg(t)
+	ts := startServer(t, t.TempDir(), nil)
+	t.Cleanup(ts.stop)
+	return ts
+}

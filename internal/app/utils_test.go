@@ -155,9 +155,7 @@ func TestSpeedTestBetweenTwoServers(t *testing.T) {
 // TestListeningPortsWithAPlayerAndARestream: exactly the API port, the player's vod_port (TCP)
 // and the restream's listen port with its transport.
 func TestListeningPortsWithAPlayerAndARestream(t *testing.T) {
-	testutil.RequireFFmpeg(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	vodPort, listenPort, stoppedPort := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	ts.create("vod", playerBody("ports", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
 		"resolution_width": 320, "resolution_height": 180, "test_video_bitrate": 300}))
