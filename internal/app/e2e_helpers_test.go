@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
@@ -143,4 +144,32 @@ func rtmpURL(port int, key string) string {
 
 func storageKey(port int, transport string) storage.PortKey {
 	return storage.PortKey{Port: port, Transport: transport}
+}
+
+// testVideoPlayer is the body of a player of the generated test stream (640x360, 25 fps,
+// 800 kbit/s) on port, listing 12 s of media.
+func testVideoPlayer(name string, port int) map[string]any {
+	body := playerBody(name, port, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 640, "resolution_height": 360, "encoding_rate": 25, "test_video_bitrate": 800})
+	body["hls_fragment_length"], body["dash_fragment_length"] = 12, 12
+	return body
+}
+
+// lowLatencyTestVideo is testVideoPlayer in low-latency mode: 1 s fragments, the stream
+// transcoded to a 1 s GOP (zerolatency).
+func lowLatencyTestVideo(name string, port int) map[string]any {
+	body := testVideoPlayer(name, port)
+	body["hls_fragment_size"], body["dash_fragment_size"] = 1, 1
+	body["low_latency"] = true
+	body["transcoding"] = map[string]any{"video_transcoding": "libx264", "gop": 25, "preset": "ultrafast",
+		"tune": "zerolatency", "output_video_bitrate": 800}
+	return body
+}
+
+// waitBound waits until a listener holds the port (binding it fails).
+func waitBound(t *testing.T, port int, transport string) {
+	t.Helper()
+	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
+		return (&Manager{}).PortBusy(storageKey(port, transport))
+	})
 }

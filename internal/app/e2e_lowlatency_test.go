@@ -17,18 +17,10 @@ import (
 // in lowLatencyMode plays it 22 s in headless Chromium without a stall (the log shows
 // hls.latency), and DASH from the same segments still probes.
 func TestLowLatencyPlayer(t *testing.T) {
-	testutil.RequireFFmpeg(t)
 	browser.Require(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	vodPort := testutil.FreePort(t)
-	body := playerBody("ll", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
-		"resolution_width": 640, "resolution_height": 360, "encoding_rate": 25, "test_video_bitrate": 800})
-	body["hls_fragment_size"], body["dash_fragment_size"] = 1, 1
-	body["hls_fragment_length"], body["dash_fragment_length"] = 12, 12
-	body["low_latency"] = true
-	body["transcoding"] = map[string]any{"video_transcoding": "libx264", "gop": 25, "preset": "ultrafast",
-		"tune": "zerolatency", "output_video_bitrate": 800}
+	body := lowLatencyTestVideo("ll", vodPort)
 	id := ts.create("vod", body)
 	base := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/", vodPort, id, id)
 

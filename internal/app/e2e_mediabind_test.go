@@ -10,23 +10,10 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
-// boundOn tells whether the port is taken on host (binding it there fails).
+// boundOn tells whether the port is taken on host (binding it there fails), as the Manager
+// probes it with --media-bind host.
 func boundOn(host string, port int, transport string) bool {
-	addr := net.JoinHostPort(host, fmt.Sprint(port))
-	if transport == "UDP" {
-		pc, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			return true
-		}
-		pc.Close()
-		return false
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return true
-	}
-	l.Close()
-	return false
+	return (&Manager{bind: host}).PortBusy(storageKey(port, transport))
 }
 
 // TestMediaBind: with --media-bind 127.0.0.2 a player's port, every listen input and both

@@ -53,14 +53,10 @@ func hasCodecs(t *testing.T, url string) {
 // DASH on the player's port; the playlist appears in time, ffprobe finds the codecs, segments
 // follow the fragment size, the window the fragment length, and both play in a browser.
 func TestPlayerFromTestStream(t *testing.T) {
-	testutil.RequireFFmpeg(t)
 	browser.Require(t)
-	ts := startServer(t, t.TempDir(), nil)
-	defer ts.stop()
+	ts := startFFmpegServer(t)
 	vodPort := testutil.FreePort(t)
-	body := playerBody("pattern", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
-		"resolution_width": 640, "resolution_height": 360, "encoding_rate": 25, "test_video_bitrate": 800})
-	body["hls_fragment_length"], body["dash_fragment_length"] = 12, 12
+	body := testVideoPlayer("pattern", vodPort)
 	id := ts.create("vod", body)
 	var rec map[string]any
 	ts.call("/api/vod/getById", map[string]any{"id": id}, http.StatusOK, &rec)
@@ -129,9 +125,7 @@ func TestPlayerDiscontinuity(t *testing.T) {
 	body["hls_fragment_size"], body["initial_live_manifest_size"] = 1, 2
 	id := ts.create("vod", body)
 	url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort, id, id)
-	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
-		return (&Manager{}).PortBusy(storageKey(inPort, "TCP"))
-	})
+	waitBound(t, inPort, "TCP")
 	pub := testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", rtmpURL(inPort, "a"))...)
 	testutil.Eventually(t, 30*time.Second, "playlist", func() bool { c, _ := httpGet(t, url); return c == 200 })
 	time.Sleep(3 * time.Second)

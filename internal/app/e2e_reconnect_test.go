@@ -75,9 +75,7 @@ func TestPublisherReconnects(t *testing.T) {
 	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	rs := ts.create("restream", restreamBody("reconnects", listenInput("INPUT_TYPE_RTMP_LISTEN", port, "tcp")))
-	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
-		return (&Manager{}).PortBusy(storageKey(port, "TCP"))
-	})
+	waitBound(t, port, "TCP")
 	time.Sleep(500 * time.Millisecond)
 	baseG, baseFD := runtime.NumGoroutine(), openFDs(t)
 

@@ -45,9 +45,7 @@ func TestRTMPListenInput(t *testing.T) {
 	ts := startFFmpegServer(t)
 	port := testutil.FreePort(t)
 	vod := ts.create("vod", playerBody("rtmp-listen", testutil.FreePort(t), listenInput("INPUT_TYPE_RTMP_LISTEN", port, "tcp")))
-	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
-		return (&Manager{}).PortBusy(storageKey(port, "TCP"))
-	})
+	waitBound(t, port, "TCP")
 	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", rtmpURL(port, "anything"))...)
 	ts.checkBitrate("vod", vod)
 }

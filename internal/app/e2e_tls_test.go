@@ -59,13 +59,7 @@ func TestTLSLowLatencyHTTP2(t *testing.T) {
 	}
 
 	vodPort := testutil.FreePort(t)
-	body := playerBody("ll-tls", vodPort, map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
-		"resolution_width": 640, "resolution_height": 360, "encoding_rate": 25, "test_video_bitrate": 800})
-	body["hls_fragment_size"], body["dash_fragment_size"] = 1, 1
-	body["hls_fragment_length"], body["dash_fragment_length"] = 12, 12
-	body["low_latency"] = true
-	body["transcoding"] = map[string]any{"video_transcoding": "libx264", "gop": 25, "preset": "ultrafast",
-		"tune": "zerolatency", "output_video_bitrate": 800}
+	body := lowLatencyTestVideo("ll-tls", vodPort)
 	id := ts.create("vod", body)
 	var rec map[string]any
 	ts.call("/api/vod/getById", map[string]any{"id": id}, http.StatusOK, &rec)

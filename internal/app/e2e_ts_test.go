@@ -7,45 +7,60 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
-func TestUDPListenInput(t *testing.T) {
-	ts := startFFmpegServer(t)
-	port := testutil.FreePort(t)
-	rs := ts.create("restream", restreamBody("udp-in", listenInput("INPUT_TYPE_UDP_LISTEN", port, "udp")))
-	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))...)
-	ts.checkBitrate("restream", rs)
-}
-
-func TestUDPURLInput(t *testing.T) {
-	ts := startFFmpegServer(t)
-	port := testutil.FreePort(t)
-	rec := ts.create("recording", recordingBody("udp-url", urlInput("INPUT_TYPE_UDP_URL", fmt.Sprintf("udp://@:%d", port))))
-	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))...)
-	ts.checkBitrate("recording", rec)
-}
-
-func TestHTTPListenInput(t *testing.T) {
-	ts := startFFmpegServer(t)
-	port := testutil.FreePort(t)
-	vod := ts.create("vod", playerBody("http-in", testutil.FreePort(t), listenInput("INPUT_TYPE_HTTP_LISTEN", port, "tcp")))
-	testutil.Eventually(t, 15*time.Second, "listen port bound", func() bool {
-		return (&Manager{}).PortBusy(storageKey(port, "TCP"))
-	})
-	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", fmt.Sprintf("http://127.0.0.1:%d/", port))...)
-	ts.checkBitrate("vod", vod)
-}
-
-func TestHTTPURLInput(t *testing.T) {
-	ts := startFFmpegServer(t)
-	port := testutil.FreePort(t)
-	// ffmpeg serves the stream over HTTP; sluice GETs it.
-	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", "-listen", "1", fmt.Sprintf("http://127.0.0.1:%d/live.ts", port))...)
-	rs := ts.create("restream", restreamBody("http-url", urlInput("INPUT_TYPE_HTTP_URL", fmt.Sprintf("http://127.0.0.1:%d/live.ts", port))))
-	ts.checkBitrate("restream", rs)
+// TestTSInputs: MPEG-TS that ffmpeg sends over UDP (to a listen input, and to a udp://@ URL
+// input) and over HTTP (POSTed to a listen input, and served by ffmpeg for a URL input to GET)
+// arrives at its bitrate, into a restream, a recording and a player.
+func TestTSInputs(t *testing.T) {
+	udp := func(port int) string { return fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port) }
+	served := func(port int) string { return fmt.Sprintf("http://127.0.0.1:%d/live.ts", port) }
+	cases := []struct {
+		name, module string
+		input        func(port int) map[string]any
+		// out is ffmpeg's output; bound waits for the listen port first; serve: ffmpeg
+		// listens and the input dials it.
+		out          func(port int) []string
+		bound, serve bool
+	}{
+		{"udp-listen", "restream", func(p int) map[string]any { return listenInput("INPUT_TYPE_UDP_LISTEN", p, "udp") },
+			func(p int) []string { return []string{udp(p)} }, false, false},
+		{"udp-url", "recording", func(p int) map[string]any { return urlInput("INPUT_TYPE_UDP_URL", fmt.Sprintf("udp://@:%d", p)) },
+			func(p int) []string { return []string{udp(p)} }, false, false},
+		{"http-listen", "vod", func(p int) map[string]any { return listenInput("INPUT_TYPE_HTTP_LISTEN", p, "tcp") },
+			func(p int) []string { return []string{fmt.Sprintf("http://127.0.0.1:%d/", p)} }, true, false},
+		{"http-url", "restream", func(p int) map[string]any { return urlInput("INPUT_TYPE_HTTP_URL", served(p)) },
+			func(p int) []string { return []string{"-listen", "1", served(p)} }, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts := startFFmpegServer(t)
+			port := testutil.FreePort(t)
+			publish := func() { testutil.FFmpeg(t, append(append(testutil.Source(1000), "-f", "mpegts"), c.out(port)...)...) }
+			if c.serve {
+				publish()
+			}
+			var body map[string]any
+			switch c.module {
+			case "restream":
+				body = restreamBody(c.name, c.input(port))
+			case "recording":
+				body = recordingBody(c.name, c.input(port))
+			default:
+				body = playerBody(c.name, testutil.FreePort(t), c.input(port))
+			}
+			id := ts.create(c.module, body)
+			if c.bound {
+				waitBound(t, port, "TCP")
+			}
+			if !c.serve {
+				publish()
+			}
+			ts.checkBitrate(c.module, id)
+		})
+	}
 }
 
 func TestOtherInputThroughFFmpeg(t *testing.T) {
