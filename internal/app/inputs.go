@@ -79,11 +79,11 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 	switch input.InputType {
 	case kinds.InputRTMPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtmp.Listen(ctx, in.listenAddr(input), s, log)
+			return rtmp.Listen(ctx, s, rtmp.ListenOptions{Addr: in.listenAddr(input), Log: log})
 		}, nil
 	case kinds.InputRTMPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtmp.Pull(ctx, input.InputStreamURL, s, log)
+			return rtmp.Pull(ctx, s, rtmp.PullOptions{URL: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputSRTListen:
 		opts := srt.Options{}
@@ -107,11 +107,11 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case kinds.InputRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtsp.Listen(ctx, in.listenAddr(input), s, log)
+			return rtsp.Listen(ctx, s, rtsp.ServerConfig{Addr: in.listenAddr(input), Log: log})
 		}, nil
 	case kinds.InputRTSPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return rtsp.Pull(ctx, input.InputStreamURL, s, log)
+			return rtsp.Pull(ctx, s, rtsp.PullOptions{URL: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputUDPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -144,7 +144,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
-			return ffin.Run(ctx, in.cfg.FFmpeg, input.InputStreamURL, s, log)
+			return ffin.Run(ctx, s, ffin.Options{FFmpeg: in.cfg.FFmpeg, Address: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputGenerateVideo:
 		p := testsrc.Params{FPS: input.EncodingRate, SoundHz: input.SoundHz, Width: input.ResolutionWidth,
@@ -153,7 +153,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 			return nil, err
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
-			return testsrc.Run(ctx, in.cfg.FFmpeg, p, s, log)
+			return testsrc.Run(ctx, s, testsrc.Options{FFmpeg: in.cfg.FFmpeg, Params: p, Log: log})
 		}, nil
 	}
 	return nil, fmt.Errorf("input type %s is not built in this version", input.InputType)

@@ -84,13 +84,13 @@ func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger)
 	switch out.OutputType {
 	case kinds.OutputOtherRTMPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return rtmp.Push(ctx, target, out.OutputStreamKey, r, tracks)
+			return rtmp.Push(ctx, r, tracks, rtmp.PushOptions{URL: target, Key: out.OutputStreamKey, Log: log})
 		}, nil
 	case kinds.OutputLocalRTMPURL:
 		return o.localRTMP(out)
 	case kinds.OutputRTSPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return rtsp.Push(ctx, target, r, tracks, log)
+			return rtsp.Push(ctx, r, tracks, rtsp.PushOptions{URL: target, Log: log})
 		}, nil
 	case kinds.OutputSRTURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {

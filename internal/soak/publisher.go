@@ -148,7 +148,7 @@ func send(ctx context.Context, t Target, r *stream.Reader, tracks []media.Track,
 	case ProtoSRT:
 		return srt.Send(ctx, t.URL, r, tracks, log, nil)
 	case ProtoRTMP:
-		return rtmp.Push(ctx, t.URL, t.Key, r, tracks)
+		return rtmp.Push(ctx, r, tracks, rtmp.PushOptions{URL: t.URL, Key: t.Key})
 	case ProtoUDP:
 		return udp.Send(ctx, t.URL, r, tracks, udp.SendOptions{Log: log})
 	}

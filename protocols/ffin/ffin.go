@@ -84,12 +84,26 @@ func Args(address string) []string {
 	return append(args, "-i", address, "-c", "copy", "-f", "mpegts", "-flush_packets", "1", "pipe:1")
 }
 
-// Run opens address with the ffmpeg at ffmpegPath and publishes what it reads into s until
+// Options configure Run.
+type Options struct {
+	// FFmpeg is the ffmpeg program to run. Default: "ffmpeg" from PATH.
+	FFmpeg string
+	// Address is what ffmpeg opens (INPUT_TYPE_OTHER's URL or path).
+	Address string
+	// Log gets the input's messages. Default: slog.Default().
+	Log *slog.Logger
+}
+
+// Run opens o.Address with o.FFmpeg and publishes what it reads into s until
 // ffmpeg exits or ctx ends (nil: ffmpeg is stopped and its process group killed before Run
 // returns). It returns nil when ffmpeg ended normally after media flowed, and an error when
 // the address is refused (ErrBadAddress), ffmpeg fails (its last stderr lines quoted) or
 // produced nothing to publish.
-func Run(ctx context.Context, ffmpegPath, address string, s *stream.Stream, log *slog.Logger) error {
+func Run(ctx context.Context, s *stream.Stream, o Options) error {
+	ffmpegPath, address, log := o.FFmpeg, o.Address, o.Log
+	if ffmpegPath == "" {
+		ffmpegPath = "ffmpeg"
+	}
 	if err := checkAddress(address); err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func TestArgs(t *testing.T) {
 
 func TestCheckAddress(t *testing.T) {
 	for _, a := range []string{"", "  ", "-i", "-f lavfi", "-", "a\nb", "x\x00"} {
-		err := Run(context.Background(), "ffmpeg", a, stream.New("x", stream.Options{}), nil)
+		err := Run(context.Background(), stream.New("x", stream.Options{}), Options{FFmpeg: "ffmpeg", Address: a})
 		if !errors.Is(err, ErrBadAddress) {
 			t.Errorf("%q: %v, want ErrBadAddress", a, err)
 		}
@@ -163,7 +163,7 @@ func TestRunFile(t *testing.T) {
 	stop := collect(t, s)
 	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- Run(context.Background(), ffmpeg, path, s, nil) }()
+	go func() { done <- Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: path}) }()
 	checkRates(t, s, srcKbps, 25)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestRunHTTP(t *testing.T) {
 	defer srv.Close()
 	s := stream.New("http", stream.Options{})
 	stop := collect(t, s)
-	if err := Run(context.Background(), ffmpeg, srv.URL+"/src.mp4", s, nil); err != nil {
+	if err := Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: srv.URL + "/src.mp4"}); err != nil {
 		t.Fatal(err)
 	}
 	checkMedia(t, s, stop(), 6*25)
@@ -197,14 +197,14 @@ func TestRunFailures(t *testing.T) {
 	ffmpeg := testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("fail", stream.Options{})
-	err := Run(context.Background(), ffmpeg, filepath.Join(t.TempDir(), "missing.ts"), s, nil)
+	err := Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: filepath.Join(t.TempDir(), "missing.ts")})
 	if err == nil || !strings.Contains(err.Error(), "No such file") {
 		t.Errorf("missing file: %v", err)
 	}
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	secret := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/x.ts"
-	err = Run(context.Background(), ffmpeg, secret, s, nil)
+	err = Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: secret})
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("404 with credentials: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestRunCancel(t *testing.T) {
 	s := stream.New("cancel", stream.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, ffmpeg, path, s, nil) }()
+	go func() { done <- Run(ctx, s, Options{FFmpeg: ffmpeg, Address: path}) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for !s.Publishing() {
 		if time.Now().After(deadline) {

@@ -24,7 +24,7 @@ func TestRunRepeat(t *testing.T) {
 	stop := collect(t, s)
 	b0 := testutil.TakeBaseline()
 	for range 4 {
-		if err := Run(context.Background(), ffmpeg, srv.URL+"/src.mp4", s, nil); err != nil {
+		if err := Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: srv.URL + "/src.mp4"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package rtmp
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -16,16 +15,16 @@ const (
 	listenMaxPerAddr = 4
 )
 
-// Listen is the INPUT_TYPE_RTMP_LISTEN input: an RTMP server on addr that accepts one
+// Listen is the INPUT_TYPE_RTMP_LISTEN input: an RTMP server on o.Addr that accepts one
 // publisher at a time, with any app and key, and publishes into s. When the publisher drops
 // it accepts the next; a second publisher while one is live is refused with
 // NetStream.Publish.BadName. It returns when ctx ends (nil) or if it cannot listen.
-func Listen(ctx context.Context, addr string, s *stream.Stream, log *slog.Logger) error {
+func Listen(ctx context.Context, s *stream.Stream, o ListenOptions) error {
 	srv := &Server{
-		ListenAddr:            addr,
+		ListenAddr:            o.Addr,
 		App:                   "*",
 		Publish:               func(string) (*stream.Publisher, error) { return s.Publish() },
-		Logger:                log,
+		Logger:                o.Log,
 		MaxConnections:        listenMaxConnections,
 		MaxConnectionsPerAddr: listenMaxPerAddr,
 	}

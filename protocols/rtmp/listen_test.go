@@ -30,7 +30,7 @@ func TestListenReconnect(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan error, 1)
-		go func() { done <- Listen(ctx, addr, s, testLog(t)) }()
+		go func() { done <- Listen(ctx, s, ListenOptions{Addr: addr, Log: testLog(t)}) }()
 
 		discs := make(chan int, 1)
 		rctx, rcancel := context.WithCancel(context.Background())
@@ -102,7 +102,7 @@ func TestListenReconnect(t *testing.T) {
 func TestListenBusyPort(t *testing.T) {
 	srv := &Server{Registry: stream.NewRegistry(stream.Options{})}
 	addr := startServer(t, srv)
-	err := Listen(context.Background(), addr, stream.New("x", stream.Options{}), testLog(t))
+	err := Listen(context.Background(), stream.New("x", stream.Options{}), ListenOptions{Addr: addr, Log: testLog(t)})
 	if err == nil || !strings.Contains(err.Error(), "rtmp listen "+addr) {
 		t.Fatalf("Listen on a busy port: %v", err)
 	}

@@ -14,11 +14,12 @@ import (
 // playBufferMs is the buffer length a player announces.
 const playBufferMs = 3000
 
-// Pull is the INPUT_TYPE_RTMP_URL input: it plays rtmp://host[:port]/app/key from a remote
-// server and publishes into s, one session from Publish to Close. It returns when the remote
+// Pull is the INPUT_TYPE_RTMP_URL input: it plays o.URL from a remote server and publishes
+// into s, one session from Publish to Close. It returns when the remote
 // ends the stream (nil if media flowed, an error wrapping ErrNoMedia otherwise), when the
 // connection fails (an error), or when ctx ends (nil).
-func Pull(ctx context.Context, url string, s *stream.Stream, log *slog.Logger) error {
+func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
+	url, log := o.URL, o.Log
 	if log == nil {
 		log = slog.Default()
 	}

@@ -17,7 +17,7 @@ import (
 func runPull(t *testing.T, ctx context.Context, url string, s *stream.Stream) func(time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Pull(ctx, url, s, testLog(t)) }()
+	go func() { done <- Pull(ctx, s, PullOptions{URL: url, Log: testLog(t)}) }()
 	t.Cleanup(func() {
 		select {
 		case <-done:
@@ -111,7 +111,7 @@ func TestPullFromServer(t *testing.T) {
 	}
 
 	// A stream that does not exist is refused.
-	err = Pull(context.Background(), fmt.Sprintf("rtmp://%s/live/nothing", addr), stream.New("x", stream.Options{}), testLog(t))
+	err = Pull(context.Background(), stream.New("x", stream.Options{}), PullOptions{URL: fmt.Sprintf("rtmp://%s/live/nothing", addr), Log: testLog(t)})
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("Pull of a missing stream: %v", err)
 	}

@@ -11,19 +11,22 @@ import (
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
-// Push publishes the units of r to a remote RTMP server: url is rtmp://host[:port]/app and key
-// the stream key (with an empty key, url carries it: rtmp://host/app/key). tracks are the
+// Push publishes the units of r to a remote RTMP server, o.URL with o.Key. tracks are the
 // stream's tracks, read again from the stream at each discontinuity, across which timestamps
 // keep increasing. It returns nil when ctx ends or the stream closes, and an error when the
 // server refuses the publication (wrapping ErrRefused) or the connection fails. The caller
 // owns r.
-func Push(ctx context.Context, url, key string, r *stream.Reader, tracks []media.Track) error {
-	t, err := parseTarget(url, key)
+func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOptions) error {
+	t, err := parseTarget(o.URL, o.Key)
 	if err != nil {
 		return err
 	}
-	where := redact(url)
-	cl, err := dial(ctx, t, slog.Default())
+	where := redact(o.URL)
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	cl, err := dial(ctx, t, log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -87,7 +87,7 @@ func TestPushToFFmpeg(t *testing.T) {
 	go func() {
 		// ffmpeg listens once it has started: retry a refused dial.
 		for {
-			err := Push(ctx, fmt.Sprintf("rtmp://127.0.0.1:%d/live", port), "key", r, s.Tracks())
+			err := Push(ctx, r, s.Tracks(), PushOptions{URL: fmt.Sprintf("rtmp://127.0.0.1:%d/live", port), Key: "key"})
 			if err != nil && strings.Contains(err.Error(), "connection refused") && ctx.Err() == nil {
 				time.Sleep(100 * time.Millisecond)
 				continue
@@ -135,7 +135,7 @@ func TestPushHEVC(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pushed := make(chan error, 1)
-	go func() { pushed <- Push(ctx, "rtmp://"+addr+"/live/hevc", "", r, src.Tracks()) }()
+	go func() { pushed <- Push(ctx, r, src.Tracks(), PushOptions{URL: "rtmp://" + addr + "/live/hevc"}) }()
 
 	var got *stream.Stream
 	waitFor(t, 30*time.Second, "the H.265 publication", func() bool {

@@ -84,7 +84,7 @@ func TestRobustness(t *testing.T) {
 		laddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- Listen(ctx, laddr, ls, testLog(t)) }()
+		go func() { done <- Listen(ctx, ls, ListenOptions{Addr: laddr, Log: testLog(t)}) }()
 		waitFor(t, 10*time.Second, "the listen input", func() bool {
 			c, err := net.Dial("tcp", laddr)
 			if err == nil {

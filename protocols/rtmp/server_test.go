@@ -59,7 +59,7 @@ func TestServerPublishPlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Push(context.Background(), "rtmp://"+addr+"/live", "cam1", pr, strm.Tracks())
+	err = Push(context.Background(), pr, strm.Tracks(), PushOptions{URL: "rtmp://" + addr + "/live", Key: "cam1"})
 	pr.Close()
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), codePublishBadName) {
 		t.Fatalf("second publisher, ours: %v", err)

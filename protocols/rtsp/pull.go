@@ -16,14 +16,15 @@ import (
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
-// Pull reads the RTSP stream at rawurl (DESCRIBE, SETUP, PLAY) and publishes it into s as one
+// Pull reads the RTSP stream at o.URL (DESCRIBE, SETUP, PLAY) and publishes it into s as one
 // publisher session. Credentials go in the URL (rtsp://user:pass@host/path); the query option
 // rtsp_transport=tcp|udp chooses the transport and is not sent to the server; without it UDP
 // is tried first and TCP taken when UDP brings nothing within 3 s. Pull returns nil when ctx
 // ends, and when the remote ended the stream after media reached s; otherwise an error, such
 // as a refused connection, a description with no carried format, or a stream that went quiet
 // for ReadTimeout (10 s).
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger) error {
+func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
+	rawurl, log := o.URL, o.Log
 	if log == nil {
 		log = slog.Default()
 	}

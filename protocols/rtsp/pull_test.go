@@ -24,7 +24,7 @@ func startPull(t *testing.T, url string) (dst *stream.Stream, c *collector, canc
 	c = collect(t, dst)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- Pull(ctx, url, dst, log) }()
+	go func() { errc <- Pull(ctx, dst, PullOptions{URL: url, Log: log}) }()
 	var mu sync.Mutex
 	var res error
 	var got bool
@@ -118,7 +118,7 @@ func TestPullErrors(t *testing.T) {
 			dst := stream.New("pulled", stream.Options{Log: testLog(t)})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			err := Pull(ctx, tc.url, dst, testLog(t))
+			err := Pull(ctx, dst, PullOptions{URL: tc.url, Log: testLog(t)})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Pull = %v, want an error with %q", err, tc.want)
 			}

@@ -22,13 +22,14 @@ import (
 // RTSP session cannot carry on: the caller starts a new Push with the new tracks.
 var ErrTracksChanged = errors.New("tracks changed")
 
-// Push publishes what r reads to the RTSP server at rawurl, with ANNOUNCE and RECORD and RTP
+// Push publishes what r reads to the RTSP server at o.URL, with ANNOUNCE and RECORD and RTP
 // interleaved over TCP; credentials go in the URL. tracks describe r's units (usually
 // r.Stream().Tracks()); tracks of codecs RTSP does not carry here are left out. Timestamps
 // keep increasing across the stream's discontinuities (media.Continuity). Push returns nil when ctx ends or the
 // stream closes, ErrTracksChanged (wrapped) when a new publisher brought other tracks, and an
 // error when the server refuses or drops the session.
-func Push(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
+func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOptions) error {
+	rawurl, log := o.URL, o.Log
 	if log == nil {
 		log = slog.Default()
 	}

@@ -31,7 +31,7 @@ func TestPush(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	url := strings.Replace(dst.url, "rtsp://", "rtsp://pub:secret@", 1)
-	go func() { errc <- Push(ctx, url, r, tracks, testLog(t)) }()
+	go func() { errc <- Push(ctx, r, tracks, PushOptions{URL: url, Log: testLog(t)}) }()
 	defer func() {
 		cancel()
 		if err := <-errc; err != nil {
@@ -70,7 +70,7 @@ func TestPushEndsWithStream(t *testing.T) {
 	}
 	defer r.Close()
 	errc := make(chan error, 1)
-	go func() { errc <- Push(context.Background(), dst.url, r, tracks, testLog(t)) }()
+	go func() { errc <- Push(context.Background(), r, tracks, PushOptions{URL: dst.url, Log: testLog(t)}) }()
 	waitFor(t, 20*time.Second, "the push to record", dst.strm.Publishing)
 	strm.Close()
 	select {
@@ -93,7 +93,7 @@ func TestPushEndsWithStream(t *testing.T) {
 	defer r2.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := Push(ctx, auth.url, r2, tracks, testLog(t)); err == nil || !strings.Contains(err.Error(), "401") {
+	if err := Push(ctx, r2, tracks, PushOptions{URL: auth.url, Log: testLog(t)}); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("Push without credentials = %v, want 401", err)
 	}
 }

@@ -98,11 +98,11 @@ type Server struct {
 
 var _ stream.Source = (*Server)(nil)
 
-// Listen is the INPUT_TYPE_RTSP_LISTEN input: an RTSP server on addr, with UDP on a free pair
+// Listen is the INPUT_TYPE_RTSP_LISTEN input: an RTSP server on cfg.Addr, with UDP on a free pair
 // of ports besides TCP, that publishes into s what one publisher at a time sends. It returns
 // nil when ctx ends, and an error when it cannot listen or the server fails.
-func Listen(ctx context.Context, addr string, s *stream.Stream, log *slog.Logger) error {
-	srv, err := NewServer(ServerConfig{Addr: addr, Log: log})
+func Listen(ctx context.Context, s *stream.Stream, cfg ServerConfig) error {
+	srv, err := NewServer(cfg)
 	if err != nil {
 		return err
 	}

@@ -231,7 +231,7 @@ func TestServerSockets(t *testing.T) {
 	defer ln.Close()
 	strm := stream.New("x", stream.Options{Log: testLog(t)})
 	defer strm.Close()
-	if err := Listen(context.Background(), ln.Addr().String(), strm, testLog(t)); err == nil ||
+	if err := Listen(context.Background(), strm, ServerConfig{Addr: ln.Addr().String(), Log: testLog(t)}); err == nil ||
 		!strings.Contains(err.Error(), ln.Addr().String()) {
 		t.Errorf("Listen on a busy port = %v, want an error naming it", err)
 	}

@@ -17,7 +17,7 @@ func TestRunRepeat(t *testing.T) {
 	b0 := testutil.TakeBaseline()
 	for range 4 {
 		p := Params{Width: 160, Height: 120, DurationSec: 1, BitrateKbps: 200}
-		if err := Run(context.Background(), ffmpeg, p, s, nil); err != nil {
+		if err := Run(context.Background(), s, Options{FFmpeg: ffmpeg, Params: p}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -103,11 +103,25 @@ func Args(p Params) ([]string, error) {
 	}, nil
 }
 
-// Run generates the test stream with the ffmpeg at ffmpegPath and publishes it into s, until
+// Options configure Run.
+type Options struct {
+	// FFmpeg is the ffmpeg program to run. Default: "ffmpeg" from PATH.
+	FFmpeg string
+	// Params describe the stream to generate.
+	Params Params
+	// Log gets the input's messages. Default: slog.Default().
+	Log *slog.Logger
+}
+
+// Run generates the test stream of o.Params with o.FFmpeg and publishes it into s, until
 // ctx ends (nil: ffmpeg is stopped, its process group killed, before Run returns) or the
 // stream's duration is over (nil after media flowed). It fails for invalid params, and when
 // ffmpeg fails or produces nothing.
-func Run(ctx context.Context, ffmpegPath string, p Params, s *stream.Stream, log *slog.Logger) error {
+func Run(ctx context.Context, s *stream.Stream, o Options) error {
+	ffmpegPath, p, log := o.FFmpeg, o.Params, o.Log
+	if ffmpegPath == "" {
+		ffmpegPath = "ffmpeg"
+	}
 	args, err := Args(p)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func TestParamsInvalid(t *testing.T) {
 		if _, err := Args(p); err == nil {
 			t.Errorf("%+v accepted", p)
 		}
-		if err := Run(context.Background(), "ffmpeg", p, stream.New("x", stream.Options{}), nil); err == nil {
+		if err := Run(context.Background(), stream.New("x", stream.Options{}), Options{FFmpeg: "ffmpeg", Params: p}); err == nil {
 			t.Errorf("Run with %+v: no error", p)
 		}
 	}
@@ -161,7 +161,7 @@ func TestRunE2E(t *testing.T) {
 	p := Params{FPS: 25, Width: 640, Height: 360, DurationSec: 600, BitrateKbps: 1000}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, ffmpeg, p, s, nil) }()
+	go func() { done <- Run(ctx, s, Options{FFmpeg: ffmpeg, Params: p}) }()
 
 	checkRates(t, s, float64(p.BitrateKbps+AudioKbps), 25)
 	// Let 6 s of media through, for 3 key frames at least.
@@ -222,7 +222,7 @@ func TestRunShort(t *testing.T) {
 	t.Parallel()
 	s := stream.New("short", stream.Options{})
 	start := time.Now()
-	err := Run(context.Background(), ffmpeg, Params{Width: 320, Height: 240, DurationSec: 2, BitrateKbps: 300}, s, nil)
+	err := Run(context.Background(), s, Options{FFmpeg: ffmpeg, Params: Params{Width: 320, Height: 240, DurationSec: 2, BitrateKbps: 300}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,13 +236,13 @@ func TestRunShort(t *testing.T) {
 
 func TestRunBadFFmpeg(t *testing.T) {
 	t.Parallel()
-	err := Run(context.Background(), "/nonexistent/ffmpeg", Params{}, stream.New("x", stream.Options{}), nil)
+	err := Run(context.Background(), stream.New("x", stream.Options{}), Options{FFmpeg: "/nonexistent/ffmpeg"})
 	if err == nil {
 		t.Fatal("no error")
 	}
 	// A program that exits 0 without output.
 	if _, lerr := exec.LookPath("true"); lerr == nil {
-		err = Run(context.Background(), "true", Params{}, stream.New("y", stream.Options{}), nil)
+		err = Run(context.Background(), stream.New("y", stream.Options{}), Options{FFmpeg: "true"})
 		if !errors.Is(err, ingest.ErrNoMedia) {
 			t.Fatalf("true: %v, want ingest.ErrNoMedia", err)
 		}
