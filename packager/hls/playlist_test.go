@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/hls"
-	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
 func TestWarmUp(t *testing.T) {
@@ -117,7 +117,7 @@ func TestDiscontinuity(t *testing.T) {
 func TestTracksChange(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1"})
 	f.feed(t, 6500*time.Millisecond)
-	f.src.Video = segtest.H265(f.src.Video.ID)
+	f.src.Video = mediatest.H265(f.src.Video.ID)
 	f.src.Restart(time.Second)
 	if err := f.sg.SetTracks(f.src.Tracks()); err != nil {
 		t.Fatal(err)
