@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,20 +14,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
-
-// startPlay plays the test source into s in real time, looping, until the test ends.
-func startPlay(t *testing.T, s *stream.Stream) {
-	t.Helper()
-	tracks, aus := streamtest.ReadTS(t, streamtest.CBRFile(t, 4, "mpegts"))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = streamtest.Play(ctx, s, tracks, aus, true, 100)
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
 
 // sendLoop runs Send from a new reader, retrying while the peer is not listening yet, until
 // ctx ends.
@@ -53,7 +38,7 @@ func TestSendFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("send-src", stream.Options{})
-	startPlay(t, s)
+	streamtest.PlayCBR(t, s)
 	testutil.Eventually(t, 10*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 })
 	port := testutil.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)

@@ -176,15 +176,9 @@ func TestServerReconnect(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	time.Sleep(200 * time.Millisecond)
 	b1 := testutil.TakeBaseline()
-	for i := range 4 {
-		if err := publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts"); err != nil {
-			t.Fatal(err)
-		}
-		testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-		if got := s.Discontinuities(); got != int64(i) {
-			t.Fatalf("after %d publishers: %d discontinuities", i+1, got)
-		}
-	}
+	streamtest.PublishSessions(t, s, 4, func() error {
+		return publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts")
+	}, nil)
 	http.DefaultClient.CloseIdleConnections()
 	b1.Check(t, 10*time.Second)
 	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())

@@ -77,20 +77,13 @@ func TestListenReconnect(t *testing.T) {
 	go func() { done <- Listen(ctx, port, s, Options{IdleTimeout: time.Second}) }()
 	col := streamtest.Collect(t, s)
 	var b1 testutil.Baseline
-	for i := range 4 {
-		if err := publishUDP(context.Background(), t, port, 2); err != nil {
-			t.Fatal(err)
-		}
-		testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-		if got := s.Discontinuities(); got != int64(i) {
-			t.Fatalf("after %d publishers: %d discontinuities", i+1, got)
-		}
+	streamtest.PublishSessions(t, s, 4, func() error { return publishUDP(context.Background(), t, port, 2) }, func(i int) {
 		if i == 0 {
 			// The socket is open and the first session is over: what later sessions leave
 			// behind shows against this.
 			b1 = testutil.TakeBaseline()
 		}
-	}
+	})
 	b1.Check(t, 10*time.Second)
 	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 	col.Stop()

@@ -90,7 +90,7 @@ func TestSendPullMulticast(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	src := stream.New("mcast-src", stream.Options{})
-	startPlay(t, src)
+	streamtest.PlayCBR(t, src)
 	dst := stream.New("mcast-dst", stream.Options{})
 	group, port := mcastGroup(), testutil.FreePort(t)
 	startPull(t, fmt.Sprintf("udp://@%s:%d?localaddr=127.0.0.1", group, port), dst)

@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,20 +54,6 @@ func waitTracks(ctx context.Context, s *stream.Stream) {
 	}
 }
 
-// startPlay plays the test source into s in real time, looping, until the test ends.
-func startPlay(t *testing.T, s *stream.Stream) {
-	t.Helper()
-	tracks, aus := streamtest.ReadTS(t, streamtest.CBRFile(t, 4, "mpegts"))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = streamtest.Play(ctx, s, tracks, aus, true, 100)
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
-
 // receiveFFmpeg runs ffmpeg reading url for 5 s of media into a file and checks it holds
 // H.264 and AAC.
 func receiveFFmpeg(t *testing.T, inURL string) {
@@ -94,7 +79,7 @@ func TestSendFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-send", stream.Options{})
-	startPlay(t, s)
+	streamtest.PlayCBR(t, s)
 	port := testutil.FreePort(t)
 	startSend(t, s, fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port), Send)
 	receiveFFmpeg(t, fmt.Sprintf("udp://127.0.0.1:%d", port))
@@ -121,7 +106,7 @@ func TestSendRTPFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("rtp-send", stream.Options{})
-	startPlay(t, s)
+	streamtest.PlayCBR(t, s)
 	port := freeRTPPort(t)
 	startSend(t, s, fmt.Sprintf("rtp://127.0.0.1:%d", port), SendRTP)
 	receiveFFmpeg(t, fmt.Sprintf("rtp://127.0.0.1:%d", port))
