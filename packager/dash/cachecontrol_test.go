@@ -23,8 +23,8 @@ func TestManifestCache(t *testing.T) {
 		{4 * time.Second, time.Second, "public, max-age=1, s-maxage=1"},
 	} {
 		f := newFixture(t, dash.Options{ID: "p1", FragmentSize: tc.fragment, PartTarget: tc.part})
-		f.feed(t, 10*time.Second)
-		res, body := f.get(t, http.MethodGet, "index.mpd")
+		f.Feed(t, 10*time.Second)
+		res, body := f.Get(t, http.MethodGet, "index.mpd")
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != tc.want {
 			t.Errorf("fragment %v part %v: %d %q, want %q (%.200s)", tc.fragment, tc.part, res.StatusCode, res.Header.Get("Cache-Control"), tc.want, body)
 		}

@@ -43,18 +43,10 @@ func newFixtureWith(t testing.TB, opts dash.Options, o segtest.FixtureOptions) *
 	return &fixture{Fixture: f, st: f.Store, sg: f.Seg, src: f.Src, h: h}
 }
 
-func (f *fixture) feed(t testing.TB, d time.Duration) { f.Feed(t, d) }
-
-func (f *fixture) get(t testing.TB, method, name string, hdr ...string) (reply, string) {
-	return f.Get(t, method, name, hdr...)
-}
-
-type reply = segtest.Reply
-
 // manifest fetches index.mpd and fails unless it is served.
 func (f *fixture) manifest(t *testing.T) string {
 	t.Helper()
-	res, body := f.get(t, http.MethodGet, "index.mpd")
+	res, body := f.Get(t, http.MethodGet, "index.mpd")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("manifest: %d %s", res.StatusCode, body)
 	}

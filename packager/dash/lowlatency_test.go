@@ -37,7 +37,7 @@ func TestLowLatencyManifest(t *testing.T) {
 		part time.Duration
 	}{{"classic", 0}, {"low-latency", 250 * time.Millisecond}} {
 		f := newFixture(t, dash.Options{ID: "p1", FragmentSize: 2 * time.Second, Window: 30 * time.Second, PartTarget: tc.part})
-		f.feed(t, 8500*time.Millisecond)
+		f.Feed(t, 8500*time.Millisecond)
 		body := f.manifest(t)
 		full := parseMPD(t, body) // still a valid MPD
 		if tc.part == 0 {

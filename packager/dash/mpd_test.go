@@ -15,8 +15,8 @@ import (
 
 func TestWarmUp(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1", InitialSegments: 4})
-	f.feed(t, 6500*time.Millisecond) // three segments
-	res, body := f.get(t, http.MethodGet, "index.mpd")
+	f.Feed(t, 6500*time.Millisecond) // three segments
+	res, body := f.Get(t, http.MethodGet, "index.mpd")
 	var e struct {
 		Success bool
 		Error   struct{ Code, Message string }
@@ -27,13 +27,13 @@ func TestWarmUp(t *testing.T) {
 	if e.Success || e.Error.Code != "NOT_FOUND" || e.Error.Message != "player p1 is warming up: 3 of 4 segments ready" {
 		t.Errorf("body %s", body)
 	}
-	f.feed(t, 2*time.Second)
+	f.Feed(t, 2*time.Second)
 	f.manifest(t)
 }
 
 func TestManifestText(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1", FragmentSize: 2 * time.Second, LiveSyncCount: 4, Window: 30 * time.Second})
-	f.feed(t, 8500*time.Millisecond)
+	f.Feed(t, 8500*time.Millisecond)
 	want := `<?xml version="1.0" encoding="UTF-8"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="dynamic" availabilityStartTime="2026-03-01T12:00:00.000Z" publishTime="2026-03-01T12:01:00.000Z" minimumUpdatePeriod="PT2S" timeShiftBufferDepth="PT30S" suggestedPresentationDelay="PT8S" minBufferTime="PT2S" maxSegmentDuration="PT2S">
   <Period id="p0" start="PT0S">
@@ -71,9 +71,9 @@ func TestManifestText(t *testing.T) {
 // Period goes.
 func TestPeriods(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1", Window: 10 * time.Second})
-	f.feed(t, 8*time.Second)
+	f.Feed(t, 8*time.Second)
 	f.src.Restart(3 * time.Second)
-	f.feed(t, 6500*time.Millisecond)
+	f.Feed(t, 6500*time.Millisecond)
 	m := parseMPD(t, f.manifest(t))
 	if len(m.Periods) != 2 || m.Periods[0].ID != "p0" || m.Periods[1].ID != "p1" {
 		t.Fatalf("periods %+v", m.Periods)
@@ -90,7 +90,7 @@ func TestPeriods(t *testing.T) {
 			t.Errorf("period %d: PTO %d, first t %d", p, v.PTO, m.times(p, 0)[0])
 		}
 	}
-	f.feed(t, 10*time.Second)
+	f.Feed(t, 10*time.Second)
 	m = parseMPD(t, f.manifest(t))
 	if len(m.Periods) != 1 || m.Periods[0].ID != "p1" || m.Periods[0].Start != "PT11S" {
 		t.Errorf("after sliding out: %+v", m.Periods)
@@ -101,9 +101,9 @@ func TestPeriods(t *testing.T) {
 // Period's segments still have their own names.
 func TestPeriodNames(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1"})
-	f.feed(t, 6500*time.Millisecond)
+	f.Feed(t, 6500*time.Millisecond)
 	f.src.Restart(time.Second)
-	f.feed(t, 4500*time.Millisecond)
+	f.Feed(t, 4500*time.Millisecond)
 	m := parseMPD(t, f.manifest(t))
 	if len(m.Periods) != 2 {
 		t.Fatalf("%d periods", len(m.Periods))
@@ -115,8 +115,8 @@ func TestPeriodNames(t *testing.T) {
 			t.Fatalf("period %d starts at %d", p, tm)
 		}
 		tpl := m.Periods[p].Sets[0].Template
-		_, init := f.get(t, http.MethodGet, tpl.Init)
-		_, body := f.get(t, http.MethodGet, strings.ReplaceAll(tpl.Media, "$Time$", itoa(tm)))
+		_, init := f.Get(t, http.MethodGet, tpl.Init)
+		_, body := f.Get(t, http.MethodGet, strings.ReplaceAll(tpl.Media, "$Time$", itoa(tm)))
 		file, err := mp4.DecodeFile(bytes.NewReader([]byte(init + body)))
 		if err != nil {
 			t.Fatal(err)
@@ -133,16 +133,16 @@ func TestPeriodNames(t *testing.T) {
 // single-track fragment whose tfdt is its $Time$.
 func TestSegmentsFromManifest(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1"})
-	f.feed(t, 10500*time.Millisecond)
+	f.Feed(t, 10500*time.Millisecond)
 	m := parseMPD(t, f.manifest(t))
 	for set, as := range m.Periods[0].Sets {
-		res, init := f.get(t, http.MethodGet, as.Template.Init)
+		res, init := f.Get(t, http.MethodGet, as.Template.Init)
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 			t.Fatalf("%s: %d", as.Template.Init, res.StatusCode)
 		}
 		for _, tm := range m.times(0, set) {
 			name := strings.ReplaceAll(as.Template.Media, "$Time$", itoa(tm))
-			res, body := f.get(t, http.MethodGet, name)
+			res, body := f.Get(t, http.MethodGet, name)
 			if res.StatusCode != http.StatusOK {
 				t.Fatalf("%s: %d %s", name, res.StatusCode, body)
 			}
@@ -161,8 +161,8 @@ func TestSegmentsFromManifest(t *testing.T) {
 	}
 	// Range request inside a segment (header and shared bytes joined).
 	name := strings.ReplaceAll(m.Periods[0].Sets[0].Template.Media, "$Time$", itoa(m.times(0, 0)[1]))
-	_, whole := f.get(t, http.MethodGet, name)
-	res, part := f.get(t, http.MethodGet, name, "Range", "bytes=100-4099")
+	_, whole := f.Get(t, http.MethodGet, name)
+	res, part := f.Get(t, http.MethodGet, name, "Range", "bytes=100-4099")
 	if res.StatusCode != http.StatusPartialContent || part != whole[100:4100] {
 		t.Errorf("range: %d, %d bytes", res.StatusCode, len(part))
 	}
@@ -171,12 +171,12 @@ func TestSegmentsFromManifest(t *testing.T) {
 func TestTimeAndHeaders(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 5, 250e6, time.UTC)
 	f := newFixture(t, dash.Options{ID: "p1", Now: func() time.Time { return now }})
-	f.feed(t, 6500*time.Millisecond)
-	res, body := f.get(t, http.MethodGet, "time")
+	f.Feed(t, 6500*time.Millisecond)
+	res, body := f.Get(t, http.MethodGet, "time")
 	if res.StatusCode != http.StatusOK || body != "2026-03-01T12:00:05.250Z" || res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("time: %d %q", res.StatusCode, body)
 	}
-	res, body = f.get(t, http.MethodGet, "index.mpd", "X-Forwarded-Proto", "https")
+	res, body = f.Get(t, http.MethodGet, "index.mpd", "X-Forwarded-Proto", "https")
 	h := res.Header
 	if h.Get("Content-Type") != "application/dash+xml" || h.Get("Cache-Control") != "public, max-age=1, s-maxage=1" || h.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("manifest headers %v", h)
@@ -184,14 +184,14 @@ func TestTimeAndHeaders(t *testing.T) {
 	if m := parseMPD(t, body); m.UTCTiming.Value != "https://media.example/hls/p1/p1/time" || m.Type != "dynamic" {
 		t.Errorf("UTCTiming %+v", m.UTCTiming)
 	}
-	res, _ = f.get(t, http.MethodOptions, "index.mpd")
+	res, _ = f.Get(t, http.MethodOptions, "index.mpd")
 	if res.StatusCode != http.StatusNoContent {
 		t.Errorf("preflight %d", res.StatusCode)
 	}
 	id := f.st.ID()
 	for _, name := range []string{"dash_" + id + "_1_0_1.m4s", "dash_" + id + "_1_5_init.mp4", "dash_" + id + "_2_0_init.mp4",
 		"dash_x_1_0_init.mp4", "dash_" + id + "_a_0_init.mp4", "dash_" + id + "_1_0_900000.mp4", "dash_", "other"} {
-		if res, _ := f.get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound {
+		if res, _ := f.Get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d", name, res.StatusCode)
 		}
 	}

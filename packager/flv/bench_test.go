@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // BenchmarkParseVideoTag parses a 20 kB AVC frame of three NAL units.
 func BenchmarkParseVideoTag(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	body := AppendVideoFrame(nil, media.CodecH264, false, 80, [][]byte{{0x06, 5, 1, 0x80}, randomBytes(rng, 30), randomBytes(rng, 20000)})
+	body := AppendVideoFrame(nil, media.CodecH264, false, 80, [][]byte{{0x06, 5, 1, 0x80}, mediatest.NoZeros(rng, 30), mediatest.NoZeros(rng, 20000)})
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	var t VideoTag
@@ -24,8 +25,8 @@ func BenchmarkParseVideoTag(b *testing.B) {
 
 // BenchmarkFileWriter writes one access unit per iteration.
 func BenchmarkFileWriter(b *testing.B) {
-	tracks := []media.Track{h264Track(0), aacTrack(1)}
-	aus := synthStream(tracks, 10, 0)
+	tracks := []media.Track{mediatest.H264(0), mediatest.AAC(1)}
+	aus := mediatest.Synth(tracks, 10, 0, 25, true)
 	w, err := NewFileWriter(io.Discard, tracks)
 	if err != nil {
 		b.Fatal(err)
@@ -42,8 +43,8 @@ func BenchmarkFileWriter(b *testing.B) {
 
 // BenchmarkDepacketize pushes one tag per iteration and takes its unit.
 func BenchmarkDepacketize(b *testing.B) {
-	tracks := []media.Track{h264Track(0), aacTrack(1)}
-	tags := toTags(b, tracks, synthStream(tracks, 10, 0))
+	tracks := []media.Track{mediatest.H264(0), mediatest.AAC(1)}
+	tags := toTags(b, tracks, mediatest.Synth(tracks, 10, 0, 25, true))
 	d := NewDepacketizer()
 	b.ReportAllocs()
 	i := 0

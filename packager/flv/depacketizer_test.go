@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 func TestDepacketizerProbe(t *testing.T) {
-	tracks := []media.Track{h264Track(0), aacTrack(1)}
-	tags := toTags(t, tracks, synthStream(tracks, 3, 0))
+	tracks := []media.Track{mediatest.H264(0), mediatest.AAC(1)}
+	tags := toTags(t, tracks, mediatest.Synth(tracks, 3, 0, 25, true))
 	video := func(tags []Tag) (out []Tag) {
 		for _, tag := range tags {
 			if tag.Type == TagVideo {
@@ -49,8 +50,8 @@ func TestDepacketizerProbe(t *testing.T) {
 
 func TestDepacketizerInBandParams(t *testing.T) {
 	// No sequence header: the parameter sets come with the key frames.
-	tracks := []media.Track{h264Track(0)}
-	aus := synthStream(tracks, 2, 0)
+	tracks := []media.Track{mediatest.H264(0)}
+	aus := mediatest.Synth(tracks, 2, 0, 25, true)
 	tags := toTags(t, tracks, aus)[1:]
 	d := NewDepacketizer()
 	d.Expect(true, false)
@@ -64,8 +65,8 @@ func TestDepacketizerInBandParams(t *testing.T) {
 // TestDepacketizerMidGOP: a stream cut in the middle of a GOP goes on whole (the stream's
 // publisher is the one key-frame gate); the first unit marked key is the first key frame.
 func TestDepacketizerMidGOP(t *testing.T) {
-	tracks := []media.Track{h264Track(0)}
-	aus := synthStream(tracks, 2, 0)
+	tracks := []media.Track{mediatest.H264(0)}
+	aus := mediatest.Synth(tracks, 2, 0, 25, true)
 	tags := toTags(t, tracks, aus)
 	tags = append(tags[:1], tags[6:]...) // the sequence header, then frame 5 onwards
 	d := NewDepacketizer()
@@ -105,7 +106,7 @@ func TestDepacketizerAudioJitter(t *testing.T) {
 func TestDepacketizerCodecChange(t *testing.T) {
 	d := NewDepacketizer()
 	d.Expect(true, false)
-	tags := toTags(t, []media.Track{h264Track(0)}, nil)
+	tags := toTags(t, []media.Track{mediatest.H264(0)}, nil)
 	if err := d.Push(tags[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestDepacketizerCodecChange(t *testing.T) {
 func TestDepacketizerIgnores(t *testing.T) {
 	d := NewDepacketizer()
 	for _, tag := range []Tag{
-		{Type: TagScript, Body: newFileMeta([]media.Track{h264Track(0)}).body},
+		{Type: TagScript, Body: newFileMeta([]media.Track{mediatest.H264(0)}).body},
 		{Type: TagVideo, Body: []byte{frameTypeCommand<<4 | videoCodecAVC, 0}},
 		{Type: TagAudio, Body: []byte{0xaf, 1, 0x21}}, // AAC before its sequence header
 	} {

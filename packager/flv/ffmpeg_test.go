@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 
 	"github.com/sluicemedia/sluice/internal/media"
 )
@@ -222,7 +224,7 @@ func TestFileWriterFFprobe(t *testing.T) {
 // package's reader: the tracks and every unit come back. (ffprobe reads enhanced FLV from
 // ffmpeg 6.1 on; the Debian 12 ffmpeg 5.1 this project tests with cannot, so it is not used.)
 func TestFileWriterH265RoundTrip(t *testing.T) {
-	tracks := []media.Track{h265Track(0), aacTrack(1)}
+	tracks := []media.Track{mediatest.H265(0), mediatest.AAC(1)}
 	path := filepath.Join(t.TempDir(), "h265.flv")
 	f, err := os.Create(path)
 	if err != nil {
@@ -232,7 +234,7 @@ func TestFileWriterH265RoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, au := range synthStream(tracks, 1, 0) {
+	for _, au := range mediatest.Synth(tracks, 1, 0, 25, true) {
 		if err := w.WriteAccessUnit(au); err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +245,7 @@ func TestFileWriterH265RoundTrip(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	got, aus := readFLV(t, b)
 	checkTracks(t, got, tracks)
-	if want := len(synthStream(tracks, 1, 0)); len(aus) != want {
+	if want := len(mediatest.Synth(tracks, 1, 0, 25, true)); len(aus) != want {
 		t.Errorf("%d units read back, %d written", len(aus), want)
 	}
 }

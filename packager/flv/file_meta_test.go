@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // writeFinished writes units with a FileWriter and finishes the file as a recorder does: the
@@ -66,8 +67,8 @@ func fileTags(t testing.TB, b []byte) ([]Tag, []int64) {
 // TestFileWriterMetaData: a finished file's onMetaData states its duration, its size, and
 // every key frame (1 s apart here) with the time and offset of its tag.
 func TestFileWriterMetaData(t *testing.T) {
-	tracks := []media.Track{h264Track(0), aacTrack(1)}
-	aus := synthStream(tracks, 6, 90000)
+	tracks := []media.Track{mediatest.H264(0), mediatest.AAC(1)}
+	aus := mediatest.Synth(tracks, 6, 90000, 25, true)
 	b := writeFinished(t, tracks, aus)
 	tags, offs := fileTags(t, b)
 	if len(tags) == 0 || tags[0].Type != TagScript {
@@ -104,8 +105,8 @@ var ffprobeIndex = regexp.MustCompile(`keyframe filepositions = (\d+) times = (\
 // TestFileWriterMetaDataFFprobe: ffmpeg reads the duration and every entry of the index.
 func TestFileWriterMetaDataFFprobe(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	tracks := []media.Track{h264Track(0), aacTrack(1)}
-	b := writeFinished(t, tracks, synthStream(tracks, 4, 0))
+	tracks := []media.Track{mediatest.H264(0), mediatest.AAC(1)}
+	b := writeFinished(t, tracks, mediatest.Synth(tracks, 4, 0, 25, true))
 	path := filepath.Join(t.TempDir(), "indexed.flv")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestKeyframeIndexThinning(t *testing.T) {
 // TestFillMetaDataRejects: a body that a FileWriter did not write is refused and left as it
 // is.
 func TestFillMetaDataRejects(t *testing.T) {
-	good := newFileMeta([]media.Track{h264Track(0)}).body
+	good := newFileMeta([]media.Track{mediatest.H264(0)}).body
 	for name, body := range map[string][]byte{
 		"empty":        nil,
 		"other name":   append(appendAMFString(nil, "onCuePoint"), good[13:]...),
@@ -187,8 +188,8 @@ func TestFillMetaDataRejects(t *testing.T) {
 // FuzzParseMetaData parses arbitrary onMetaData bodies: nothing may panic, and what parses
 // can be filled in place.
 func FuzzParseMetaData(f *testing.F) {
-	f.Add(newFileMetaSlots([]media.Track{h264Track(0), aacTrack(1)}, 4).body)
-	f.Add(newFileMetaSlots([]media.Track{h264Track(0), aacTrack(1)}, 4).body[:150])
+	f.Add(newFileMetaSlots([]media.Track{mediatest.H264(0), mediatest.AAC(1)}, 4).body)
+	f.Add(newFileMetaSlots([]media.Track{mediatest.H264(0), mediatest.AAC(1)}, 4).body[:150])
 	f.Add(newFileMetaSlots(nil, 0).body)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if _, err := ParseMetaData(body); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
@@ -113,17 +114,17 @@ var roundTripCases = []struct {
 	tracks []media.Track
 	start  int64
 }{
-	{"h264+aac", []media.Track{h264Track(0), aacTrack(1)}, 10 * 90000},
-	{"h265+aac", []media.Track{h265Track(0), aacTrack(1)}, 0},
-	{"h264+mp3", []media.Track{h264Track(0), mp3Track(1)}, 90000},
-	{"h265 only", []media.Track{h265Track(0)}, 0},
-	{"h264+aac across the 32-bit millisecond wrap", []media.Track{h264Track(0), aacTrack(1)}, (1<<32 - 2000) * 90},
+	{"h264+aac", []media.Track{mediatest.H264(0), mediatest.AAC(1)}, 10 * 90000},
+	{"h265+aac", []media.Track{mediatest.H265(0), mediatest.AAC(1)}, 0},
+	{"h264+mp3", []media.Track{mediatest.H264(0), mediatest.MP3(1)}, 90000},
+	{"h265 only", []media.Track{mediatest.H265(0)}, 0},
+	{"h264+aac across the 32-bit millisecond wrap", []media.Track{mediatest.H264(0), mediatest.AAC(1)}, (1<<32 - 2000) * 90},
 }
 
 func TestRoundTrip(t *testing.T) {
 	for _, tc := range roundTripCases {
 		t.Run(tc.name, func(t *testing.T) {
-			aus := synthStream(tc.tracks, 3, tc.start)
+			aus := mediatest.Synth(tc.tracks, 3, tc.start, 25, true)
 			d := NewDepacketizer()
 			if len(tc.tracks) == 1 {
 				d.Expect(true, false)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 type tagWant struct {
@@ -42,8 +43,8 @@ func cat(parts ...[]byte) []byte {
 }
 
 var (
-	h264Params = media.Params{SPS: h264SPS, PPS: h264PPS}
-	h265Params = media.Params{VPS: h265VPS, SPS: h265SPS, PPS: h265PPS}
+	h264Params = media.Params{SPS: mediatest.H264SPS, PPS: mediatest.H264PPS}
+	h265Params = media.Params{VPS: mediatest.H265VPS, SPS: mediatest.H265SPS, PPS: mediatest.H265PPS}
 	idrNALUs   = [][]byte{{0x06, 1, 2}, {0x65, 9, 9, 9}}
 	hevcNALUs  = [][]byte{{19 << 1, 1, 7, 7}}
 	opusHead   = cat([]byte("OpusHead"), []byte{1, 2, 0x38, 0x01, 0x80, 0xbb, 0, 0, 0, 0, 0})

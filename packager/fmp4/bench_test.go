@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // BenchmarkAdd measures appending one video unit (two NAL units, 20 kB) to the open fragment;
 // a GOP of 50 is flushed every 50 units, outside the timer's per-unit figure.
 func BenchmarkAdd(b *testing.B) {
-	v := h264Track(0)
+	v := mediatest.H264(0)
 	f, _ := NewFragmenter([]media.Track{v})
 	aus := make([]*media.AccessUnit, 50)
 	for i := range aus {
@@ -34,7 +35,7 @@ func BenchmarkAdd(b *testing.B) {
 // BenchmarkFragment measures writing a 2 s fragment of 25 fps video (20 kB frames) and AAC:
 // 50 + 94 units added, then flushed. Allocations are per fragment, not per unit.
 func BenchmarkFragment(b *testing.B) {
-	v, a := h264Track(0), aacTrack(1)
+	v, a := mediatest.H264(0), mediatest.AAC(1)
 	var aus []*media.AccessUnit
 	audio := int64(0)
 	for i := range 50 {

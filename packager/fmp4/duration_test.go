@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // TestFileInitDurations: a file's init segment has a mehd and 64-bit duration fields, zero at
 // first, and the patches state each trak's duration and the movie's (the longest) in the
 // boxes' own timescales, whatever the trak order.
 func TestFileInitDurations(t *testing.T) {
-	tracks := []media.Track{aacTrack(1), h264Track(0)}
+	tracks := []media.Track{mediatest.AAC(1), mediatest.H264(0)}
 	fi, err := FileInitSegment(tracks)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestFileInitDurations(t *testing.T) {
 // TestParseFileInitRejects: a live init segment (32-bit fields, no mehd) has no room for a
 // duration.
 func TestParseFileInitRejects(t *testing.T) {
-	b, err := InitSegment([]media.Track{h264Track(0)})
+	b, err := InitSegment([]media.Track{mediatest.H264(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestParseFileInitRejects(t *testing.T) {
 // FuzzParseFileInit parses arbitrary bytes (a file's start read back by the repair): no panic,
 // and every patch lies inside what was parsed.
 func FuzzParseFileInit(f *testing.F) {
-	fi, err := FileInitSegment([]media.Track{h264Track(0), aacTrack(1)})
+	fi, err := FileInitSegment([]media.Track{mediatest.H264(0), mediatest.AAC(1)})
 	if err != nil {
 		f.Fatal(err)
 	}

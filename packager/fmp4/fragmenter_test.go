@@ -9,6 +9,7 @@ import (
 	"github.com/Eyevinn/mp4ff/mp4"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // feedGOP adds n video frames at 25 fps with B-frame-like composition offsets (the first a
@@ -35,7 +36,7 @@ func feedGOP(t testing.TB, f *Fragmenter, v, a media.Track, dts0 int64, n int) {
 }
 
 func TestFragment(t *testing.T) {
-	v, a := h264Track(0), aacTrack(1)
+	v, a := mediatest.H264(0), mediatest.AAC(1)
 	f, err := NewFragmenter([]media.Track{v, a})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestFragment(t *testing.T) {
 // TestTrackFragments checks that each track's Header + data slice is a valid single-track
 // fragment that matches its own single-track init segment.
 func TestTrackFragments(t *testing.T) {
-	v, a := h265Track(0), aacTrack(1)
+	v, a := mediatest.H265(0), mediatest.AAC(1)
 	f, _ := NewFragmenter([]media.Track{v, a})
 	feedGOP(t, f, v, a, 0, 25)
 	frag, err := f.Flush(1, nil)
@@ -154,7 +155,7 @@ func TestTrackFragments(t *testing.T) {
 }
 
 func TestFragmenterShiftAndErrors(t *testing.T) {
-	v := h264Track(0)
+	v := mediatest.H264(0)
 	f, _ := NewFragmenter([]media.Track{v})
 	if err := f.Add(videoAU(v, -3600, 0, true, 10)); !errors.Is(err, ErrTimestamp) {
 		t.Errorf("negative DTS: %v", err)
@@ -187,7 +188,7 @@ func TestFragmenterShiftAndErrors(t *testing.T) {
 
 // TestNegativeCompositionOffset checks that a PTS below the DTS survives (trun version 1).
 func TestNegativeCompositionOffset(t *testing.T) {
-	v := h264Track(0)
+	v := mediatest.H264(0)
 	f, _ := NewFragmenter([]media.Track{v})
 	_ = f.Add(videoAU(v, 7200, 3600, true, 10))
 	_ = f.Add(videoAU(v, 10800, 10800, false, 10))
@@ -212,7 +213,7 @@ func TestSyncFlags(t *testing.T) {
 // TestFragmenterLetsGoOfOversizedBuffers: after a fragment much smaller than the one before,
 // the buffers the big one grew are let go rather than kept for the rest of the stream.
 func TestFragmenterLetsGoOfOversizedBuffers(t *testing.T) {
-	v := h264Track(0)
+	v := mediatest.H264(0)
 	f, err := NewFragmenter([]media.Track{v})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 func TestInitSegment(t *testing.T) {
@@ -13,7 +14,7 @@ func TestInitSegment(t *testing.T) {
 		tracks []media.Track
 		check  func(t *testing.T, f fileView)
 	}{
-		{"h264+aac", []media.Track{h264Track(0), aacTrack(1)}, func(t *testing.T, f fileView) {
+		{"h264+aac", []media.Track{mediatest.H264(0), mediatest.AAC(1)}, func(t *testing.T, f fileView) {
 			stsd := f.stsd(0)
 			if stsd.AvcX == nil || stsd.AvcX.Type() != "avc1" || stsd.AvcX.AvcC == nil {
 				t.Fatalf("no avc1/avcC")
@@ -25,11 +26,11 @@ func TestInitSegment(t *testing.T) {
 			if a.Mp4a == nil || a.Mp4a.Esds == nil || a.Mp4a.Esds.DecConfigDescriptor.ObjectType != 0x40 {
 				t.Fatalf("no mp4a/esds 0x40")
 			}
-			if got := a.Mp4a.Esds.DecConfigDescriptor.DecSpecificInfo.DecConfig; string(got) != string(aacConfig) {
+			if got := a.Mp4a.Esds.DecConfigDescriptor.DecSpecificInfo.DecConfig; string(got) != string(mediatest.AACConfig) {
 				t.Errorf("ASC %x", got)
 			}
 		}},
-		{"h265", []media.Track{h265Track(0)}, func(t *testing.T, f fileView) {
+		{"h265", []media.Track{mediatest.H265(0)}, func(t *testing.T, f fileView) {
 			stsd := f.stsd(0)
 			if stsd.HvcX == nil || stsd.HvcX.Type() != "hvc1" || stsd.HvcX.HvcC == nil {
 				t.Fatalf("no hvc1/hvcC")
@@ -38,7 +39,7 @@ func TestInitSegment(t *testing.T) {
 				t.Errorf("size %dx%d", stsd.HvcX.Width, stsd.HvcX.Height)
 			}
 		}},
-		{"mp3", []media.Track{mp3Track(0)}, func(t *testing.T, f fileView) {
+		{"mp3", []media.Track{mediatest.MP3(0)}, func(t *testing.T, f fileView) {
 			a := f.stsd(0)
 			if a.Mp4a == nil || a.Mp4a.Esds.DecConfigDescriptor.ObjectType != 0x6b {
 				t.Fatalf("no mp4a with OTI 0x6B")
@@ -47,7 +48,7 @@ func TestInitSegment(t *testing.T) {
 				t.Errorf("rate %d", a.Mp4a.SampleRate)
 			}
 		}},
-		{"opus 6ch", []media.Track{func() media.Track { o := opusTrack(0); o.Params.Channels = 6; return o }()}, func(t *testing.T, f fileView) {
+		{"opus 6ch", []media.Track{func() media.Track { o := mediatest.Opus(0); o.Params.Channels = 6; return o }()}, func(t *testing.T, f fileView) {
 			a := f.stsd(0)
 			if a.Opus == nil || a.Opus.Dops == nil {
 				t.Fatalf("no Opus/dOps")
@@ -56,7 +57,7 @@ func TestInitSegment(t *testing.T) {
 				t.Errorf("dOps %+v", d)
 			}
 		}},
-		{"second track only", []media.Track{aacTrack(1)}, func(t *testing.T, f fileView) {
+		{"second track only", []media.Track{mediatest.AAC(1)}, func(t *testing.T, f fileView) {
 			if id := f.Moov.Traks[0].Tkhd.TrackID; id != 2 {
 				t.Errorf("track ID %d, want 2", id)
 			}
@@ -85,12 +86,12 @@ func TestInitSegment(t *testing.T) {
 }
 
 func TestInitSegmentErrors(t *testing.T) {
-	bad := h264Track(0)
+	bad := mediatest.H264(0)
 	bad.Params.SPS = nil
 	if _, err := InitSegment([]media.Track{bad}); !errors.Is(err, ErrMissingParams) {
 		t.Errorf("no SPS: %v", err)
 	}
-	garbage := h265Track(0)
+	garbage := mediatest.H265(0)
 	garbage.Params.SPS = []byte{0x42, 0x01, 0xff}
 	if _, err := InitSegment([]media.Track{garbage}); err == nil {
 		t.Errorf("garbage SPS accepted")
@@ -104,21 +105,21 @@ func TestInitSegmentErrors(t *testing.T) {
 }
 
 func TestCodecString(t *testing.T) {
-	heaac := aacTrack(0)
+	heaac := mediatest.AAC(0)
 	heaac.Params.AudioConfig = []byte{0x2b, 0x11, 0x88, 0x00} // AOT 5 (SBR)
-	lsf := mp3Track(0)
+	lsf := mediatest.MP3(0)
 	lsf.ClockRate = 22050
 	for _, tc := range []struct {
 		trk  media.Track
 		want string
 	}{
-		{h264Track(0), "avc1.64000D"},
-		{h265Track(0), "hvc1.1.6.L60.90"},
-		{aacTrack(0), "mp4a.40.2"},
+		{mediatest.H264(0), "avc1.64000D"},
+		{mediatest.H265(0), "hvc1.1.6.L60.90"},
+		{mediatest.AAC(0), "mp4a.40.2"},
 		{heaac, "mp4a.40.5"},
-		{mp3Track(0), "mp4a.6B"},
+		{mediatest.MP3(0), "mp4a.6B"},
 		{lsf, "mp4a.69"},
-		{opusTrack(0), "opus"},
+		{mediatest.Opus(0), "opus"},
 	} {
 		got, err := CodecString(tc.trk)
 		if err != nil || got != tc.want {

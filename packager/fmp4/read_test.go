@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // TestReadRoundTrip reads back what the writer encodes: the init segment's tracks with their
@@ -14,8 +15,8 @@ import (
 // and AUD left out by the writer).
 func TestReadRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, v := range []media.Track{h264Track(0), h265Track(0)} {
-		a := aacTrack(1)
+	for _, v := range []media.Track{mediatest.H264(0), mediatest.H265(0)} {
+		a := mediatest.AAC(1)
 		init, err := InitSegment([]media.Track{v, a})
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +32,7 @@ func TestReadRoundTrip(t *testing.T) {
 			!bytes.Equal(got.Params.PPS, v.Params.PPS) || !bytes.Equal(got.Params.VPS, v.Params.VPS) || got.Params.Width != 320 || got.Params.Height != 240 {
 			t.Fatalf("video track %+v", got)
 		}
-		if got := its[1].Track; got.Codec != media.CodecAAC || got.ClockRate != 48000 || !bytes.Equal(got.Params.AudioConfig, aacConfig) ||
+		if got := its[1].Track; got.Codec != media.CodecAAC || got.ClockRate != 48000 || !bytes.Equal(got.Params.AudioConfig, mediatest.AACConfig) ||
 			got.Params.SampleRate != 48000 || got.Params.Channels != 2 {
 			t.Fatalf("audio track %+v", got)
 		}
@@ -110,7 +111,7 @@ func mustFragment(t testing.TB, v, a media.Track) []byte {
 // TestReadRejects refuses broken input with ErrInvalid, never a read outside it.
 func TestReadRejects(t *testing.T) {
 	t.Parallel()
-	v, a := h264Track(0), aacTrack(1)
+	v, a := mediatest.H264(0), mediatest.AAC(1)
 	init, _ := InitSegment([]media.Track{v, a})
 	its, err := ReadInit(init)
 	if err != nil {
@@ -136,7 +137,7 @@ func TestReadRejects(t *testing.T) {
 // TestRewriteDecodeTimes moves every track fragment's decode time in place.
 func TestRewriteDecodeTimes(t *testing.T) {
 	t.Parallel()
-	v, a := h264Track(0), aacTrack(1)
+	v, a := mediatest.H264(0), mediatest.AAC(1)
 	init, _ := InitSegment([]media.Track{v, a})
 	its, _ := ReadInit(init)
 	f, _ := NewFragmenter([]media.Track{v, a})
@@ -203,12 +204,12 @@ func TestSplitNALUnits(t *testing.T) {
 // FuzzRead feeds an init segment and a media segment to the reader: no panic, and every sample
 // lies inside the segment and belongs to a track of the init.
 func FuzzRead(f *testing.F) {
-	v, a := h265Track(0), opusTrack(1)
+	v, a := mediatest.H265(0), mediatest.Opus(1)
 	init, err := InitSegment([]media.Track{v, a})
 	if err != nil {
 		f.Fatal(err)
 	}
-	seg := mustFragment(f, h264Track(0), aacTrack(1))
+	seg := mustFragment(f, mediatest.H264(0), mediatest.AAC(1))
 	f.Add(init, seg)
 	f.Add(init[:len(init)/2], seg[:len(seg)/2])
 	f.Add([]byte{0, 0, 0, 8, 'm', 'o', 'o', 'v'}, []byte{0, 0, 0, 1, 'm', 'o', 'o', 'f', 0xff, 0, 0, 0, 0, 0, 0, 0})

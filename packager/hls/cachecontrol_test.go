@@ -55,8 +55,8 @@ func TestCacheHeadersClassic(t *testing.T) {
 		{10 * time.Second, "public, max-age=5, s-maxage=5"},
 	} {
 		f := newFixture(t, hls.Options{ID: "p1", FragmentSize: tc.fragment, BlockTimeout: 20 * time.Millisecond})
-		f.feed(t, 10*time.Second)
-		res, body := f.get(t, http.MethodGet, "index.m3u8")
+		f.Feed(t, 10*time.Second)
+		res, body := f.Get(t, http.MethodGet, "index.m3u8")
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("playlist: %d %s", res.StatusCode, body)
 		}
@@ -69,31 +69,31 @@ func TestCacheHeadersClassic(t *testing.T) {
 		}
 
 		newest := f.st.Snapshot().Newest().Seq
-		res, body = f.get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(newest))
+		res, body = f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(newest))
 		if want := segment.PlaylistCache(6 * tc.fragment); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != want {
 			t.Errorf("fragment %v: blocking reload: %d %q, want %q (%s)", tc.fragment, res.StatusCode, res.Header.Get("Cache-Control"), want, body)
 		}
 		// Segment newest+1 does not come within the block timeout: the answer lacks it and
 		// is reused no longer than a plain one.
-		res, body = f.get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(newest+1))
+		res, body = f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(newest+1))
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != tc.want {
 			t.Errorf("fragment %v: timed-out blocking reload: %d %q, want %q (%s)", tc.fragment, res.StatusCode, res.Header.Get("Cache-Control"), tc.want, body)
 		}
 
 		id := f.st.ID()
 		for _, name := range []string{"init_" + id + "_1.mp4", "seg_" + id + "_1.m4s"} {
-			res, _ := f.get(t, http.MethodGet, name)
+			res, _ := f.Get(t, http.MethodGet, name)
 			if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != segment.CacheImmutable {
 				t.Errorf("%s: %d %q", name, res.StatusCode, res.Header.Get("Cache-Control"))
 			}
 		}
 		// Warming up and errors are not for caches to keep.
-		if res, _ := f.get(t, http.MethodGet, "seg_"+id+"_99999.m4s"); res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "no-cache" {
+		if res, _ := f.Get(t, http.MethodGet, "seg_"+id+"_99999.m4s"); res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "no-cache" {
 			t.Errorf("missing segment: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 		}
 	}
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3})
-	if res, _ := f.get(t, http.MethodGet, "index.m3u8"); res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "no-store" {
+	if res, _ := f.Get(t, http.MethodGet, "index.m3u8"); res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("warming up: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
 }
@@ -104,7 +104,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 func TestCacheHeadersLowLatency(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 50 * time.Millisecond})
-	f.feed(t, 4*time.Second)
+	f.Feed(t, 4*time.Second)
 	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
 	seq := f.st.Snapshot().Open.Seq
 	for _, tc := range []struct{ query, want string }{
@@ -114,17 +114,17 @@ func TestCacheHeadersLowLatency(t *testing.T) {
 		{"?_HLS_msn=" + itoa(seq-1), "public, max-age=6, s-maxage=6"},
 		{"?_HLS_msn=" + itoa(seq) + "&_HLS_part=1&_HLS_skip=YES", "public, max-age=6, s-maxage=6"},
 	} {
-		res, body := f.get(t, http.MethodGet, "index.m3u8"+tc.query)
+		res, body := f.Get(t, http.MethodGet, "index.m3u8"+tc.query)
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != tc.want {
 			t.Errorf("index.m3u8%s: %d %q, want %q (%s)", tc.query, res.StatusCode, res.Header.Get("Cache-Control"), tc.want, body)
 		}
 	}
 	// A blocking reload that times out is a 503 no cache keeps.
-	res, _ := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(seq+1)+"&_HLS_part=1")
+	res, _ := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(seq+1)+"&_HLS_part=1")
 	if res.StatusCode != http.StatusServiceUnavailable || strings.Contains(res.Header.Get("Cache-Control"), "max-age") {
 		t.Errorf("timed-out blocking reload: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
-	if res, _ := f.get(t, http.MethodGet, partName(f.st, seq, 0)); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != segment.CacheImmutable {
+	if res, _ := f.Get(t, http.MethodGet, partName(f.st, seq, 0)); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != segment.CacheImmutable {
 		t.Errorf("part: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
 }

@@ -42,18 +42,10 @@ func newFixtureWith(t testing.TB, opts hls.Options, o segtest.FixtureOptions) *f
 	return &fixture{Fixture: f, st: f.Store, sg: f.Seg, src: f.Src, h: h}
 }
 
-func (f *fixture) feed(t testing.TB, d time.Duration) { f.Feed(t, d) }
-
-func (f *fixture) get(t testing.TB, method, name string, hdr ...string) (reply, string) {
-	return f.Get(t, method, name, hdr...)
-}
-
-type reply = segtest.Reply
-
 // playlist fetches index.m3u8 and fails unless it is served.
 func (f *fixture) playlist(t *testing.T) string {
 	t.Helper()
-	res, body := f.get(t, http.MethodGet, "index.m3u8")
+	res, body := f.Get(t, http.MethodGet, "index.m3u8")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("playlist: %d %s", res.StatusCode, body)
 	}

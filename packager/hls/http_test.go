@@ -10,7 +10,7 @@ import (
 
 func TestHeaders(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1"})
-	f.feed(t, 8500*time.Millisecond)
+	f.Feed(t, 8500*time.Millisecond)
 	id := f.st.ID()
 	seg := f.st.Snapshot().Segments[1]
 	for _, tc := range []struct {
@@ -21,7 +21,7 @@ func TestHeaders(t *testing.T) {
 		{"init_" + id + "_1.mp4", "video/mp4", "public, max-age=31536000, immutable", len(seg.Init.Data)},
 		{"seg_" + id + "_1.m4s", "video/mp4", "public, max-age=31536000, immutable", len(seg.Data)},
 	} {
-		res, body := f.get(t, http.MethodGet, tc.name)
+		res, body := f.Get(t, http.MethodGet, tc.name)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %s", tc.name, res.StatusCode, body)
 		}
@@ -34,7 +34,7 @@ func TestHeaders(t *testing.T) {
 		}
 	}
 	// Range requests on a segment.
-	res, body := f.get(t, http.MethodGet, "seg_"+id+"_1.m4s", "Range", "bytes=8-15")
+	res, body := f.Get(t, http.MethodGet, "seg_"+id+"_1.m4s", "Range", "bytes=8-15")
 	if res.StatusCode != http.StatusPartialContent || body != string(seg.Data[8:16]) {
 		t.Errorf("range: %d %q", res.StatusCode, body)
 	}
@@ -42,18 +42,18 @@ func TestHeaders(t *testing.T) {
 		t.Error("no Content-Range")
 	}
 	// HEAD, preflight, other methods, unknown names and another store's names.
-	if res, body := f.get(t, http.MethodHead, "seg_"+id+"_1.m4s"); res.StatusCode != http.StatusOK || body != "" || res.ContentLength != int64(len(seg.Data)) {
+	if res, body := f.Get(t, http.MethodHead, "seg_"+id+"_1.m4s"); res.StatusCode != http.StatusOK || body != "" || res.ContentLength != int64(len(seg.Data)) {
 		t.Errorf("HEAD: %d %d", res.StatusCode, res.ContentLength)
 	}
-	res, _ = f.get(t, http.MethodOptions, "index.m3u8", "Origin", "http://example.com", "Access-Control-Request-Method", "GET")
+	res, _ = f.Get(t, http.MethodOptions, "index.m3u8", "Origin", "http://example.com", "Access-Control-Request-Method", "GET")
 	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Methods") == "" || res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("preflight: %d %v", res.StatusCode, res.Header)
 	}
-	if res, _ := f.get(t, http.MethodPost, "index.m3u8"); res.StatusCode != http.StatusMethodNotAllowed {
+	if res, _ := f.Get(t, http.MethodPost, "index.m3u8"); res.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %d", res.StatusCode)
 	}
 	for _, name := range []string{"seg_" + id + "_99.m4s", "seg_other_1.m4s", "init_" + id + "_7.mp4", "seg_" + id + "_x.m4s", "nothing"} {
-		if res, _ := f.get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound {
+		if res, _ := f.Get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d", name, res.StatusCode)
 		}
 	}

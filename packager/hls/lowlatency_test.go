@@ -74,7 +74,7 @@ func partName(st *segment.Store, seq int64, i int) string {
 func TestLowLatencyPlaylistRules(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
-	f.feed(t, 12*time.Second)
+	f.Feed(t, 12*time.Second)
 	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
 	win := f.st.Snapshot()
 	body := f.playlist(t)
@@ -153,13 +153,13 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 		if len(partsBySeg[u]) == 0 {
 			continue
 		}
-		res, whole := f.get(t, http.MethodGet, u)
+		res, whole := f.Get(t, http.MethodGet, u)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d", u, res.StatusCode)
 		}
 		var joined string
 		for _, p := range partsBySeg[u] {
-			res, data := f.get(t, http.MethodGet, p)
+			res, data := f.Get(t, http.MethodGet, p)
 			if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "video/mp4" {
 				t.Fatalf("%s: %d %v", p, res.StatusCode, res.Header)
 			}
@@ -170,7 +170,7 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 		}
 	}
 	for i, p := range pending {
-		res, data := f.get(t, http.MethodGet, p)
+		res, data := f.Get(t, http.MethodGet, p)
 		if res.StatusCode != http.StatusOK || data != string(open.Data[open.Partials[i].Start:open.Partials[i].End]) {
 			t.Errorf("%s (in progress): %d, %d bytes", p, res.StatusCode, len(data))
 		}
@@ -184,7 +184,7 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 func TestLowLatencyBlockingReload(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 30 * time.Second})
-	f.feed(t, 4*time.Second)
+	f.Feed(t, 4*time.Second)
 	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
 	seq := f.st.Snapshot().Open.Seq
 
@@ -194,7 +194,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 	} {
 		done := make(chan string, 1)
 		go func() {
-			res, body := f.get(t, http.MethodGet, "index.m3u8?"+tc.query)
+			res, body := f.Get(t, http.MethodGet, "index.m3u8?"+tc.query)
 			if res.StatusCode != http.StatusOK {
 				body = "status " + strconv.Itoa(res.StatusCode) + " " + body
 			}
@@ -246,7 +246,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 
 	// Parts and segments that exist are answered at once.
 	start := time.Now()
-	if res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(seq)+"&_HLS_part=9"); res.StatusCode != http.StatusOK {
+	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(seq)+"&_HLS_part=9"); res.StatusCode != http.StatusOK {
 		t.Errorf("a complete segment's part: %d %s", res.StatusCode, body)
 	}
 	newest := f.st.Snapshot().Newest().Seq
@@ -258,7 +258,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 		"_HLS_msn=" + itoa(newest+1) + "&_HLS_part=30", // more than the advance part limit
 		"_HLS_msn=1&_HLS_part=99999999999999",
 	} {
-		if res, body := f.get(t, http.MethodGet, "index.m3u8?"+q); res.StatusCode != http.StatusBadRequest {
+		if res, body := f.Get(t, http.MethodGet, "index.m3u8?"+q); res.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: %d %s", q, res.StatusCode, body)
 		}
 	}
@@ -268,9 +268,9 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 
 	// Timeout: 503.
 	g := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 200 * time.Millisecond})
-	g.feed(t, 3500*time.Millisecond)
+	g.Feed(t, 3500*time.Millisecond)
 	o := g.st.Snapshot().Open
-	res, body := g.get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(o.Seq)+"&_HLS_part="+strconv.Itoa(len(o.Partials)))
+	res, body := g.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(o.Seq)+"&_HLS_part="+strconv.Itoa(len(o.Partials)))
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
 		t.Errorf("timeout: %d %s", res.StatusCode, body)
 	}
@@ -282,7 +282,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 func TestLowLatencyPreload(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, MaxBlocked: 1, BlockTimeout: 30 * time.Second})
-	f.feed(t, 3*time.Second)
+	f.Feed(t, 3*time.Second)
 	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
 	o := f.st.Snapshot().Open
 	hint := attr(lines(f.playlist(t), "#EXT-X-PRELOAD-HINT:")[0], "URI")
@@ -291,7 +291,7 @@ func TestLowLatencyPreload(t *testing.T) {
 	}
 	done := make(chan string, 1)
 	go func() {
-		res, body := f.get(t, http.MethodGet, hint)
+		res, body := f.Get(t, http.MethodGet, hint)
 		if res.StatusCode != http.StatusOK {
 			body = "status " + strconv.Itoa(res.StatusCode) + " " + body
 		}
@@ -304,7 +304,7 @@ func TestLowLatencyPreload(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if res, body := f.get(t, http.MethodGet, partName(f.st, o.Seq, 2)); res.StatusCode != http.StatusServiceUnavailable {
+	if res, body := f.Get(t, http.MethodGet, partName(f.st, o.Seq, 2)); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("over the cap: %d %s", res.StatusCode, body)
 	}
 	f.feedUntil(t, func(w *segment.Window) bool { _, _, ok := w.Partial(o.Seq, 1); return ok })
@@ -322,7 +322,7 @@ func TestLowLatencyPreload(t *testing.T) {
 		"part_other_1_0.m4s", "part_" + f.st.ID() + "_1.m4s",
 	} {
 		start := time.Now()
-		if res, _ := f.get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound || time.Since(start) > 5*time.Second {
+		if res, _ := f.Get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound || time.Since(start) > 5*time.Second {
 			t.Errorf("%s: %d after %v", name, res.StatusCode, time.Since(start))
 		}
 	}
@@ -332,7 +332,7 @@ func TestLowLatencyPreload(t *testing.T) {
 	// A classic handler over the same store serves no part.
 	classic := hls.New(f.st, hls.Options{ID: "p1"})
 	c := &fixture{Fixture: &segtest.Fixture{Store: f.st, Handler: classic, Base: f.Base}, st: f.st, h: classic}
-	if res, _ := c.get(t, http.MethodGet, partName(f.st, o.Seq, 0)); res.StatusCode != http.StatusNotFound {
+	if res, _ := c.Get(t, http.MethodGet, partName(f.st, o.Seq, 0)); res.StatusCode != http.StatusNotFound {
 		t.Errorf("classic handler serves a part: %d", res.StatusCode)
 	}
 }
@@ -342,10 +342,10 @@ func TestLowLatencyPreload(t *testing.T) {
 func TestLowLatencyDeltaUpdate(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 20 * time.Second})
-	f.feed(t, 25*time.Second)
+	f.Feed(t, 25*time.Second)
 	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
 	full := f.playlist(t)
-	_, delta := f.get(t, http.MethodGet, "index.m3u8?_HLS_skip=YES")
+	_, delta := f.Get(t, http.MethodGet, "index.m3u8?_HLS_skip=YES")
 	sc := lines(full, "#EXT-X-SERVER-CONTROL:")[0]
 	until := secondsOf(t, attr(sc, "CAN-SKIP-UNTIL"))
 	td := secondsOf(t, strings.TrimPrefix(lines(full, "#EXT-X-TARGETDURATION:")[0], "#EXT-X-TARGETDURATION:"))

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/hls"
-	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
 func TestWarmUp(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3})
-	f.feed(t, 4500*time.Millisecond) // two segments
-	res, body := f.get(t, http.MethodGet, "index.m3u8")
+	f.Feed(t, 4500*time.Millisecond) // two segments
+	res, body := f.Get(t, http.MethodGet, "index.m3u8")
 	if res.StatusCode != http.StatusNotFound {
 		t.Fatalf("status %d", res.StatusCode)
 	}
@@ -32,13 +32,13 @@ func TestWarmUp(t *testing.T) {
 	if res.Header.Get("Access-Control-Allow-Origin") != "*" || res.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("headers %v", res.Header)
 	}
-	f.feed(t, 2*time.Second)
+	f.Feed(t, 2*time.Second)
 	f.playlist(t)
 }
 
 func TestPlaylistText(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: 4, FragmentSize: 2 * time.Second})
-	f.feed(t, 8500*time.Millisecond)
+	f.Feed(t, 8500*time.Millisecond)
 	id := f.st.ID()
 	want := `#EXTM3U
 #EXT-X-VERSION:7
@@ -70,7 +70,7 @@ seg_ID_3.m4s
 // follows.
 func TestWindow(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
-	f.feed(t, 40500*time.Millisecond)
+	f.Feed(t, 40500*time.Millisecond)
 	pl := f.playlist(t)
 	if n := len(lines(pl, "#EXTINF:")); n != 5 {
 		t.Errorf("%d segments listed, want 5", n)
@@ -79,10 +79,10 @@ func TestWindow(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 	// Segments just out of the playlist are still served (grace), older ones are gone.
-	if res, _ := f.get(t, http.MethodGet, "seg_"+f.st.ID()+"_13.m4s"); res.StatusCode != http.StatusOK {
+	if res, _ := f.Get(t, http.MethodGet, "seg_"+f.st.ID()+"_13.m4s"); res.StatusCode != http.StatusOK {
 		t.Errorf("grace segment: %d", res.StatusCode)
 	}
-	if res, _ := f.get(t, http.MethodGet, "seg_"+f.st.ID()+"_12.m4s"); res.StatusCode != http.StatusNotFound {
+	if res, _ := f.Get(t, http.MethodGet, "seg_"+f.st.ID()+"_12.m4s"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("old segment: %d", res.StatusCode)
 	}
 }
@@ -91,9 +91,9 @@ func TestWindow(t *testing.T) {
 // discontinuity sequence takes it over once the segment before the gap slides out.
 func TestDiscontinuity(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
-	f.feed(t, 8*time.Second) // segments 0..2, and 3 open (the key frame at 8 s is not sent)
+	f.Feed(t, 8*time.Second) // segments 0..2, and 3 open (the key frame at 8 s is not sent)
 	f.src.Restart(3 * time.Second)
-	f.feed(t, 4500*time.Millisecond) // the gap closes 3; 4 and 5 follow it
+	f.Feed(t, 4500*time.Millisecond) // the gap closes 3; 4 and 5 follow it
 	pl := f.playlist(t)
 	if n := strings.Count(pl, "#EXT-X-DISCONTINUITY\n"); n != 1 {
 		t.Errorf("%d discontinuity tags, want 1:\n%s", n, pl)
@@ -106,7 +106,7 @@ func TestDiscontinuity(t *testing.T) {
 	if !strings.HasPrefix(pl[i:], "#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:11.000Z\n#EXTINF:2.000,\nseg_"+f.st.ID()+"_4.m4s") {
 		t.Errorf("after the gap:\n%s", pl[i:])
 	}
-	f.feed(t, 12*time.Second)
+	f.Feed(t, 12*time.Second)
 	pl = f.playlist(t)
 	if strings.Contains(pl, "#EXT-X-DISCONTINUITY\n") || !strings.Contains(pl, "#EXT-X-DISCONTINUITY-SEQUENCE:1\n") {
 		t.Errorf("after sliding out:\n%s", pl)
@@ -116,13 +116,13 @@ func TestDiscontinuity(t *testing.T) {
 // TestTracksChange: a new init segment gets its own EXT-X-MAP after the discontinuity.
 func TestTracksChange(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1"})
-	f.feed(t, 6500*time.Millisecond)
-	f.src.Video = segtest.H265(f.src.Video.ID)
+	f.Feed(t, 6500*time.Millisecond)
+	f.src.Video = mediatest.H265(f.src.Video.ID)
 	f.src.Restart(time.Second)
 	if err := f.sg.SetTracks(f.src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
-	f.feed(t, 4500*time.Millisecond)
+	f.Feed(t, 4500*time.Millisecond)
 	pl := f.playlist(t)
 	id := f.st.ID()
 	maps := lines(pl, "#EXT-X-MAP:")
@@ -133,7 +133,7 @@ func TestTracksChange(t *testing.T) {
 		t.Errorf("map not after the discontinuity:\n%s", pl)
 	}
 	for _, v := range []string{"1", "2"} {
-		if res, _ := f.get(t, http.MethodGet, "init_"+id+"_"+v+".mp4"); res.StatusCode != http.StatusOK {
+		if res, _ := f.Get(t, http.MethodGet, "init_"+id+"_"+v+".mp4"); res.StatusCode != http.StatusOK {
 			t.Errorf("init %s: %d", v, res.StatusCode)
 		}
 	}
@@ -142,10 +142,10 @@ func TestTracksChange(t *testing.T) {
 // TestBlockingReload: a playlist request for a segment not yet made waits for it.
 func TestBlockingReload(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Minute})
-	f.feed(t, 4500*time.Millisecond) // segments 0, 1
+	f.Feed(t, 4500*time.Millisecond) // segments 0, 1
 	done := make(chan string, 1)
 	go func() {
-		_, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=2")
+		_, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=2")
 		done <- body
 	}()
 	select {
@@ -153,7 +153,7 @@ func TestBlockingReload(t *testing.T) {
 		t.Fatal("answered before segment 2")
 	case <-time.After(200 * time.Millisecond):
 	}
-	f.feed(t, 2*time.Second)
+	f.Feed(t, 2*time.Second)
 	select {
 	case body := <-done:
 		if !strings.Contains(body, "seg_"+f.st.ID()+"_2.m4s") {
@@ -179,7 +179,7 @@ func TestStartTag(t *testing.T) {
 		{10, 3 * time.Second, "-30.000"},
 	} {
 		f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: tc.sync, FragmentSize: tc.fragment})
-		f.feed(t, 8500*time.Millisecond)
+		f.Feed(t, 8500*time.Millisecond)
 		pl := f.playlist(t)
 		starts := lines(pl, "#EXT-X-START:")
 		if len(starts) != 1 {
@@ -208,8 +208,8 @@ func TestStartTag(t *testing.T) {
 // them see what they saw before.
 func TestClassicHasNoLowLatencyTags(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1})
-	f.feed(t, 6500*time.Millisecond)
-	_, reload := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
+	f.Feed(t, 6500*time.Millisecond)
+	_, reload := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
 	for _, body := range []string{f.playlist(t), reload} {
 		if !strings.Contains(body, "#EXTINF:") {
 			t.Fatalf("not a playlist:\n%s", body)
@@ -227,17 +227,17 @@ func TestClassicHasNoLowLatencyTags(t *testing.T) {
 // answered 503 at once, and every blocked request lets go of its place when answered.
 func TestBlockingReloadLimits(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Minute, MaxBlocked: 2})
-	f.feed(t, 4500*time.Millisecond) // segments 0, 1
-	if res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=4"); res.StatusCode != http.StatusBadRequest {
+	f.Feed(t, 4500*time.Millisecond) // segments 0, 1
+	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=4"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("msn 4 with newest 1: %d %s", res.StatusCode, body)
 	}
-	if res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=1"); res.StatusCode != http.StatusOK || f.h.Blocked() != 0 {
+	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1"); res.StatusCode != http.StatusOK || f.h.Blocked() != 0 {
 		t.Fatalf("msn of an existing segment: %d %s, blocked %d", res.StatusCode, body, f.h.Blocked())
 	}
 	done := make(chan int, 2)
 	for range 2 {
 		go func() {
-			res, _ := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=3")
+			res, _ := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=3")
 			done <- res.StatusCode
 		}()
 	}
@@ -249,11 +249,11 @@ func TestBlockingReloadLimits(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	start := time.Now()
-	res, body := f.get(t, http.MethodGet, "index.m3u8?_HLS_msn=2")
+	res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=2")
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || time.Since(start) > 5*time.Second {
 		t.Fatalf("over the cap: %d %s %v", res.StatusCode, body, res.Header)
 	}
-	f.feed(t, 4*time.Second) // segments 2, 3
+	f.Feed(t, 4*time.Second) // segments 2, 3
 	for range 2 {
 		select {
 		case code := <-done:

@@ -6,12 +6,14 @@ import (
 	"io"
 	"runtime"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // BenchmarkDemux demuxes ten seconds of H.264 and AAC per iteration.
 func BenchmarkDemux(b *testing.B) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 10, 0, 50, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 10, 0, 50, true)
 	ts := muxAll(b, tracks, aus)
 	b.SetBytes(int64(len(ts)))
 	b.ReportAllocs()
@@ -44,8 +46,8 @@ func BenchmarkDemux(b *testing.B) {
 
 // BenchmarkMux writes one access unit per iteration.
 func BenchmarkMux(b *testing.B) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 10, 0, 50, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 10, 0, 50, true)
 	m, err := NewMuxer(io.Discard, tracks)
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // endCase is a stream whose last unit is cut or whole, and what Flush and Cut make of it.
@@ -31,14 +32,14 @@ var endCases = []endCase{
 
 // bigVideo is a video unit over 64 KiB: its PES has no length (ISO/IEC 13818-1 2.4.3.7).
 func bigVideo(rng *rand.Rand, tracks []media.Track, prev *media.AccessUnit) *media.AccessUnit {
-	au := videoUnit(rng, tracks[0], true, true, 70000)
+	au := mediatest.VideoUnit(rng, tracks[0], true, true, 70000)
 	au.DTS, au.PTS = prev.DTS+3600, prev.DTS+3600
 	return au
 }
 
 // smallVideo is a video unit whose PES declares its length.
 func smallVideo(rng *rand.Rand, tracks []media.Track, prev *media.AccessUnit) *media.AccessUnit {
-	au := videoUnit(rng, tracks[0], true, true, 3000)
+	au := mediatest.VideoUnit(rng, tracks[0], true, true, 3000)
 	au.DTS, au.PTS = prev.DTS+3600, prev.DTS+3600
 	return au
 }
@@ -46,15 +47,15 @@ func smallVideo(rng *rand.Rand, tracks []media.Track, prev *media.AccessUnit) *m
 // lastAudio is an AAC frame a second after the stream's units.
 func lastAudio(rng *rand.Rand, tracks []media.Track, prev *media.AccessUnit) *media.AccessUnit {
 	dts := media.Rescale(prev.DTS, 90000, 48000) + 48000
-	return &media.AccessUnit{Track: 1, Key: true, PTS: dts, DTS: dts, Payload: [][]byte{noZeros(rng, 700)}}
+	return &media.AccessUnit{Track: 1, Key: true, PTS: dts, DTS: dts, Payload: [][]byte{mediatest.NoZeros(rng, 700)}}
 }
 
 // endStream returns a stream of two seconds of H.264 and AAC ending with the case's unit, cut
 // as the case says, and how many units precede that last one.
 func endStream(t *testing.T, tc endCase) ([]byte, int) {
 	t.Helper()
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 2, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 2, 0, 25, false)
 	var lastVideo *media.AccessUnit
 	for _, au := range aus {
 		if au.Track == 0 {
@@ -179,8 +180,8 @@ func TestDemuxReaderEnd(t *testing.T) {
 // TestDemuxShortPESBeforeNext: a PES shorter than its declared length when the next one of
 // its stream starts lost a packet without a continuity gap; it is dropped, not emitted.
 func TestDemuxShortPESBeforeNext(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 1, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 1, 0, 25, false)
 	in := muxAll(t, tracks, aus)
 	// Remove the second packet of the first audio PES that spans three packets or more, and
 	// renumber that stream's continuity counters after it so that no gap shows.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
@@ -52,8 +53,8 @@ func checkSane(t *testing.T, d *Demuxer) (tracks []media.Track, units int) {
 }
 
 func TestDemuxDamaged(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 4, 0, 25, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 4, 0, 25, true)
 	clean := muxAll(t, tracks, aus)
 	rng := rand.New(rand.NewPCG(3, 4))
 	random := func(n int) []byte {
@@ -114,8 +115,8 @@ func TestDemuxDamaged(t *testing.T) {
 }
 
 func TestDemuxLostPacket(t *testing.T) {
-	tracks := withIDs(h264Track())
-	aus := synthStream(tracks, 1, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0))
+	aus := mediatest.Synth(tracks, 1, 0, 25, false)
 	ts := muxAll(t, tracks, aus)
 	// Drop the second packet of the 10th video PES.
 	pes := 0
@@ -165,9 +166,9 @@ func TestDemuxUnsupportedProgram(t *testing.T) {
 }
 
 func TestDemuxProgramChange(t *testing.T) {
-	a := withIDs(h264Track(), aacTrack())
-	b := withIDs(h265Track())
-	ts := append(muxAll(t, a, synthStream(a, 1, 0, 25, false)), muxAll(t, b, synthStream(b, 1, 90000, 25, false))...)
+	a := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	b := mediatest.WithIDs(mediatest.H265(0))
+	ts := append(muxAll(t, a, mediatest.Synth(a, 1, 0, 25, false)), muxAll(t, b, mediatest.Synth(b, 1, 90000, 25, false))...)
 	d := NewDemuxer(bytes.NewReader(ts))
 	for {
 		_, err := d.Read()
@@ -181,8 +182,8 @@ func TestDemuxProgramChange(t *testing.T) {
 }
 
 func TestDemuxOversizePES(t *testing.T) {
-	tracks := withIDs(h264Track())
-	aus := synthStream(tracks, 1, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0))
+	aus := mediatest.Synth(tracks, 1, 0, 25, false)
 	big := *aus[3]
 	big.Payload = [][]byte{{0x41}, make([]byte, MaxPESSize)}
 	aus[3] = &big
@@ -195,8 +196,8 @@ func TestDemuxOversizePES(t *testing.T) {
 
 func TestDemuxSilentTrack(t *testing.T) {
 	// The PMT lists AAC but no audio ever comes: the tracks are announced after the probe.
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(withIDs(h264Track()), 7, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(mediatest.WithIDs(mediatest.H264(0)), 7, 0, 25, false)
 	d := NewDemuxer(bytes.NewReader(muxAll(t, tracks, aus)))
 	got, n := checkSane(t, d)
 	if len(got) != 1 || got[0].Codec != media.CodecH264 || n != len(aus) {
@@ -207,8 +208,8 @@ func TestDemuxSilentTrack(t *testing.T) {
 // TestDemuxMidGOP: a stream cut in the middle of a GOP goes on whole (the stream's publisher
 // is the one key-frame gate); the first unit marked key is the first key frame.
 func TestDemuxMidGOP(t *testing.T) {
-	tracks := withIDs(h264Track())
-	aus := synthStream(tracks, 2, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0))
+	aus := mediatest.Synth(tracks, 2, 0, 25, false)
 	d := NewDemuxer(bytes.NewReader(muxAll(t, tracks, aus[5:])))
 	if _, err := d.Tracks(); err != nil {
 		t.Fatal(err)

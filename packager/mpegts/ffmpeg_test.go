@@ -3,12 +3,13 @@ package mpegts
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/nal"

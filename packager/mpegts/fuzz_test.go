@@ -3,6 +3,8 @@ package mpegts
 import (
 	"bytes"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // FuzzDemux feeds arbitrary bytes, pulled from a reader and pushed in chunks: the demuxer
@@ -10,7 +12,7 @@ import (
 func FuzzDemux(f *testing.F) {
 	// Small seeds keep the fuzzer's minimisation of new inputs quick.
 	for _, tc := range roundTripCases {
-		aus := synthStream(tc.tracks, 0.12, tc.start, 2, tc.reorder)
+		aus := mediatest.Synth(tc.tracks, 0.12, tc.start, 2, tc.reorder)
 		for _, au := range aus {
 			last := au.Payload[len(au.Payload)-1]
 			au.Payload[len(au.Payload)-1] = last[:min(len(last), 40)]

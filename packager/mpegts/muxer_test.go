@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 func TestMuxerLayout(t *testing.T) {
-	tracks := withIDs(aacTrack(), h264Track()) // video second: the PCR still goes on video
-	aus := synthStream(tracks, 2, 90000, 25, true)
+	tracks := mediatest.WithIDs(mediatest.AAC(0), mediatest.H264(0)) // video second: the PCR still goes on video
+	aus := mediatest.Synth(tracks, 2, 90000, 25, true)
 	ts := muxAll(t, tracks, aus)
 	videoPID := uint16(muxFirstPID + 1)
 	cc := map[uint16]int{}
@@ -60,9 +61,9 @@ func TestMuxerLayout(t *testing.T) {
 }
 
 func TestMuxerErrors(t *testing.T) {
-	badAAC := aacTrack()
+	badAAC := mediatest.AAC(0)
 	badAAC.Params.AudioConfig = []byte{0xff}
-	rateless := h264Track()
+	rateless := mediatest.H264(0)
 	rateless.ClockRate = 0
 	for _, tc := range []struct {
 		name   string
@@ -80,7 +81,7 @@ func TestMuxerErrors(t *testing.T) {
 			t.Errorf("%s: NewMuxer error %v, want %v", tc.name, err, tc.is)
 		}
 	}
-	m, err := NewMuxer(io.Discard, withIDs(h264Track()))
+	m, err := NewMuxer(io.Discard, mediatest.WithIDs(mediatest.H264(0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +94,13 @@ func TestMuxerErrors(t *testing.T) {
 }
 
 func TestMuxerAppendWholePackets(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
 	m, err := NewMuxer(io.Discard, tracks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dst []byte
-	for _, au := range synthStream(tracks, 1, 0, 25, true) {
+	for _, au := range mediatest.Synth(tracks, 1, 0, 25, true) {
 		if dst, err = m.AppendAccessUnit(dst[:0], au); err != nil {
 			t.Fatal(err)
 		}
@@ -111,8 +112,8 @@ func TestMuxerAppendWholePackets(t *testing.T) {
 
 // TestMuxerNoAllocs holds the steady-state goal: no allocation per access unit.
 func TestMuxerNoAllocs(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 2, 0, 25, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 2, 0, 25, true)
 	m, err := NewMuxer(io.Discard, tracks)
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +134,8 @@ func TestMuxerNoAllocs(t *testing.T) {
 }
 
 func TestMuxerDiscontinuity(t *testing.T) {
-	tracks := withIDs(h264Track())
-	aus := synthStream(tracks, 0.2, 0, 25, false)
+	tracks := mediatest.WithIDs(mediatest.H264(0))
+	aus := mediatest.Synth(tracks, 0.2, 0, 25, false)
 	jump := *aus[3]
 	jump.Discontinuity, jump.DTS, jump.PTS = true, 50*90000, 50*90000
 	var buf bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // interleaveByPID reorders a muxed stream so that the packets of each PID alternate: every
@@ -63,11 +64,11 @@ func (tc pesCapCase) stream(t testing.TB) []byte {
 	var tracks []media.Track
 	var aus []*media.AccessUnit
 	for range tc.streams {
-		tracks = append(tracks, h264Track())
+		tracks = append(tracks, mediatest.H264(0))
 	}
-	tracks = withIDs(tracks...)
+	tracks = mediatest.WithIDs(tracks...)
 	for _, trk := range tracks {
-		au := videoUnit(rng, trk, true, true, tc.size)
+		au := mediatest.VideoUnit(rng, trk, true, true, tc.size)
 		au.PTS, au.DTS = 90000, 90000
 		aus = append(aus, au)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 // trackSource is a TrackSource whose tracks a test sets.
@@ -58,9 +59,9 @@ func demuxAll(t *testing.T, ts []byte) (aus []*media.AccessUnit, programs int) {
 // TestRemuxerContinuous: a source whose timestamps go back to 0 at a discontinuity comes out
 // as one program whose timestamps keep increasing, media.ContinuityGap past the last ones.
 func TestRemuxerContinuous(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	first := synthStream(tracks, 1, 20*90000, 25, true)
-	second := synthStream(tracks, 1, 0, 25, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	first := mediatest.Synth(tracks, 1, 20*90000, 25, true)
+	second := mediatest.Synth(tracks, 1, 0, 25, true)
 	jump := *second[0]
 	jump.Discontinuity = true
 	second[0] = &jump
@@ -113,7 +114,7 @@ func TestRemuxerContinuous(t *testing.T) {
 // TestRemuxerRepairs: a step back within a track is moved one tick past the last DTS, and a
 // unit of a track the output does not have is skipped.
 func TestRemuxerRepairs(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
 	r, err := NewRemuxer(tracks, &trackSource{tracks})
 	if err != nil {
 		t.Fatal(err)
@@ -150,8 +151,8 @@ func TestRemuxerRepairs(t *testing.T) {
 // TestRemuxerTracksChange: tracks that mux differently at a discontinuity rebuild the muxer,
 // so the receiver reads a new program; the same tracks at a discontinuity do not.
 func TestRemuxerTracksChange(t *testing.T) {
-	a := withIDs(h264Track(), aacTrack())
-	b := withIDs(h265Track())
+	a := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	b := mediatest.WithIDs(mediatest.H265(0))
 	src := &trackSource{a}
 	r, err := NewRemuxer(a, src)
 	if err != nil {
@@ -159,9 +160,9 @@ func TestRemuxerTracksChange(t *testing.T) {
 	}
 	var changed [][]media.Track
 	r.OnTracks = func(tracks []media.Track) { changed = append(changed, tracks) }
-	first, _ := remuxAll(t, r, synthStream(a, 0.5, 0, 25, false))
+	first, _ := remuxAll(t, r, mediatest.Synth(a, 0.5, 0, 25, false))
 
-	again := synthStream(a, 0.5, 0, 25, false)
+	again := mediatest.Synth(a, 0.5, 0, 25, false)
 	again[0].Discontinuity = true
 	second, _ := remuxAll(t, r, again)
 	if len(changed) != 0 {
@@ -169,7 +170,7 @@ func TestRemuxerTracksChange(t *testing.T) {
 	}
 
 	src.tracks = b
-	next := synthStream(b, 0.5, 0, 25, false)
+	next := mediatest.Synth(b, 0.5, 0, 25, false)
 	next[0].Discontinuity = true
 	third, _ := remuxAll(t, r, next)
 	if len(changed) != 1 || len(changed[0]) != 1 || changed[0][0].Codec != media.CodecH265 {
@@ -198,7 +199,7 @@ func TestRemuxerBadTracks(t *testing.T) {
 	if _, err := NewRemuxer(bad, &trackSource{bad}); err == nil {
 		t.Error("NewRemuxer with a bad AAC configuration: no error")
 	}
-	tracks := withIDs(aacTrack())
+	tracks := mediatest.WithIDs(mediatest.AAC(0))
 	src := &trackSource{tracks}
 	r, err := NewRemuxer(tracks, src)
 	if err != nil {
@@ -212,8 +213,8 @@ func TestRemuxerBadTracks(t *testing.T) {
 }
 
 func TestRemuxerNoAllocs(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 2, 0, 25, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 2, 0, 25, true)
 	r, err := NewRemuxer(tracks, &trackSource{tracks})
 	if err != nil {
 		t.Fatal(err)

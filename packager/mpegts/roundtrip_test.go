@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
@@ -91,17 +92,17 @@ var roundTripCases = []struct {
 	start   int64
 	reorder bool
 }{
-	{"h264+aac", withIDs(h264Track(), aacTrack()), 10 * 90000, true},
-	{"h265+opus", withIDs(h265Track(), opusTrack()), 0, false},
-	{"h265+aac", withIDs(h265Track(), aacTrack()), 90000, true},
-	{"mp3", withIDs(mp3Track()), 90000, false},
-	{"h264+mp3 across the 33-bit wrap", withIDs(h264Track(), mp3Track()), 1<<33 - 90000, true},
+	{"h264+aac", mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0)), 10 * 90000, true},
+	{"h265+opus", mediatest.WithIDs(mediatest.H265(0), mediatest.Opus(0)), 0, false},
+	{"h265+aac", mediatest.WithIDs(mediatest.H265(0), mediatest.AAC(0)), 90000, true},
+	{"mp3", mediatest.WithIDs(mediatest.MP3(0)), 90000, false},
+	{"h264+mp3 across the 33-bit wrap", mediatest.WithIDs(mediatest.H264(0), mediatest.MP3(0)), 1<<33 - 90000, true},
 }
 
 func TestRoundTrip(t *testing.T) {
 	for _, tc := range roundTripCases {
 		t.Run(tc.name, func(t *testing.T) {
-			aus := synthStream(tc.tracks, 3, tc.start, 25, tc.reorder)
+			aus := mediatest.Synth(tc.tracks, 3, tc.start, 25, tc.reorder)
 			ts := muxAll(t, tc.tracks, aus)
 			if len(ts)%PacketSize != 0 {
 				t.Fatalf("muxer wrote %d bytes, not whole packets", len(ts))
@@ -121,8 +122,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestPushMode(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 2, 0, 25, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 2, 0, 25, true)
 	ts := muxAll(t, tracks, aus)
 	d := NewDemuxer(nil)
 	if _, err := d.Tracks(); !errors.Is(err, ErrNeedMore) {
@@ -161,8 +162,8 @@ func TestPushMode(t *testing.T) {
 }
 
 func TestReadAll(t *testing.T) {
-	tracks := withIDs(h264Track(), aacTrack())
-	aus := synthStream(tracks, 2, 0, 50, true)
+	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
+	aus := mediatest.Synth(tracks, 2, 0, 50, true)
 	ts := muxAll(t, tracks, aus)
 	got, units, err := ReadAll(bytes.NewReader(ts))
 	if err != nil {

@@ -1,10 +1,10 @@
 package nal
 
 import (
-	"encoding/hex"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
 
 var classifyCases = []struct {
@@ -44,33 +44,19 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func mustHex(s string) []byte {
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// Parameter sets of a 320x240 stream, from libx264 and libx265.
-var (
-	h264SPS = mustHex("6764000dacd94141fb011000000300100000030320f1429960")
-	h265SPS = mustHex("42010101600000030090000003000003003ca00a080f165959a4932bc05a020000030002000003003210")
-)
-
 var videoSizeCases = []struct {
 	name  string
 	codec media.Codec
 	sps   []byte
 	w, h  int
 }{
-	{"H.264", media.CodecH264, h264SPS, 320, 240},
-	{"H.265", media.CodecH265, h265SPS, 320, 240},
-	{"H.264 truncated", media.CodecH264, h264SPS[:4], 0, 0},
-	{"H.265 truncated", media.CodecH265, h265SPS[:6], 0, 0},
-	{"H.264 SPS read as H.265", media.CodecH265, h264SPS, 0, 0},
+	{"H.264", media.CodecH264, mediatest.H264SPS, 320, 240},
+	{"H.265", media.CodecH265, mediatest.H265SPS, 320, 240},
+	{"H.264 truncated", media.CodecH264, mediatest.H264SPS[:4], 0, 0},
+	{"H.265 truncated", media.CodecH265, mediatest.H265SPS[:6], 0, 0},
+	{"H.264 SPS read as H.265", media.CodecH265, mediatest.H264SPS, 0, 0},
 	{"empty", media.CodecH264, nil, 0, 0},
-	{"not video", media.CodecAAC, h264SPS, 0, 0},
+	{"not video", media.CodecAAC, mediatest.H264SPS, 0, 0},
 }
 
 func TestVideoSize(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
@@ -42,7 +43,7 @@ func (f slowFlood) unit(i int) *media.AccessUnit {
 	au := &media.AccessUnit{Track: 0, DTS: int64(i) * 9, PTS: int64(i) * 9, Key: key, Arrival: time.Now()}
 	if key {
 		p[0] = 0x65
-		v := segtest.H264(0)
+		v := mediatest.H264(0)
 		au.Payload = [][]byte{v.Params.SPS, v.Params.PPS, p}
 	} else {
 		au.Payload = [][]byte{p}
@@ -98,7 +99,7 @@ func runFlood(t *testing.T, flood slowFlood, queueBytes int, storeOpts segment.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pub.SetTracks([]media.Track{segtest.H264(0)}); err != nil {
+	if err := pub.SetTracks([]media.Track{mediatest.H264(0)}); err != nil {
 		t.Fatal(err)
 	}
 	var peak, dropped int64

@@ -9,6 +9,7 @@ import (
 	"github.com/Eyevinn/mp4ff/mp4"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
@@ -213,7 +214,7 @@ func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 
 	audio := segment.NewStore(segment.StoreOptions{Window: time.Hour})
 	asg := segment.NewSegmenter(audio, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	asrc := &segtest.Source{Audio: segtest.AAC(0), Wall: wall}
+	asrc := &segtest.Source{Audio: mediatest.AAC(0), Wall: wall}
 	if err := asg.SetTracks(asrc.Tracks()); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
@@ -76,7 +77,7 @@ func TestCutAtKeyFrames(t *testing.T) {
 }
 
 func TestAudioOnly(t *testing.T) {
-	src := &segtest.Source{Audio: segtest.AAC(0), Wall: wall}
+	src := &segtest.Source{Audio: mediatest.AAC(0), Wall: wall}
 	st, _ := run(t, src, 2*time.Second, 20*time.Second)
 	segs := st.Snapshot().Segments
 	if len(segs) < 8 {
@@ -175,7 +176,7 @@ func TestTracksChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(st.Snapshot().Segments)
-	src.Video = segtest.H265(0)
+	src.Video = mediatest.H265(0)
 	src.Restart(0)
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)

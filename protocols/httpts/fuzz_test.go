@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/flv"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
@@ -113,7 +114,7 @@ func FuzzBody(f *testing.F) {
 			aus = append(aus, au)
 		}
 		if len(aus) > 0 {
-			checkUnits(t, tracks, aus)
+			streamtest.CheckUnits(t, tracks, aus)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // pacedFile serves a file as a continuous stream at about its real-time rate.
@@ -47,14 +48,14 @@ func TestPullPaced(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, ctype string
 	}{
-		{"TS", makeTS(t, 3), "video/mp2t"},
-		{"FLV", makeFLV(t, 3), "video/x-flv"},
+		{"TS", streamtest.CBRFile(t, 3, "mpegts"), "video/mp2t"},
+		{"FLV", streamtest.CBRFile(t, 3, "flv"), "video/x-flv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := pacedFile(t, tc.path, 3, tc.ctype)
 			s := stream.New("pull-"+tc.name, stream.Options{})
-			col := collect(t, s)
+			col := streamtest.Collect(t, s)
 			start := time.Now()
 			if err := Pull(context.Background(), srv.URL+"/live", s, PullOptions{}); err != nil {
 				t.Fatal(err)
@@ -62,9 +63,9 @@ func TestPullPaced(t *testing.T) {
 			if took := time.Since(start); took < 2*time.Second {
 				t.Errorf("pull took %s, want the file's pace", took)
 			}
-			checkSourceTracks(t, s.Tracks())
-			waitFor(t, 5*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
-			checkUnits(t, s.Tracks(), col.Snapshot())
+			streamtest.CheckCBRTracks(t, s.Tracks())
+			testutil.Eventually(t, 5*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
+			streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 			if s.Publishing() {
 				t.Error("still publishing after the pull returned")
 			}
@@ -76,15 +77,15 @@ func TestPullPaced(t *testing.T) {
 func TestPullFFmpegServer(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
-	port := freeTCPPort(t)
+	port := testutil.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	ffErr := make(chan error, 1)
 	go func() {
-		args := append(cbrArgs(4, true), "-f", "mpegts", "-listen", "1", url)
-		ffErr <- runFFmpeg(context.Background(), t, args...)
+		args := append(streamtest.CBRArgs(4, true), "-f", "mpegts", "-listen", "1", url)
+		ffErr <- streamtest.RunFFmpeg(context.Background(), t, args...)
 	}()
 	s := stream.New("pull-ffmpeg", stream.Options{})
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	var err error
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -100,12 +101,12 @@ func TestPullFFmpegServer(t *testing.T) {
 	if err := <-ffErr; err != nil {
 		t.Log(err) // ffmpeg may complain that the client went away at the end
 	}
-	checkSourceTracks(t, s.Tracks())
+	streamtest.CheckCBRTracks(t, s.Tracks())
 	aus := col.Snapshot()
 	if len(aus) < 150 {
 		t.Fatalf("%d units, want about 4 s", len(aus))
 	}
-	checkUnits(t, s.Tracks(), aus)
+	streamtest.CheckUnits(t, s.Tracks(), aus)
 }
 
 func TestPullErrors(t *testing.T) {

@@ -6,28 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
-
-// startPlay plays the test source into s in real time, looping, until the test ends.
-func startPlay(t *testing.T, s *stream.Stream) {
-	t.Helper()
-	tracks, aus := readTS(t, makeTS(t, 4))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = play(ctx, s, tracks, aus, true, 100)
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
 
 // sendLoop runs Send from a new reader, retrying while the peer is not listening yet, until
 // ctx ends.
@@ -52,14 +38,14 @@ func TestSendFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("send-src", stream.Options{})
-	startPlay(t, s)
-	waitFor(t, 10*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 })
-	port := freeTCPPort(t)
+	streamtest.PlayCBR(t, s)
+	testutil.Eventually(t, 10*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 })
+	port := testutil.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	out := filepath.Join(t.TempDir(), "out.ts")
 	ffErr := make(chan error, 1)
 	go func() {
-		ffErr <- runFFmpeg(context.Background(), t, "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
+		ffErr <- streamtest.RunFFmpeg(context.Background(), t, "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
 			"-listen", "1", "-i", url, "-t", "5", "-c", "copy", "-f", "mpegts", out)
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -78,7 +64,7 @@ func TestSendFFmpeg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codecs := ffprobeCodecs(t, out)
+	codecs := streamtest.FFprobeCodecs(t, out)
 	slices.Sort(codecs)
 	if !slices.Equal(codecs, []string{"aac", "h264"}) {
 		t.Fatalf("ffmpeg received %v, want aac and h264", codecs)
@@ -89,7 +75,7 @@ func TestSendFFmpeg(t *testing.T) {
 func TestSendToServer(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
-	tracks, aus := readTS(t, makeTS(t, 3))
+	tracks, aus := streamtest.ReadTS(t, streamtest.CBRFile(t, 3, "mpegts"))
 	src := stream.New("send-src2", stream.Options{QueueSize: 2048})
 	r, err := src.NewReader("send")
 	if err != nil {
@@ -97,24 +83,24 @@ func TestSendToServer(t *testing.T) {
 	}
 	defer r.Close()
 	for range 2 { // two sessions with the same timestamps
-		if err := play(context.Background(), src, tracks, aus, false, 1); err != nil {
+		if err := streamtest.Play(context.Background(), src, tracks, aus, false, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	dst := stream.New("send-dst", stream.Options{QueueSize: 2048})
 	base := startServer(t, dst)
-	col := collect(t, dst)
+	col := streamtest.Collect(t, dst)
 	ctx, cancel := context.WithCancel(context.Background())
 	sent := make(chan error, 1)
 	go func() { sent <- Send(ctx, base+"/in", "put", r, tracks) }()
-	waitFor(t, 20*time.Second, "all units", func() bool { return len(col.Snapshot()) >= 2*len(aus)-10 })
+	testutil.Eventually(t, 20*time.Second, "all units", func() bool { return len(col.Snapshot()) >= 2*len(aus)-10 })
 	cancel()
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
 	got := col.Snapshot()
-	checkSourceTracks(t, dst.Tracks())
-	checkUnits(t, dst.Tracks(), got)
+	streamtest.CheckCBRTracks(t, dst.Tracks())
+	streamtest.CheckUnits(t, dst.Tracks(), got)
 	if d := dst.Discontinuities(); d != 0 {
 		t.Errorf("%d discontinuities at the receiver: Send must keep one continuous program", d)
 	}

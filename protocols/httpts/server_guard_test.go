@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // serveOpts serves a Server with opts on a loopback port until the test ends.
@@ -110,11 +111,11 @@ func TestServerSlowClients(t *testing.T) {
 	}
 
 	// A live upload for 4 s, at its real rate, is not cut by the 1 s timeouts.
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	if err := publishHTTP(t, "http://"+addr+"/", 4, "-f", "mpegts"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+	testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
 	if n := len(col.Snapshot()); n < 150 {
 		t.Fatalf("%d units, want about 4 s", n)
 	}
@@ -158,7 +159,7 @@ func TestServerConnectionCaps(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	_ = a1.Close()
-	waitFor(t, 10*time.Second, "the freed slot", func() bool { return srv.ConnStats().Open == 2 })
+	testutil.Eventually(t, 10*time.Second, "the freed slot", func() bool { return srv.ConnStats().Open == 2 })
 	if get(dialFrom(t, "127.0.0.2", addr)) != 405 {
 		t.Fatal("127.0.0.2 not served after a slot was freed")
 	}

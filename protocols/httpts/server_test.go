@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // startServer serves a Server for s on a loopback port until the test ends.
@@ -38,9 +39,9 @@ func startServer(t *testing.T, s *stream.Stream) string {
 
 // publishHTTP runs ffmpeg sending the test source to url.
 func publishHTTP(t *testing.T, url string, seconds float64, extra ...string) error {
-	args := append(cbrArgs(seconds, true), extra...)
+	args := append(streamtest.CBRArgs(seconds, true), extra...)
 	args = append(args, url)
-	return runFFmpeg(context.Background(), t, args...)
+	return streamtest.RunFFmpeg(context.Background(), t, args...)
 }
 
 // TestServerFFmpegPOST is not parallel: it measures rates.
@@ -48,7 +49,7 @@ func TestServerFFmpegPOST(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	s := stream.New("http-post", stream.Options{})
 	base := startServer(t, s)
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	var wg sync.WaitGroup
 	var pubErr error
 	wg.Add(1)
@@ -56,14 +57,14 @@ func TestServerFFmpegPOST(t *testing.T) {
 		defer wg.Done()
 		pubErr = publishHTTP(t, base+"/live/stream", 10, "-f", "mpegts")
 	}()
-	checkRates(t, s, float64(srcVideoKbps+srcAudioKbps), 25)
+	streamtest.CheckRates(t, s, float64(streamtest.CBRVideoKbps+streamtest.CBRAudioKbps), 25)
 	wg.Wait()
 	if pubErr != nil {
 		t.Fatal(pubErr)
 	}
-	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-	checkSourceTracks(t, s.Tracks())
-	checkUnits(t, s.Tracks(), col.Snapshot())
+	testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+	streamtest.CheckCBRTracks(t, s.Tracks())
+	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 }
 
 func TestServerFFmpegPUTAndFLV(t *testing.T) {
@@ -80,17 +81,17 @@ func TestServerFFmpegPUTAndFLV(t *testing.T) {
 			t.Parallel()
 			s := stream.New("http-"+tc.name, stream.Options{})
 			base := startServer(t, s)
-			col := collect(t, s)
+			col := streamtest.Collect(t, s)
 			if err := publishHTTP(t, base+"/", 3, tc.extra...); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-			checkSourceTracks(t, s.Tracks())
+			testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+			streamtest.CheckCBRTracks(t, s.Tracks())
 			aus := col.Snapshot()
 			if len(aus) < 100 {
 				t.Fatalf("%d units, want about 3 s", len(aus))
 			}
-			checkUnits(t, s.Tracks(), aus)
+			streamtest.CheckUnits(t, s.Tracks(), aus)
 		})
 	}
 }
@@ -122,7 +123,7 @@ func TestServerConflict(t *testing.T) {
 	t.Parallel()
 	s := stream.New("http-conflict", stream.Options{})
 	base := startServer(t, s)
-	body, stop := slowBody(t, makeTS(t, 4), 200_000)
+	body, stop := slowBody(t, streamtest.CBRFile(t, 4, "mpegts"), 200_000)
 	first := make(chan int, 1)
 	go func() {
 		resp, err := http.Post(base+"/a", "video/mp2t", body)
@@ -133,7 +134,7 @@ func TestServerConflict(t *testing.T) {
 		resp.Body.Close()
 		first <- resp.StatusCode
 	}()
-	waitFor(t, 10*time.Second, "the first publisher", s.Publishing)
+	testutil.Eventually(t, 10*time.Second, "the first publisher", s.Publishing)
 	resp, err := http.Post(base+"/b", "video/mp2t", bytes.NewReader(make([]byte, 1000)))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestServerReconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- NewServer(s, ServerOptions{}).Serve(ctx, ln) }()
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	resp, err := http.Get("http://" + ln.Addr().String() + "/") // the server is up
 	if err != nil {
 		t.Fatal(err)
@@ -175,18 +176,12 @@ func TestServerReconnect(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	time.Sleep(200 * time.Millisecond)
 	b1 := testutil.TakeBaseline()
-	for i := range 4 {
-		if err := publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts"); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-		if got := s.Discontinuities(); got != int64(i) {
-			t.Fatalf("after %d publishers: %d discontinuities", i+1, got)
-		}
-	}
+	streamtest.PublishSessions(t, s, 4, func() error {
+		return publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts")
+	}, nil)
 	http.DefaultClient.CloseIdleConnections()
 	b1.Check(t, 10*time.Second)
-	checkUnits(t, s.Tracks(), col.Snapshot())
+	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 	col.Stop()
 	cancel()
 	if err := <-done; err != nil {
@@ -214,11 +209,11 @@ func TestServerRandomBytes(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("random body: %s %s, want 400", resp.Status, msg)
 	}
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	if err := publishHTTP(t, base+"/", 3, "-f", "mpegts"); err != nil {
 		t.Fatal(err)
 	}
-	checkSourceTracks(t, s.Tracks())
+	streamtest.CheckCBRTracks(t, s.Tracks())
 	if aus := col.Snapshot(); len(aus) < 50 {
 		t.Fatalf("%d units after the random body", len(aus))
 	}

@@ -28,7 +28,7 @@ func gstPublish(t *testing.T, port int, streamID string, props ...string) *ffmpe
 // TestGStreamerPeers: GStreamer's srtsink publishes to the server module and its srtsrc reads
 // the stream back, without and with encryption (AES-256); a wrong passphrase is refused.
 func TestGStreamerPeers(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	testutil.RequireTools(t, "gst-launch-1.0")
 	for _, c := range []struct {
 		name  string

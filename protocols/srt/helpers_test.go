@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"log/slog"
 	"net"
 	"os"
@@ -17,31 +16,16 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // The constant-bitrate source of the end-to-end tests: 1000 kbit/s H.264 and 64 kbit/s AAC.
 const sourceKbps = 1000 + 64
 
-var sourceArgs = []string{
-	"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-	"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-	"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency",
-	"-b:v", "1000k", "-minrate", "1000k", "-maxrate", "1000k", "-bufsize", "500k",
-	"-x264-params", "nal-hrd=cbr", "-g", "25", "-pix_fmt", "yuv420p",
-	"-c:a", "aac", "-b:a", "64k",
-}
-
-// requireFFmpeg skips the test when ffmpeg or ffprobe is not on PATH.
-func requireFFmpeg(t testing.TB) {
-	t.Helper()
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-			t.Fatalf("%s not found in PATH: install ffmpeg (with libsrt) to run this test", tool)
-		}
-	}
-}
+// sourceArgs is the test source (testutil's pattern and encoding at 1000 kbit/s), read as fast
+// as ffmpeg can.
+var sourceArgs = append(testutil.Pattern{}.Args(), testutil.Encode(1000)...)
 
 // testLog returns a logger for the code under test: its lines go to the test output when the
 // test fails (at once when SRT_TEST_LOG is set).

@@ -3,9 +3,10 @@ package srt
 import (
 	"context"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -14,7 +15,7 @@ import (
 // the listen input: the Stream marks three discontinuities, a reader sees them, and goroutines
 // and files return to the baseline.
 func TestListenerReconnect(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	s := stream.New("listen", stream.Options{Log: testLog(t)})
 	ep, err := ParseListenURL("srt://127.0.0.1:0?latency=200")

@@ -3,10 +3,11 @@ package srt
 import (
 	"context"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -14,7 +15,7 @@ import (
 // TestPullFromFFmpegListener calls an ffmpeg that listens and sends, until ffmpeg ends the
 // stream: Pull then returns nil.
 func TestPullFromFFmpegListener(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	port := freeUDPPort(t)
 	src := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&latency=200000", port), 6)
@@ -54,7 +55,7 @@ func TestPullFromFFmpegListener(t *testing.T) {
 
 // TestPullFromServer pulls a stream from our own server as a receiver, with a passphrase.
 func TestPullFromServer(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	const pass = "correct-horse-battery"
 	srv, reg, stopSrv := startServer(t, Options{Passphrase: pass})

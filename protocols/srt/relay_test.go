@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
@@ -17,7 +18,7 @@ import (
 // sourceTS encodes secs seconds of the test source (a key frame a second) as MPEG-TS.
 func sourceTS(t *testing.T, secs int) []byte {
 	t.Helper()
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	path := filepath.Join(t.TempDir(), "src.ts")
 	args := append([]string{"-hide_banner", "-loglevel", "error"}, sourceArgs...)
 	args = append(args, "-t", fmt.Sprint(secs), "-f", "mpegts", path)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -34,7 +35,7 @@ func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error
 
 // TestSendCaller sends to an ffmpeg that listens and records 5 s.
 func TestSendCaller(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	s, stopSource := liveSource(t, stream.Options{})
 	port := freeUDPPort(t)
@@ -84,7 +85,7 @@ func TestSendCaller(t *testing.T) {
 
 // TestSendListener waits for ffmpeg to call (random datagrams come first) and records 3 s.
 func TestSendListener(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	// A small queue and lag limit: a reader left unread while Send waits would be closed.
 	s, stopSource := liveSource(t, stream.Options{QueueSize: 32, LagLimit: 500 * time.Millisecond})

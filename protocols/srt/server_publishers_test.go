@@ -16,7 +16,7 @@ var _ Publishers = (*testutil.SessionLog)(nil)
 // once connected and once disconnected, in order, with the stream id and the publisher's
 // address; a publisher refused on a busy stream and a receiver are told nothing.
 func TestServerPublishers(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	log := &testutil.SessionLog{}
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	srv, err := NewServer(ServerConfig{Name: "Studio", Addr: "127.0.0.1:0", Publishers: log, Log: testLog(t),

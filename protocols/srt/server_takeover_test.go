@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
@@ -18,7 +19,7 @@ import (
 // takeoverSilence ago, and gets the stream on its first try after that, long before the idle
 // timeout. A live publisher is never closed for another.
 func TestTakeOverSilentPublisher(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	idle := Options{PeerIdleTimeout: 10 * time.Second}
 	t.Run("server module", func(t *testing.T) {
 		t.Parallel()

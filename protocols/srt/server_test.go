@@ -3,12 +3,13 @@ package srt
 import (
 	"context"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/srt/link"
@@ -41,7 +42,7 @@ func publishing(t *testing.T, reg *stream.Registry, name string, p *ffmpegProc) 
 }
 
 func TestServerPublishReceive(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	srv, reg, stop := startServer(t, Options{})
 	port := portOf(srv.Addr())
@@ -114,7 +115,7 @@ func TestServerPublishReceive(t *testing.T) {
 
 // TestServerPassphrase: the right passphrase publishes, a wrong one or none is refused.
 func TestServerPassphrase(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	const pass = "correct-horse-battery"
 	srv, reg, stop := startServer(t, Options{Passphrase: pass, PBKeyLen: 32})
@@ -144,7 +145,7 @@ func TestServerPassphrase(t *testing.T) {
 // TestServerRandomBytes sends 2 MB of random datagrams to the server's port, and random bytes
 // over a real SRT connection as a publisher; a real publisher then still works.
 func TestServerRandomBytes(t *testing.T) {
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	srv, reg, stop := startServer(t, Options{})
 	port := portOf(srv.Addr())

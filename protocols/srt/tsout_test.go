@@ -13,13 +13,14 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
 // sourceUnits encodes two seconds of the test source and demuxes it.
 func sourceUnits(t *testing.T) ([]media.Track, []*media.AccessUnit) {
 	t.Helper()
-	requireFFmpeg(t)
+	testutil.RequireFFmpeg(t)
 	path := filepath.Join(t.TempDir(), "src.ts")
 	args := append([]string{"-hide_banner", "-loglevel", "error"}, sourceArgs...)
 	args = append(args, "-t", "2", "-f", "mpegts", path)

@@ -10,6 +10,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
@@ -78,7 +79,7 @@ func FuzzReceive(f *testing.F) {
 			aus = append(aus, au)
 		}
 		if len(aus) > 0 {
-			checkUnits(t, tracks, aus)
+			streamtest.CheckUnits(t, tracks, aus)
 		}
 	})
 }

@@ -13,12 +13,13 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // startListen runs Listen on a free port until the test ends.
 func startListen(t *testing.T, s *stream.Stream, opts Options) int {
 	t.Helper()
-	port := freeUDPPort(t)
+	port := testutil.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Listen(ctx, port, s, opts) }()
@@ -33,8 +34,8 @@ func startListen(t *testing.T, s *stream.Stream, opts Options) int {
 
 // publishUDP runs ffmpeg sending the test source to the port for the given seconds.
 func publishUDP(ctx context.Context, t *testing.T, port int, seconds float64) error {
-	args := append(cbrArgs(seconds, true), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))
-	return runFFmpeg(ctx, t, args...)
+	args := append(streamtest.CBRArgs(seconds, true), "-f", "mpegts", fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port))
+	return streamtest.RunFFmpeg(ctx, t, args...)
 }
 
 // TestListenFFmpeg is not parallel: it measures rates.
@@ -42,7 +43,7 @@ func TestListenFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	s := stream.New("udp-listen", stream.Options{})
 	port := startListen(t, s, Options{IdleTimeout: time.Second})
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 
 	var wg sync.WaitGroup
 	var pubErr error
@@ -51,18 +52,18 @@ func TestListenFFmpeg(t *testing.T) {
 		defer wg.Done()
 		pubErr = publishUDP(context.Background(), t, port, 10)
 	}()
-	checkRates(t, s, float64(srcVideoKbps+srcAudioKbps), 25)
+	streamtest.CheckRates(t, s, float64(streamtest.CBRVideoKbps+streamtest.CBRAudioKbps), 25)
 	wg.Wait()
 	if pubErr != nil {
 		t.Fatal(pubErr)
 	}
-	waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-	checkSourceTracks(t, s.Tracks())
+	testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+	streamtest.CheckCBRTracks(t, s.Tracks())
 	aus := col.Snapshot()
 	if len(aus) < 200 {
 		t.Fatalf("%d units, want at least 200", len(aus))
 	}
-	checkUnits(t, s.Tracks(), aus)
+	streamtest.CheckUnits(t, s.Tracks(), aus)
 }
 
 // TestListenReconnect is not parallel: it counts the process's goroutines and descriptors.
@@ -71,27 +72,20 @@ func TestListenReconnect(t *testing.T) {
 	b0 := testutil.TakeBaseline()
 	s := stream.New("udp-reconnect", stream.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	port := freeUDPPort(t)
+	port := testutil.FreePort(t)
 	done := make(chan error, 1)
 	go func() { done <- Listen(ctx, port, s, Options{IdleTimeout: time.Second}) }()
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	var b1 testutil.Baseline
-	for i := range 4 {
-		if err := publishUDP(context.Background(), t, port, 2); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-		if got := s.Discontinuities(); got != int64(i) {
-			t.Fatalf("after %d publishers: %d discontinuities", i+1, got)
-		}
+	streamtest.PublishSessions(t, s, 4, func() error { return publishUDP(context.Background(), t, port, 2) }, func(i int) {
 		if i == 0 {
 			// The socket is open and the first session is over: what later sessions leave
 			// behind shows against this.
 			b1 = testutil.TakeBaseline()
 		}
-	}
+	})
 	b1.Check(t, 10*time.Second)
-	checkUnits(t, s.Tracks(), col.Snapshot())
+	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 	col.Stop()
 	cancel()
 	if err := <-done; err != nil {
@@ -131,15 +125,15 @@ func TestListenRandomBytes(t *testing.T) {
 			time.Sleep(time.Millisecond) // let the receiver keep up on loopback
 		}
 	}
-	waitFor(t, 10*time.Second, "the garbage session to end", func() bool { return !s.Publishing() })
-	col := collect(t, s)
+	testutil.Eventually(t, 10*time.Second, "the garbage session to end", func() bool { return !s.Publishing() })
+	col := streamtest.Collect(t, s)
 	if err := publishUDP(context.Background(), t, port, 3); err != nil {
 		t.Fatal(err)
 	}
-	checkSourceTracks(t, s.Tracks())
+	streamtest.CheckCBRTracks(t, s.Tracks())
 	aus := col.Snapshot()
 	if len(aus) < 50 {
 		t.Fatalf("%d units after the garbage, want a working publisher", len(aus))
 	}
-	checkUnits(t, s.Tracks(), aus)
+	streamtest.CheckUnits(t, s.Tracks(), aus)
 }

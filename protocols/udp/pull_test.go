@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // startPull runs Pull until the test ends, or until it returns; its result comes on the
@@ -27,9 +28,9 @@ func TestPullUnicastTimeout(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-pull", stream.Options{})
-	port := freeUDPPort(t)
+	port := testutil.FreePort(t)
 	done := startPull(t, fmt.Sprintf("udp://@:%d?timeout=1000000&fifo_size=10000", port), s)
-	col := collect(t, s)
+	col := streamtest.Collect(t, s)
 	if err := publishUDP(context.Background(), t, port, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +42,14 @@ func TestPullUnicastTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Pull did not return after its timeout")
 	}
-	checkSourceTracks(t, s.Tracks())
-	checkUnits(t, s.Tracks(), col.Snapshot())
+	streamtest.CheckCBRTracks(t, s.Tracks())
+	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 }
 
 func TestPullNothingTimeout(t *testing.T) {
 	t.Parallel()
 	s := stream.New("udp-quiet", stream.Options{})
-	done := startPull(t, fmt.Sprintf("udp://:%d?timeout=300000", freeUDPPort(t)), s)
+	done := startPull(t, fmt.Sprintf("udp://:%d?timeout=300000", testutil.FreePort(t)), s)
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "no MPEG-TS") {
@@ -70,17 +71,17 @@ func TestPullMulticastFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-mcast", stream.Options{})
-	group, port := mcastGroup(), freeUDPPort(t)
+	group, port := mcastGroup(), testutil.FreePort(t)
 	startPull(t, fmt.Sprintf("udp://%s:%d?interface=lo", group, port), s)
-	col := collect(t, s)
-	args := append(cbrArgs(3, true), "-f", "mpegts",
+	col := streamtest.Collect(t, s)
+	args := append(streamtest.CBRArgs(3, true), "-f", "mpegts",
 		fmt.Sprintf("udp://%s:%d?pkt_size=1316&ttl=0&localaddr=127.0.0.1", group, port))
-	if err := runFFmpeg(context.Background(), t, args...); err != nil {
+	if err := streamtest.RunFFmpeg(context.Background(), t, args...); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "units", func() bool { return len(col.Snapshot()) > 50 })
-	checkSourceTracks(t, s.Tracks())
-	checkUnits(t, s.Tracks(), col.Snapshot())
+	testutil.Eventually(t, 10*time.Second, "units", func() bool { return len(col.Snapshot()) > 50 })
+	streamtest.CheckCBRTracks(t, s.Tracks())
+	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
 }
 
 // TestSendPullMulticast sends with Send to a group (TTL 0, out of lo) and receives with Pull
@@ -89,13 +90,13 @@ func TestSendPullMulticast(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	src := stream.New("mcast-src", stream.Options{})
-	startPlay(t, src)
+	streamtest.PlayCBR(t, src)
 	dst := stream.New("mcast-dst", stream.Options{})
-	group, port := mcastGroup(), freeUDPPort(t)
+	group, port := mcastGroup(), testutil.FreePort(t)
 	startPull(t, fmt.Sprintf("udp://@%s:%d?localaddr=127.0.0.1", group, port), dst)
-	col := collect(t, dst)
+	col := streamtest.Collect(t, dst)
 	startSend(t, src, fmt.Sprintf("udp://%s:%d?ttl=0&localaddr=127.0.0.1", group, port), Send)
-	waitFor(t, 20*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
-	checkSourceTracks(t, dst.Tracks())
-	checkUnits(t, dst.Tracks(), col.Snapshot())
+	testutil.Eventually(t, 20*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
+	streamtest.CheckCBRTracks(t, dst.Tracks())
+	streamtest.CheckUnits(t, dst.Tracks(), col.Snapshot())
 }

@@ -7,13 +7,13 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -54,20 +54,6 @@ func waitTracks(ctx context.Context, s *stream.Stream) {
 	}
 }
 
-// startPlay plays the test source into s in real time, looping, until the test ends.
-func startPlay(t *testing.T, s *stream.Stream) {
-	t.Helper()
-	tracks, aus := readTS(t, makeTS(t, 4))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = play(ctx, s, tracks, aus, true, 100)
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
-
 // receiveFFmpeg runs ffmpeg reading url for 5 s of media into a file and checks it holds
 // H.264 and AAC.
 func receiveFFmpeg(t *testing.T, inURL string) {
@@ -75,14 +61,14 @@ func receiveFFmpeg(t *testing.T, inURL string) {
 	out := filepath.Join(t.TempDir(), "out.ts")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := runFFmpeg(ctx, t, "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
+	if err := streamtest.RunFFmpeg(ctx, t, "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
 		"-i", inURL, "-t", "5", "-c", "copy", "-f", "mpegts", out); err != nil {
 		t.Fatal(err)
 	}
 	if ctx.Err() != nil {
 		t.Fatal("ffmpeg did not get 5 s of media within 60 s")
 	}
-	codecs := ffprobeCodecs(t, out)
+	codecs := streamtest.FFprobeCodecs(t, out)
 	slices.Sort(codecs)
 	if !slices.Equal(codecs, []string{"aac", "h264"}) {
 		t.Fatalf("ffmpeg received %v, want aac and h264", codecs)
@@ -93,8 +79,8 @@ func TestSendFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("udp-send", stream.Options{})
-	startPlay(t, s)
-	port := freeUDPPort(t)
+	streamtest.PlayCBR(t, s)
+	port := testutil.FreePort(t)
 	startSend(t, s, fmt.Sprintf("udp://127.0.0.1:%d?pkt_size=1316", port), Send)
 	receiveFFmpeg(t, fmt.Sprintf("udp://127.0.0.1:%d", port))
 }
@@ -102,7 +88,7 @@ func TestSendFFmpeg(t *testing.T) {
 // freeRTPPort returns an even port whose successor (RTCP) was free too.
 func freeRTPPort(t *testing.T) int {
 	for range 100 {
-		p := freeUDPPort(t)
+		p := testutil.FreePort(t)
 		if p%2 == 1 || p == 65534 {
 			continue
 		}
@@ -120,7 +106,7 @@ func TestSendRTPFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
 	s := stream.New("rtp-send", stream.Options{})
-	startPlay(t, s)
+	streamtest.PlayCBR(t, s)
 	port := freeRTPPort(t)
 	startSend(t, s, fmt.Sprintf("rtp://127.0.0.1:%d", port), SendRTP)
 	receiveFFmpeg(t, fmt.Sprintf("rtp://127.0.0.1:%d", port))
@@ -153,7 +139,7 @@ func receiveAll(t *testing.T, conn *net.UDPConn, quiet time.Duration) []datagram
 // checks that Send spreads them over their duration (a burst under maxLag is paced) and that the TS it sends has increasing
 // timestamps across the discontinuity; in RTP mode also the RTP headers.
 func TestSendPacing(t *testing.T) {
-	tracks, aus := readTS(t, makeTS(t, 2))
+	tracks, aus := streamtest.ReadTS(t, streamtest.CBRFile(t, 2, "mpegts"))
 	for _, rtp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rtp=%v", rtp), func(t *testing.T) {
 			t.Parallel()
@@ -170,7 +156,7 @@ func TestSendPacing(t *testing.T) {
 			}
 			defer r.Close()
 			for range 2 {
-				if err := play(context.Background(), s, tracks, aus, false, 1); err != nil {
+				if err := streamtest.Play(context.Background(), s, tracks, aus, false, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -272,7 +258,7 @@ func checkContinuous(t *testing.T, ts []byte, want int) {
 		last[au.Track] = au.DTS
 		n++
 	}
-	checkSourceTracks(t, tracks)
+	streamtest.CheckCBRTracks(t, tracks)
 	if n < want-5 {
 		t.Errorf("received %d units, sent %d", n, want)
 	}

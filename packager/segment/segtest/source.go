@@ -4,46 +4,11 @@ package segtest
 
 import (
 	"bytes"
-	"encoding/hex"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 )
-
-// Parameter sets of a 320x240 stream, from libx264 and libx265.
-var (
-	h264SPS = mustHex("6764000dacd94141fb011000000300100000030320f1429960")
-	h264PPS = mustHex("68ebe3cb22c0")
-	h265VPS = mustHex("40010c01ffff01600000030090000003000003003c959809")
-	h265SPS = mustHex("42010101600000030090000003000003003ca00a080f165959a4932bc05a020000030002000003003210")
-	h265PPS = mustHex("4401c172b46240")
-)
-
-func mustHex(s string) []byte {
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// H264 returns a 320x240 H.264 track with media ID id.
-func H264(id int) media.Track {
-	return media.Track{ID: id, Codec: media.CodecH264, ClockRate: 90000,
-		Params: media.Params{SPS: h264SPS, PPS: h264PPS, Width: 320, Height: 240}}
-}
-
-// H265 returns a 320x240 H.265 track with media ID id.
-func H265(id int) media.Track {
-	return media.Track{ID: id, Codec: media.CodecH265, ClockRate: 90000,
-		Params: media.Params{VPS: h265VPS, SPS: h265SPS, PPS: h265PPS, Width: 320, Height: 240}}
-}
-
-// AAC returns a 48 kHz stereo AAC-LC track with media ID id.
-func AAC(id int) media.Track {
-	return media.Track{ID: id, Codec: media.CodecAAC, ClockRate: 48000,
-		Params: media.Params{AudioConfig: []byte{0x11, 0x90}, SampleRate: 48000, Channels: 2}}
-}
 
 // Source generates a synthetic stream: video at FPS with a key frame every GOP frames
 // (PTS two frames after DTS), and AAC frames, interleaved in time order. Arrival times follow
@@ -64,7 +29,7 @@ type Source struct {
 
 // NewSource returns an H.264 + AAC source at 25 fps with a GOP of gop frames.
 func NewSource(gop int, wall time.Time) *Source {
-	return &Source{Video: H264(0), Audio: AAC(1), FPS: 25, GOP: gop, Wall: wall}
+	return &Source{Video: mediatest.H264(0), Audio: mediatest.AAC(1), FPS: 25, GOP: gop, Wall: wall}
 }
 
 // Tracks returns the source's tracks.

@@ -7,13 +7,8 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
-)
-
-// Parameter sets of a 320x240 H.264 stream, from libx264.
-var (
-	h264SPS = mustHex("6764000dacd94141fb011000000300100000030320f1429960")
-	h264PPS = mustHex("68ebe3cb22c0")
 )
 
 func mustHex(s string) []byte {
@@ -25,14 +20,7 @@ func mustHex(s string) []byte {
 }
 
 // avTracks are H.264 320x240 and AAC LC 48 kHz stereo.
-func avTracks() []media.Track {
-	return []media.Track{
-		{ID: 0, Codec: media.CodecH264, ClockRate: 90000,
-			Params: media.Params{SPS: h264SPS, PPS: h264PPS, Width: 320, Height: 240}},
-		{ID: 1, Codec: media.CodecAAC, ClockRate: 48000,
-			Params: media.Params{AudioConfig: []byte{0x11, 0x90}, SampleRate: 48000, Channels: 2}},
-	}
-}
+func avTracks() []media.Track { return []media.Track{mediatest.H264(0), mediatest.AAC(1)} }
 
 // filled returns n bytes that start with head and hold no start code.
 func filled(n int, head byte) []byte {
@@ -65,7 +53,7 @@ func synthAV(start int64, seconds int) []*media.AccessUnit {
 		}
 		au := &media.AccessUnit{Track: 0, PTS: vd, DTS: vd, Key: v%25 == 0}
 		if au.Key {
-			au.Payload = [][]byte{h264SPS, h264PPS, filled(2000, 0x65)}
+			au.Payload = [][]byte{mediatest.H264SPS, mediatest.H264PPS, filled(2000, 0x65)}
 		} else {
 			au.Payload = [][]byte{filled(500, 0x41)}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -300,7 +301,7 @@ func TestTSFeedFFmpeg(t *testing.T) {
 func TestTSFeedCutMidFrame(t *testing.T) {
 	aus := synthAV(90000, 2)
 	key := &media.AccessUnit{Track: 0, PTS: 3 * 90000, DTS: 3 * 90000, Key: true,
-		Payload: [][]byte{h264SPS, h264PPS, filled(90000, 0x65)}}
+		Payload: [][]byte{mediatest.H264SPS, mediatest.H264PPS, filled(90000, 0x65)}}
 	ts := muxTS(t, avTracks(), append(aus, key))
 	before := muxTS(t, avTracks(), aus)
 	cut := len(before) + (len(ts)-len(before))/2/mpegts.PacketSize*mpegts.PacketSize
