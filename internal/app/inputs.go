@@ -95,7 +95,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 			opts = ep.Options
 		}
 		return func(ctx context.Context, s *stream.Stream) error {
-			l, err := srt.NewListener(in.listenAddr(input), opts, s, log, probe)
+			l, err := srt.NewListener(s, srt.ListenOptions{Addr: in.listenAddr(input), Options: opts, Log: log, Probe: probe})
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case kinds.InputSRTURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return srt.Pull(ctx, input.InputStreamURL, s, log, probe)
+			return srt.Pull(ctx, s, srt.PullOptions{URL: input.InputStreamURL, Log: log, Probe: probe})
 		}, nil
 	case kinds.InputRTSPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
@@ -115,19 +115,19 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case kinds.InputUDPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return udp.Listen(ctx, input.InputStreamListenPort.Port, s, udp.Options{Host: in.cfg.MediaBind, Log: log})
+			return udp.Listen(ctx, s, udp.Options{Addr: in.listenAddr(input), Log: log})
 		}, nil
 	case kinds.InputUDPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return udp.Pull(ctx, input.InputStreamURL, s, udp.Options{Log: log})
+			return udp.Pull(ctx, s, udp.Options{URL: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputHTTPListen:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return httpts.Listen(ctx, input.InputStreamListenPort.Port, s, httpts.ServerOptions{Host: in.cfg.MediaBind, Log: log})
+			return httpts.Listen(ctx, s, httpts.ServerOptions{Addr: in.listenAddr(input), Log: log})
 		}, nil
 	case kinds.InputHTTPURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return httpts.Pull(ctx, input.InputStreamURL, s, httpts.PullOptions{Log: log})
+			return httpts.Pull(ctx, s, httpts.PullOptions{URL: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputHLSURL:
 		return func(ctx context.Context, s *stream.Stream) error {

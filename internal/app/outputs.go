@@ -94,15 +94,15 @@ func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger)
 		}, nil
 	case kinds.OutputSRTURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return srt.Send(ctx, target, r, tracks, log, probe)
+			return srt.Send(ctx, r, tracks, srt.SendOptions{URL: target, Log: log, Probe: probe})
 		}, nil
 	case kinds.OutputUDPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return udp.Send(ctx, target, r, tracks, udp.SendOptions{Log: log})
+			return udp.Send(ctx, r, tracks, udp.SendOptions{URL: target, Log: log})
 		}, nil
 	case kinds.OutputRTPURL:
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return udp.SendRTP(ctx, target, r, tracks, udp.SendOptions{Log: log})
+			return udp.SendRTP(ctx, r, tracks, udp.SendOptions{URL: target, Log: log})
 		}, nil
 	case kinds.OutputHTTPURL:
 		u, method, err := httpMethod(target)
@@ -110,7 +110,7 @@ func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger)
 			return nil, err
 		}
 		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return httpts.Send(ctx, u, method, r, tracks)
+			return httpts.Send(ctx, r, tracks, httpts.SendOptions{URL: u, Method: method, Log: log})
 		}, nil
 	}
 	return nil, fmt.Errorf("output type %s is not built in this version", out.OutputType)

@@ -146,11 +146,11 @@ func pace(ctx context.Context, pub *stream.Publisher, clip *Clip, d time.Duratio
 func send(ctx context.Context, t Target, r *stream.Reader, tracks []media.Track, log *slog.Logger) error {
 	switch t.Proto {
 	case ProtoSRT:
-		return srt.Send(ctx, t.URL, r, tracks, log, nil)
+		return srt.Send(ctx, r, tracks, srt.SendOptions{URL: t.URL, Log: log})
 	case ProtoRTMP:
 		return rtmp.Push(ctx, r, tracks, rtmp.PushOptions{URL: t.URL, Key: t.Key})
 	case ProtoUDP:
-		return udp.Send(ctx, t.URL, r, tracks, udp.SendOptions{Log: log})
+		return udp.Send(ctx, r, tracks, udp.SendOptions{URL: t.URL, Log: log})
 	}
 	return fmt.Errorf("protocol %q: want srt, rtmp or udp", t.Proto)
 }

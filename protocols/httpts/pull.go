@@ -26,6 +26,8 @@ const maxResponseHeaderBytes = 64 << 10
 
 // PullOptions tune Pull. The zero value uses the defaults.
 type PullOptions struct {
+	// URL is the stream to GET: http:// or https://.
+	URL string
 	// IdleTimeout fails the pull when the server sends less than 4 KiB in this long (it
 	// stopped or trickles); default 10 s.
 	IdleTimeout time.Duration
@@ -36,10 +38,11 @@ type PullOptions struct {
 }
 
 // Pull GETs a continuous MPEG-TS or FLV stream (detected from its first bytes) from an
-// http:// or https:// URL and publishes it into s (INPUT_TYPE_HTTP_URL). It returns nil when
+// http:// or https:// URL (opts.URL) and publishes it into s (INPUT_TYPE_HTTP_URL). It returns nil when
 // the server ended the stream after media flowed or ctx ended, and an error otherwise: a
 // status other than 200, nothing to publish, a stall longer than the idle timeout.
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions) error {
+func Pull(ctx context.Context, s *stream.Stream, opts PullOptions) error {
+	rawurl := opts.URL
 	opt.Positive(&opts.IdleTimeout, DefaultPullIdleTimeout)
 	opt.Positive(&opts.HeaderTimeout, DefaultHeaderTimeout)
 	opt.Zero(&opts.Log, slog.Default())

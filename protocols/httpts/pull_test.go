@@ -57,7 +57,7 @@ func TestPullPaced(t *testing.T) {
 			s := stream.New("pull-"+tc.name, stream.Options{})
 			col := streamtest.Collect(t, s)
 			start := time.Now()
-			if err := Pull(context.Background(), srv.URL+"/live", s, PullOptions{}); err != nil {
+			if err := Pull(context.Background(), s, PullOptions{URL: srv.URL + "/live"}); err != nil {
 				t.Fatal(err)
 			}
 			if took := time.Since(start); took < 2*time.Second {
@@ -89,7 +89,7 @@ func TestPullFFmpegServer(t *testing.T) {
 	var err error
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		err = Pull(context.Background(), url, s, PullOptions{})
+		err = Pull(context.Background(), s, PullOptions{URL: url})
 		if err == nil || !strings.Contains(err.Error(), "refused") || time.Now().After(deadline) {
 			break
 		}
@@ -144,12 +144,12 @@ func TestPullErrors(t *testing.T) {
 		{"/bigheader", "response headers exceeded"},
 	} {
 		s := stream.New("pull-err", stream.Options{})
-		err := Pull(context.Background(), srv.URL+tc.path, s, PullOptions{IdleTimeout: 500 * time.Millisecond})
+		err := Pull(context.Background(), s, PullOptions{URL: srv.URL + tc.path, IdleTimeout: 500 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.path, err, tc.want)
 		}
 	}
-	if err := Pull(context.Background(), "ftp://x/", stream.New("x", stream.Options{}), PullOptions{}); err == nil {
+	if err := Pull(context.Background(), stream.New("x", stream.Options{}), PullOptions{URL: "ftp://x/"}); err == nil {
 		t.Error("ftp URL accepted")
 	}
 }

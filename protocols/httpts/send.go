@@ -25,15 +25,28 @@ const (
 	answerWait = 5 * time.Second
 )
 
+// SendOptions configure Send.
+type SendOptions struct {
+	// URL is where to send: http:// or https://.
+	URL string
+	// Method is POST or PUT; empty is POST.
+	Method string
+	// Log gets the output's messages. Default: slog.Default().
+	Log *slog.Logger
+}
+
 // Send muxes the reader's units into MPEG-TS and sends them as the body of one chunked HTTP
-// request (OUTPUT_TYPE_HTTP_URL), POST or PUT (method; empty is POST). tracks are the stream's
+// request (OUTPUT_TYPE_HTTP_URL) to opts.URL, with opts.Method. tracks are the stream's
 // tracks when the reader was opened; timestamps keep increasing across the stream's
 // discontinuities. Send ends the body and returns nil when ctx ends or the stream closes; it
 // fails when the server answers before that (a status other than 2xx quoted), refuses the
 // connection, or accepts no bytes for 10 s.
-func Send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks []media.Track) error {
-	if err := send(ctx, rawurl, method, r, tracks, slog.Default()); err != nil {
-		return fmt.Errorf("http send %s: %w", rawurl, err)
+func Send(ctx context.Context, r *stream.Reader, tracks []media.Track, opts SendOptions) error {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if err := send(ctx, opts.URL, opts.Method, r, tracks, opts.Log); err != nil {
+		return fmt.Errorf("http send %s: %w", opts.URL, err)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func sendLoop(ctx context.Context, t *testing.T, s *stream.Stream, url, method s
 			return err
 		}
 		tracks := s.Tracks()
-		err = Send(ctx, url, method, r, tracks)
+		err = Send(ctx, r, tracks, SendOptions{URL: url, Method: method})
 		r.Close()
 		if ctx.Err() != nil || err == nil || !strings.Contains(err.Error(), "refused") {
 			return err
@@ -92,7 +92,7 @@ func TestSendToServer(t *testing.T) {
 	col := streamtest.Collect(t, dst)
 	ctx, cancel := context.WithCancel(context.Background())
 	sent := make(chan error, 1)
-	go func() { sent <- Send(ctx, base+"/in", "put", r, tracks) }()
+	go func() { sent <- Send(ctx, r, tracks, SendOptions{URL: base + "/in", Method: "put"}) }()
 	testutil.Eventually(t, 20*time.Second, "all units", func() bool { return len(col.Snapshot()) >= 2*len(aus)-10 })
 	cancel()
 	if err := <-sent; err != nil {
@@ -116,10 +116,10 @@ func TestSendErrors(t *testing.T) {
 	}
 	defer r.Close()
 	tracks := []media.Track{{ID: 0, Codec: media.CodecAAC, ClockRate: 48000, Params: media.Params{SampleRate: 48000, Channels: 2}}}
-	if err := Send(context.Background(), "http://127.0.0.1:1/", "GET", r, tracks); err == nil || !strings.Contains(err.Error(), "method") {
+	if err := Send(context.Background(), r, tracks, SendOptions{URL: "http://127.0.0.1:1/", Method: "GET"}); err == nil || !strings.Contains(err.Error(), "method") {
 		t.Errorf("GET: %v", err)
 	}
-	if err := Send(context.Background(), "ftp://127.0.0.1:1/", "", r, tracks); err == nil {
+	if err := Send(context.Background(), r, tracks, SendOptions{URL: "ftp://127.0.0.1:1/", Method: ""}); err == nil {
 		t.Error("ftp accepted")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,8 +47,9 @@ const (
 
 // ServerOptions tune a Server. The zero value uses the defaults.
 type ServerOptions struct {
-	// Host is the local IP address Listen binds; default empty, every local address.
-	Host string
+	// Addr is where Listen binds: host:port as net.Listen takes it; an empty host is every
+	// local address. NewServer does not use it.
+	Addr string
 	// IdleTimeout ends a publisher whose body brings less than 4 KiB in this long (one that
 	// stopped or trickles); default 5 s. A live body of any real rate lasts for ever.
 	IdleTimeout time.Duration
@@ -119,11 +119,11 @@ func (srv *Server) ConnStats() connlimit.Stats {
 	return connlimit.Stats{}
 }
 
-// Listen serves a new Server for s on the TCP port, on opts.Host (every local address by
-// default), until ctx ends (then nil); it fails when the port cannot be bound.
-func Listen(ctx context.Context, port int, s *stream.Stream, opts ServerOptions) error {
+// Listen serves a new Server for s on opts.Addr until ctx ends (then nil); it fails when the
+// port cannot be bound.
+func Listen(ctx context.Context, s *stream.Stream, opts ServerOptions) error {
 	var lc net.ListenConfig
-	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
+	addr := opts.Addr
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("http listen %s: %w", addr, err)

@@ -24,10 +24,10 @@ type Listener struct {
 	addr  string
 }
 
-// NewListener validates opts and binds addr (":port"); opts may come from ParseListenURL of
-// the input's URL; probe (may be nil) reports the publisher's link. The Listener serves once
+// NewListener validates o.Options and binds o.Addr. The Listener serves once
 // Run is called; call Run, or Close when Run will not be called, to release the socket.
-func NewListener(addr string, opts Options, s *stream.Stream, log *slog.Logger, probe *Probe) (*Listener, error) {
+func NewListener(s *stream.Stream, o ListenOptions) (*Listener, error) {
+	addr, opts, log, probe := o.Addr, o.Options, o.Log, o.Probe
 	if log == nil {
 		log = slog.Default()
 	}

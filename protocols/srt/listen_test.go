@@ -22,7 +22,7 @@ func TestListenerReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewListener(ep.Addr, ep.Options, s, testLog(t), nil)
+	l, err := NewListener(s, ListenOptions{Addr: ep.Addr, Options: ep.Options, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,12 @@ import (
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
-// Pull is the SRT URL input: it calls rawurl ("srt://host:port?streamid=...&latency=..."; see
+// Pull is the SRT URL input: it calls o.URL ("srt://host:port?streamid=...&latency=..."; see
 // ParseURL) and publishes the MPEG-TS it receives into s until the remote ends or fails. With
 // mode=listener it listens on the URL's address instead and takes one publisher. It returns nil
 // when ctx ended, or when the remote ended the stream after media flowed; an error otherwise.
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, probe *Probe) error {
+func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
+	rawurl, log, probe := o.URL, o.Log, o.Probe
 	if log == nil {
 		log = slog.Default()
 	}
@@ -60,7 +61,7 @@ func pullCall(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logg
 
 // pullListen waits for one caller and publishes what it sends.
 func pullListen(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger, probe *Probe) (ingestResult, error) {
-	l, err := NewListener(ep.Addr, ep.Options, s, log, probe)
+	l, err := NewListener(s, ListenOptions{Addr: ep.Addr, Options: ep.Options, Log: log, Probe: probe})
 	if err != nil {
 		return ingestResult{}, err
 	}

@@ -24,7 +24,7 @@ func TestPullFromFFmpegListener(t *testing.T) {
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Pull(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?latency=200&conntimeo=10000", port), s, testLog(t), nil)
+		errc <- Pull(context.Background(), s, PullOptions{URL: fmt.Sprintf("srt://127.0.0.1:%d?latency=200&conntimeo=10000", port), Log: testLog(t)})
 	}()
 	eventually(t, 20*time.Second, "tracks", func() bool {
 		select {
@@ -66,7 +66,7 @@ func TestPullFromServer(t *testing.T) {
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/cam1&passphrase=%s&pbkeylen=24", port, pass)
 	probe := &Probe{}
-	stopPull := runBG(t, func(ctx context.Context) error { return Pull(ctx, url, s, testLog(t), probe) })
+	stopPull := runBG(t, func(ctx context.Context) error { return Pull(ctx, s, PullOptions{URL: url, Log: testLog(t), Probe: probe}) })
 	eventually(t, 20*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 && s.Stats().UnitsIn > 0 })
 	requireTracks(t, s.Tracks())
 	if n := checkUnits(t, s, 2*time.Second); n < 40 {
@@ -108,7 +108,7 @@ func TestPullRejected(t *testing.T) {
 		fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/none&passphrase=%s&conntimeo=2000", port, pass),
 	}
 	for _, url := range refused {
-		err := Pull(context.Background(), url, stream.New("x", stream.Options{}), testLog(t), nil)
+		err := Pull(context.Background(), stream.New("x", stream.Options{}), PullOptions{URL: url, Log: testLog(t)})
 		if err == nil || !strings.Contains(err.Error(), "rejected") {
 			t.Fatalf("Pull %s: %v, want a refusal", RedactURL(url), err)
 		}

@@ -11,12 +11,13 @@ import (
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
-// Send is the SRT restream output: it calls rawurl (see ParseURL; with mode=listener it waits
+// Send is the SRT restream output: it calls o.URL (see ParseURL; with mode=listener it waits
 // for one caller instead) and sends r's units as MPEG-TS in 7×188-byte SRT payloads, muxed for
 // tracks (the stream's tracks when nil; after a discontinuity, the stream's tracks again).
 // Timestamps keep increasing across the stream's discontinuities. It returns nil when ctx
 // ended, and an error when the connection or the reader fails; the caller owns r.
-func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, log *slog.Logger, probe *Probe) error {
+func Send(ctx context.Context, r *stream.Reader, tracks []media.Track, o SendOptions) error {
+	rawurl, log, probe := o.URL, o.Log, o.Probe
 	if log == nil {
 		log = slog.Default()
 	}

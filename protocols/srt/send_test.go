@@ -18,7 +18,7 @@ func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error
 	t.Helper()
 	opts.Log = testLog(t)
 	s := stream.New("source", opts)
-	l, err := NewListener("127.0.0.1:0", Options{}, s, testLog(t), nil)
+	l, err := NewListener(s, ListenOptions{Addr: "127.0.0.1:0", Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestSendCaller(t *testing.T) {
 	defer r.Close()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Send(context.Background(), fmt.Sprintf("srt://127.0.0.1:%d?conntimeo=10000", port), r, s.Tracks(), testLog(t), nil)
+		errc <- Send(context.Background(), r, s.Tracks(), SendOptions{URL: fmt.Sprintf("srt://127.0.0.1:%d?conntimeo=10000", port), Log: testLog(t)})
 	}()
 	// Send returns once ffmpeg leaves; if it returns while ffmpeg still records, that is a failure.
 	var sendErr error
@@ -96,7 +96,7 @@ func TestSendListener(t *testing.T) {
 	}
 	defer r.Close()
 	url := fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&passphrase=correct-horse-battery", port)
-	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, url, r, nil, testLog(t), nil) })
+	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, r, nil, SendOptions{URL: url, Log: testLog(t)}) })
 	waitUDPBound(t, port, nil)
 	sendRandomDatagrams(t, port, 2<<20)
 	// Waiting for a caller far longer than the queue lasts must not close the reader.

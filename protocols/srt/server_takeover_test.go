@@ -36,7 +36,7 @@ func TestTakeOverSilentPublisher(t *testing.T) {
 	t.Run("listen input", func(t *testing.T) {
 		t.Parallel()
 		s := stream.New("listen", stream.Options{Log: testLog(t)})
-		l, err := NewListener("127.0.0.1:0", idle, s, testLog(t), nil)
+		l, err := NewListener(s, ListenOptions{Addr: "127.0.0.1:0", Options: idle, Log: testLog(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,20 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
-// Listen receives MPEG-TS datagrams on the UDP port, on opts.Host (every local address by
-// default), and publishes
+// Listen receives MPEG-TS datagrams on opts.Addr and publishes
 // them into s (INPUT_TYPE_UDP_LISTEN). A publisher session starts with the first datagram of
 // whole sync-aligned TS packets (bare or in RTP) and ends after opts.IdleTimeout without
 // one; the next datagram starts a new session. Other datagrams are ignored. Listen returns nil
 // when ctx ends, or an error when the port cannot be bound or s is closed.
-func Listen(ctx context.Context, port int, s *stream.Stream, opts Options) error {
+func Listen(ctx context.Context, s *stream.Stream, opts Options) error {
 	opts = opts.withDefaults()
-	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
+	addr := opts.Addr
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		return fmt.Errorf("udp listen %s: %w", addr, err)
@@ -47,8 +45,9 @@ func Listen(ctx context.Context, port int, s *stream.Stream, opts Options) error
 // Sessions run as in Listen. Pull returns nil when ctx ends or, with timeout set, when the
 // input went quiet after media flowed; an error when nothing came within the timeout or the
 // socket cannot be opened.
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, opts Options) error {
+func Pull(ctx context.Context, s *stream.Stream, opts Options) error {
 	opts = opts.withDefaults()
+	rawurl := opts.URL
 	ep, err := parseURL(rawurl, "udp")
 	if err != nil {
 		return fmt.Errorf("udp pull: %w", err)

@@ -16,13 +16,19 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
+// withAddr is opts listening on port, every local address.
+func withAddr(opts Options, port int) Options {
+	opts.Addr = fmt.Sprintf(":%d", port)
+	return opts
+}
+
 // startListen runs Listen on a free port until the test ends.
 func startListen(t *testing.T, s *stream.Stream, opts Options) int {
 	t.Helper()
 	port := testutil.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Listen(ctx, port, s, opts) }()
+	go func() { done <- Listen(ctx, s, withAddr(opts, port)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -74,7 +80,7 @@ func TestListenReconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	port := testutil.FreePort(t)
 	done := make(chan error, 1)
-	go func() { done <- Listen(ctx, port, s, Options{IdleTimeout: time.Second}) }()
+	go func() { done <- Listen(ctx, s, Options{Addr: fmt.Sprintf(":%d", port), IdleTimeout: time.Second}) }()
 	col := streamtest.Collect(t, s)
 	var b1 testutil.Baseline
 	streamtest.PublishSessions(t, s, 4, func() error { return publishUDP(context.Background(), t, port, 2) }, func(i int) {

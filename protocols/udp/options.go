@@ -13,11 +13,13 @@ const (
 	DefaultReadBuffer  = 4 << 20
 )
 
-// Options tune Listen and Pull. The zero value uses the defaults.
+// Options configure Listen and Pull.
 type Options struct {
-	// Host is the local IP address Listen binds; default empty, every local address. Pull
-	// binds what its URL says.
-	Host string
+	// Addr is where Listen binds: host:port as net.ListenPacket takes it; an empty host is
+	// every local address.
+	Addr string
+	// URL is what Pull receives (udp://…, see Pull); it binds what the URL says.
+	URL string
 	// IdleTimeout ends a publisher session after this long without a valid datagram; the next
 	// datagram starts a new session (a discontinuity for readers). Default 2 s.
 	IdleTimeout time.Duration
@@ -36,8 +38,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// SendOptions tune Send and SendRTP. The zero value uses the defaults.
+// SendOptions configure Send and SendRTP.
 type SendOptions struct {
+	// URL is where to send: udp://host:port or rtp://host:port, with the options Send lists.
+	URL string
 	// Log receives connection and track changes; default slog.Default().
 	Log *slog.Logger
 }

@@ -19,7 +19,7 @@ func startPull(t *testing.T, url string, s *stream.Stream) <-chan error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Pull(ctx, url, s, Options{IdleTimeout: 500 * time.Millisecond}) }()
+	go func() { done <- Pull(ctx, s, Options{URL: url, IdleTimeout: 500 * time.Millisecond}) }()
 	t.Cleanup(cancel)
 	return done
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // startSend runs send (Send or SendRTP) from a new reader of s until the test ends.
-func startSend(t *testing.T, s *stream.Stream, url string, fn func(context.Context, string, *stream.Reader, []media.Track, SendOptions) error) {
+func startSend(t *testing.T, s *stream.Stream, url string, fn func(context.Context, *stream.Reader, []media.Track, SendOptions) error) {
 	t.Helper()
 	r, err := s.NewReader("send")
 	if err != nil {
@@ -29,7 +29,7 @@ func startSend(t *testing.T, s *stream.Stream, url string, fn func(context.Conte
 	go func() {
 		defer r.Close()
 		waitTracks(ctx, s)
-		done <- fn(ctx, url, r, s.Tracks(), SendOptions{})
+		done <- fn(ctx, r, s.Tracks(), SendOptions{URL: url})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -167,7 +167,7 @@ func TestSendPacing(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- fn(ctx, url, r, tracks, SendOptions{}) }()
+			go func() { done <- fn(ctx, r, tracks, SendOptions{URL: url}) }()
 			got := receiveAll(t, conn, 2*time.Second)
 			cancel()
 			if err := <-done; err != nil {

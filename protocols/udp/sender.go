@@ -38,15 +38,15 @@ const rtpPayloadMP2T = 33
 // tracks are the stream's tracks when the reader was opened; at a discontinuity with other
 // tracks the muxer starts over with new tables. Timestamps keep increasing across
 // discontinuities. Send returns nil when ctx ends or the stream closes, else the error.
-func Send(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, opts SendOptions) error {
-	return send(ctx, rawurl, "udp", r, tracks, opts)
+func Send(ctx context.Context, r *stream.Reader, tracks []media.Track, opts SendOptions) error {
+	return send(ctx, opts.URL, "udp", r, tracks, opts)
 }
 
 // SendRTP is Send for rtp:// URLs (OUTPUT_TYPE_RTP_URL): the same datagrams behind a 12-byte
 // RTP header (RFC 2250): version 2, payload type 33, consecutive sequence numbers, a 90 kHz
 // timestamp from the units' DTS, and one random SSRC. No RTCP is sent.
-func SendRTP(ctx context.Context, rawurl string, r *stream.Reader, tracks []media.Track, opts SendOptions) error {
-	return send(ctx, rawurl, "rtp", r, tracks, opts)
+func SendRTP(ctx context.Context, r *stream.Reader, tracks []media.Track, opts SendOptions) error {
+	return send(ctx, opts.URL, "rtp", r, tracks, opts)
 }
 
 func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks []media.Track, opts SendOptions) error {
