@@ -123,41 +123,31 @@ func (s *server) readFields(r *http.Request, read func(f *fields)) error {
 }
 
 func (s *server) create(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return s.answer(func(r *http.Request) (int, any, error) {
 		ctx := r.Context()
 		body, err := readBody(r)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		f := s.recordFields(ctx, body)
-		f.skip(s.generated()...)
-		rec := m.validate(f)
-		if err := f.err(); err != nil {
-			s.fail(w, r, err)
-			return
+		rec, err := s.validated(m, f)
+		if err != nil {
+			return 0, nil, err
 		}
 		s.logUnknown(r, f)
 		now := s.now().UTC().Truncate(time.Millisecond)
 		b := rec.Meta()
 		b.ID, b.Created, b.Modified, b.UserID = storage.NewID(), now, now, userID(r)
-		if err := s.checkConflicts(r, m, rec); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if err := s.check(ctx, m, rec); err != nil {
-			s.fail(w, r, err)
-			return
+		if err := s.admit(r, m, rec); err != nil {
+			return 0, nil, err
 		}
 		unlock, err := s.procs.Lock(ctx, m.kind, b.ID)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		defer unlock()
 		if err := s.store.Create(ctx, rec); err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		s.changed(m, b.ID, rec.UniqueName(), "created")
 		if b.Active && !m.procless {
@@ -166,80 +156,79 @@ func (s *server) create(m *module) http.HandlerFunc {
 				s.log.Warn("start after create failed", "module", string(m.kind), "id", b.ID, "name", rec.UniqueName(), "err", err)
 			}
 		}
-		writeJSON(w, http.StatusCreated, map[string]any{"success": true, "id": b.ID, "created": FormatTime(now)})
-	}
+		return http.StatusCreated, map[string]any{"success": true, "id": b.ID, "created": FormatTime(now)}, nil
+	})
 }
 
 func (s *server) update(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return s.answer(func(r *http.Request) (int, any, error) {
 		ctx := r.Context()
 		body, err := readBody(r)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		// The given fields are checked on their own first, so that a bad value is answered 400
 		// before an unknown id is answered 404.
 		pf := s.recordFields(ctx, cloneDoc(body))
 		id := pf.requireID()
 		pf.partial = true
-		pf.skip(s.generated()...)
-		m.validate(pf)
-		if err := pf.err(); err != nil {
-			s.fail(w, r, err)
-			return
+		if _, err := s.validated(m, pf); err != nil {
+			return 0, nil, err
 		}
 		s.logUnknown(r, pf)
 		unlock, err := s.procs.Lock(ctx, m.kind, id)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		defer unlock()
 		old, err := s.load(r, m, id)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		doc, err := toDoc(old)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		for k, v := range body {
 			if k != "id" && k != "_id" {
 				doc[k] = v
 			}
 		}
-		f := s.recordFields(ctx, doc)
-		f.skip(s.generated()...)
-		rec := m.validate(f)
-		if err := f.err(); err != nil {
-			s.fail(w, r, err)
-			return
+		rec, err := s.validated(m, s.recordFields(ctx, doc))
+		if err != nil {
+			return 0, nil, err
 		}
 		ob, b := old.Meta(), rec.Meta()
 		now := s.now().UTC().Truncate(time.Millisecond)
 		b.ID, b.Created, b.UserID, b.Modified = ob.ID, ob.Created, ob.UserID, now
-		if err := s.checkConflicts(r, m, rec); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if err := s.check(ctx, m, rec); err != nil {
-			s.fail(w, r, err)
-			return
+		if err := s.admit(r, m, rec); err != nil {
+			return 0, nil, err
 		}
 		if err := s.store.Update(ctx, rec); err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
+			return 0, nil, m.notFound(id, err)
 		}
 		s.changed(m, id, rec.UniqueName(), "updated")
 		if err := s.applyActive(r, m, id, ob.Active, b.Active); err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id, "updated": FormatTime(now)})
+		return http.StatusOK, map[string]any{"success": true, "id": id, "updated": FormatTime(now)}, nil
+	})
+}
+
+// validated checks f as a record of m (the fields the server generates are not the client's)
+// and returns the record.
+func (s *server) validated(m *module, f *fields) (storage.Record, error) {
+	f.skip(s.generated()...)
+	rec := m.validate(f)
+	return rec, f.err()
+}
+
+// admit refuses a record whose names or ports another holds, or that this server cannot run.
+func (s *server) admit(r *http.Request, m *module, rec storage.Record) error {
+	if err := s.checkConflicts(r, m, rec); err != nil {
+		return err
 	}
+	return s.check(r.Context(), m, rec)
 }
 
 // applyActive brings a process in line with an update: a running one restarts with the new
@@ -301,24 +290,21 @@ func (s *server) remove(m *module) http.HandlerFunc {
 // byID answers a request that addresses one record of m by id: it reads the id, runs act
 // under the record's lock, and answers act's error or success.
 func (s *server) byID(m *module, act func(r *http.Request, id string) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return s.answer(func(r *http.Request) (int, any, error) {
 		id, err := s.readID(r)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		unlock, err := s.procs.Lock(r.Context(), m.kind, id)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
 		defer unlock()
 		if err := act(r, id); err != nil {
-			s.fail(w, r, err)
-			return
+			return 0, nil, err
 		}
-		writeSuccess(w)
-	}
+		return http.StatusOK, map[string]any{"success": true}, nil
+	})
 }
 
 func (s *server) getByID(m *module) http.HandlerFunc {

@@ -38,6 +38,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// answer is a handler that answers act's status and JSON body, or act's error.
+func (s *server) answer(act func(r *http.Request) (status int, body any, err error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		status, body, err := act(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, status, body)
+	}
+}
+
 func writeSuccess(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, map[string]any{"success": true})
 }

@@ -40,30 +40,23 @@ func (s *server) utility(w http.ResponseWriter, r *http.Request, call func(conte
 }
 
 func (s *server) listeningPorts(w http.ResponseWriter, r *http.Request) {
-	if _, err := readBody(r); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if s.utils == nil {
-		s.fail(w, r, errNoUtils)
-		return
-	}
-	keys, err := s.utils.ListeningPorts(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Port != keys[j].Port {
-			return keys[i].Port < keys[j].Port
+	s.utility(w, r, func(ctx context.Context) (any, error) {
+		keys, err := s.utils.ListeningPorts(ctx)
+		if err != nil {
+			return nil, err
 		}
-		return keys[i].Transport < keys[j].Transport
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].Port != keys[j].Port {
+				return keys[i].Port < keys[j].Port
+			}
+			return keys[i].Transport < keys[j].Transport
+		})
+		out := make([]map[string]any, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, map[string]any{"port": k.Port, "transport": k.Transport})
+		}
+		return out, nil
 	})
-	out := make([]map[string]any, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, map[string]any{"port": k.Port, "transport": k.Transport})
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 // portDocs renders the port claims for /api/ports/getAll.
