@@ -1,7 +1,6 @@
 package flv
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg1audio"
@@ -68,23 +67,8 @@ func (t *AudioTag) parseEx(body []byte) error {
 	if err != nil {
 		return err
 	}
-	if pt == exAudioMultitrack {
-		return fmt.Errorf("flv: enhanced RTMP multitrack audio: %w", ErrUnsupportedCodec)
-	}
-	if len(body) < p+4 {
-		return fmt.Errorf("flv: enhanced audio tag of %d bytes without FourCC: %w", len(body), ErrMalformed)
-	}
-	t.FourCC = FourCC(binary.BigEndian.Uint32(body[p:]))
-	p += 4
-	switch t.FourCC {
-	case FourCCAAC:
-		t.Codec = media.CodecAAC
-	case FourCCMP3:
-		t.Codec = media.CodecMP3
-	case FourCCOpus:
-		t.Codec = media.CodecOpus
-	default:
-		return fmt.Errorf("flv: audio FourCC %s: %w", t.FourCC, ErrUnsupportedCodec)
+	if t.FourCC, t.Codec, p, err = exCodec(body, p, "audio", pt == exAudioMultitrack, audioCodec); err != nil {
+		return err
 	}
 	switch pt {
 	case exSequenceStart:

@@ -23,22 +23,17 @@ func parseAVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
 		count := int(b[pos]) & k
 		pos++
 		for range count {
-			if pos+2 > len(b) {
-				return p, 0, fmt.Errorf("flv: AVC configuration truncated at %d: %w", pos, ErrMalformed)
+			ps, next, err := parameterSet(b, pos, "AVC")
+			if err != nil {
+				return p, 0, err
 			}
-			n := int(binary.BigEndian.Uint16(b[pos:]))
-			pos += 2
-			if pos+n > len(b) || n == 0 {
-				return p, 0, fmt.Errorf("flv: AVC parameter set of %d bytes at %d overruns %d: %w", n, pos, len(b), ErrMalformed)
-			}
-			ps := b[pos : pos+n : pos+n]
 			switch {
 			case i == 0 && p.SPS == nil:
 				p.SPS = ps
 			case i == 1 && p.PPS == nil:
 				p.PPS = ps
 			}
-			pos += n
+			pos = next
 		}
 	}
 	if p.SPS == nil || p.PPS == nil {
@@ -68,4 +63,19 @@ func firstByte(b []byte) int {
 		return -1
 	}
 	return int(b[0])
+}
+
+// parameterSet reads one parameter set of a decoder configuration record (codec names it in
+// errors) at pos: a 16-bit length, then that many bytes, at least one. It returns the set,
+// capped, and where the record goes on.
+func parameterSet(b []byte, pos int, codec string) (ps []byte, next int, err error) {
+	if pos+2 > len(b) {
+		return nil, pos, fmt.Errorf("flv: %s configuration truncated at %d: %w", codec, pos, ErrMalformed)
+	}
+	n := int(binary.BigEndian.Uint16(b[pos:]))
+	pos += 2
+	if pos+n > len(b) || n == 0 {
+		return nil, pos, fmt.Errorf("flv: %s parameter set of %d bytes at %d overruns %d: %w", codec, n, pos, len(b), ErrMalformed)
+	}
+	return b[pos : pos+n : pos+n], pos + n, nil
 }

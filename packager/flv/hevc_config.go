@@ -31,15 +31,10 @@ func parseHEVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
 		count := int(binary.BigEndian.Uint16(b[pos+1:]))
 		pos += 3
 		for range count {
-			if pos+2 > len(b) {
-				return p, 0, fmt.Errorf("flv: HEVC configuration truncated at %d: %w", pos, ErrMalformed)
+			nalu, next, err := parameterSet(b, pos, "HEVC")
+			if err != nil {
+				return p, 0, err
 			}
-			n := int(binary.BigEndian.Uint16(b[pos:]))
-			pos += 2
-			if pos+n > len(b) || n == 0 {
-				return p, 0, fmt.Errorf("flv: HEVC NAL unit of %d bytes at %d overruns %d: %w", n, pos, len(b), ErrMalformed)
-			}
-			nalu := b[pos : pos+n : pos+n]
 			switch h265.NALUType(typ) {
 			case h265.NALUType_VPS_NUT:
 				p.VPS = first(p.VPS, nalu)
@@ -48,7 +43,7 @@ func parseHEVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
 			case h265.NALUType_PPS_NUT:
 				p.PPS = first(p.PPS, nalu)
 			}
-			pos += n
+			pos = next
 		}
 	}
 	if p.VPS == nil || p.SPS == nil || p.PPS == nil {

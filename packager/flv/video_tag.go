@@ -86,21 +86,8 @@ func parseExVideo(body []byte, lengthSize int, t *VideoTag) error {
 		t.Type = PacketOther
 		return nil
 	}
-	if pt == exVideoMultitrack {
-		return fmt.Errorf("flv: enhanced RTMP multitrack video: %w", ErrUnsupportedCodec)
-	}
-	if len(body) < p+4 {
-		return fmt.Errorf("flv: enhanced video tag of %d bytes without FourCC: %w", len(body), ErrMalformed)
-	}
-	t.FourCC = FourCC(binary.BigEndian.Uint32(body[p:]))
-	p += 4
-	switch t.FourCC {
-	case FourCCAVC:
-		t.Codec = media.CodecH264
-	case FourCCHEVC:
-		t.Codec = media.CodecH265
-	default:
-		return fmt.Errorf("flv: video FourCC %s: %w", t.FourCC, ErrUnsupportedCodec)
+	if t.FourCC, t.Codec, p, err = exCodec(body, p, "video", pt == exVideoMultitrack, videoCodec); err != nil {
+		return err
 	}
 	t.Key = frameType == frameTypeKey
 	switch pt {
@@ -166,4 +153,45 @@ func (t *VideoTag) parseFrames(b []byte, lengthSize int) error {
 	var err error
 	t.NALUs, err = splitAVCC(b, lengthSize, t.NALUs)
 	return err
+}
+
+// videoCodec and audioCodec are the codecs of the FourCCs enhanced RTMP tags name.
+func videoCodec(f FourCC) (media.Codec, bool) {
+	switch f {
+	case FourCCAVC:
+		return media.CodecH264, true
+	case FourCCHEVC:
+		return media.CodecH265, true
+	}
+	return 0, false
+}
+
+func audioCodec(f FourCC) (media.Codec, bool) {
+	switch f {
+	case FourCCAAC:
+		return media.CodecAAC, true
+	case FourCCMP3:
+		return media.CodecMP3, true
+	case FourCCOpus:
+		return media.CodecOpus, true
+	}
+	return 0, false
+}
+
+// exCodec reads the FourCC of an enhanced tag of kind ("audio" or "video") at p, after its
+// ModEx entries, and its codec by codecOf; it refuses multitrack tags. It returns where the
+// tag goes on.
+func exCodec(body []byte, p int, kind string, multitrack bool, codecOf func(FourCC) (media.Codec, bool)) (FourCC, media.Codec, int, error) {
+	if multitrack {
+		return 0, 0, p, fmt.Errorf("flv: enhanced RTMP multitrack %s: %w", kind, ErrUnsupportedCodec)
+	}
+	if len(body) < p+4 {
+		return 0, 0, p, fmt.Errorf("flv: enhanced %s tag of %d bytes without FourCC: %w", kind, len(body), ErrMalformed)
+	}
+	fourCC := FourCC(binary.BigEndian.Uint32(body[p:]))
+	codec, ok := codecOf(fourCC)
+	if !ok {
+		return fourCC, 0, p + 4, fmt.Errorf("flv: %s FourCC %s: %w", kind, fourCC, ErrUnsupportedCodec)
+	}
+	return fourCC, codec, p + 4, nil
 }
