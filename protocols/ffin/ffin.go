@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
@@ -100,19 +101,14 @@ type Options struct {
 // the address is refused (ErrBadAddress), ffmpeg fails (its last stderr lines quoted) or
 // produced nothing to publish.
 func Run(ctx context.Context, s *stream.Stream, o Options) error {
-	ffmpegPath, address, log := o.FFmpeg, o.Address, o.Log
-	if ffmpegPath == "" {
-		ffmpegPath = "ffmpeg"
-	}
+	address := o.Address
 	if err := checkAddress(address); err != nil {
 		return err
 	}
-	if log == nil {
-		log = slog.Default()
-	}
+	opt.Zero(&o.FFmpeg, "ffmpeg")
+	opt.Zero(&o.Log, slog.Default())
 	shown := redact(address)
-	log = log.With("input", "other", "address", shown)
-	if err := ingest.RunPipe(ctx, ffmpegPath, Args(address), s, log, false); err != nil {
+	if err := ingest.RunPipe(ctx, o.FFmpeg, Args(address), s, o.Log.With("input", "other", "address", shown), false); err != nil {
 		err = fmt.Errorf("ffmpeg input %q: %w", shown, err)
 		if shown != address {
 			// ffmpeg quotes the address in its messages, password included.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
@@ -118,20 +119,14 @@ type Options struct {
 // stream's duration is over (nil after media flowed). It fails for invalid params, and when
 // ffmpeg fails or produces nothing.
 func Run(ctx context.Context, s *stream.Stream, o Options) error {
-	ffmpegPath, p, log := o.FFmpeg, o.Params, o.Log
-	if ffmpegPath == "" {
-		ffmpegPath = "ffmpeg"
-	}
-	args, err := Args(p)
+	args, err := Args(o.Params)
 	if err != nil {
 		return err
 	}
-	p, _ = p.withDefaults()
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("input", "test video")
-	if err := ingest.RunPipe(ctx, ffmpegPath, args, s, log, true); err != nil {
+	p, _ := o.Params.withDefaults()
+	opt.Zero(&o.FFmpeg, "ffmpeg")
+	opt.Zero(&o.Log, slog.Default())
+	if err := ingest.RunPipe(ctx, o.FFmpeg, args, s, o.Log.With("input", "test video"), true); err != nil {
 		return fmt.Errorf("test video %dx%d@%d: %w", p.Width, p.Height, p.FPS, err)
 	}
 	return nil
