@@ -12,11 +12,8 @@ import (
 // f.Node is not read). f.ID must be set (use NewID); a zero Created becomes the current time. It
 // wraps ErrNotFound when the recording does not exist.
 func (s *Store) AddFile(ctx context.Context, f RecordedFile) error {
-	if f.ID == "" {
-		return errors.New("storage: recorded file without id")
-	}
-	if f.Created.IsZero() {
-		f.Created = now()
+	if err := newRow("recorded file", f.ID, &f.Created); err != nil {
+		return err
 	}
 	doc, err := encodeFile(&f)
 	if err != nil {

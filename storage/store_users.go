@@ -5,16 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // CreateUser stores a new user. u.ID must be set (use NewID); a zero Created becomes the current
 // time. User names are unique regardless of case; a duplicate wraps ErrNameTaken.
 func (s *Store) CreateUser(ctx context.Context, u User) error {
-	if u.ID == "" {
-		return errors.New("storage: user without id")
-	}
-	if u.Created.IsZero() {
-		u.Created = now()
+	if err := newRow("user", u.ID, &u.Created); err != nil {
+		return err
 	}
 	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, name, password_hash, created) VALUES (?, ?, ?, ?)`,
@@ -74,4 +72,16 @@ func (s *Store) user(ctx context.Context, where, arg string) (User, error) {
 		return User{}, err
 	}
 	return u, nil
+}
+
+// newRow checks that a new row (what it is, for the error) has an id, and gives a zero
+// creation time the current time.
+func newRow(what, id string, created *time.Time) error {
+	if id == "" {
+		return fmt.Errorf("storage: %s without id", what)
+	}
+	if created.IsZero() {
+		*created = now()
+	}
+	return nil
 }
