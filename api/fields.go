@@ -202,26 +202,33 @@ func (f *fields) boolean(key string, def bool) bool {
 
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
+// numberLiteral is the literal of a JSON number, or a string trimmed; ok is false for any
+// other value.
+func numberLiteral(v any) (lit string, ok bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.String(), true
+	case string:
+		return strings.TrimSpace(x), true
+	}
+	return "", false
+}
+
 // numeric returns a JSON number or a numeric string as its literal; "" counts as absent.
 func (f *fields) numeric(key string, req bool) (string, bool) {
 	v, ok := f.get(key, req)
 	if !ok {
 		return "", false
 	}
-	var lit string
-	switch x := v.(type) {
-	case json.Number:
-		lit = x.String()
-	case string:
-		lit = strings.TrimSpace(x)
-		if lit == "" {
-			if req && !f.partial {
-				f.fail(key, "is required")
-			}
-			return "", false
-		}
-	default:
+	lit, ok := numberLiteral(v)
+	if !ok {
 		f.fail(key, "must be a number")
+		return "", false
+	}
+	if lit == "" {
+		if req && !f.partial {
+			f.fail(key, "is required")
+		}
 		return "", false
 	}
 	if !jsonNumber.MatchString(lit) {

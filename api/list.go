@@ -176,20 +176,14 @@ func objectKeys(raw []byte, key string) []string {
 
 // asNumber reads a JSON number or a numeric string.
 func asNumber(v any) (float64, bool) {
-	var lit string
 	switch x := v.(type) {
-	case json.Number:
-		lit = x.String()
-	case string:
-		lit = strings.TrimSpace(x)
-		if !jsonNumber.MatchString(lit) {
-			return 0, false
-		}
 	case float64:
 		return x, true
 	case int:
 		return float64(x), true
-	default:
+	}
+	lit, ok := numberLiteral(v)
+	if !ok || !jsonNumber.MatchString(lit) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(lit, 64)
