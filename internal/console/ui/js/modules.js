@@ -1,6 +1,6 @@
 // What the pages know of each module: its API path, nouns and the name field.
 import { call, schemas } from './api.js';
-import { h, confirmDialog, toast } from './dom.js';
+import { h, fill, confirmDialog, toast } from './dom.js';
 import { forms } from './schema.js';
 import { buildForm } from './forms.js';
 
@@ -128,4 +128,25 @@ export function actionButtons(key, rec, after) {
     } catch (err) { toast(err.message, 'error'); after(); }
   });
   return [toggle, remove];
+}
+
+// recordHead fills head with a record page's title (the module's list, then the record's name)
+// and its Edit, start or stop, and remove buttons; the edit form opens in formBox. changed runs
+// after a save, a start or a stop; a removal leaves the page.
+export function recordHead(head, formBox, key, rec, changed) {
+  const m = modules[key];
+  const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
+  editBtn.addEventListener('click', async () => {
+    if (!formBox.hidden) { formBox.hidden = true; return; }
+    try {
+      const form = await recordForm(key, rec, () => { formBox.hidden = true; changed(); },
+        () => { formBox.hidden = true; });
+      fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
+      formBox.hidden = false;
+    } catch (err) { toast(err.message, 'error'); }
+  });
+  fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec[m.name]),
+    h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
+      if (gone) leaveRecord(key, rec.id); else changed();
+    })));
 }

@@ -2,7 +2,7 @@
 // create form, and the player and restream pages.
 import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, getRecord, leaveRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, leaveRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons, recordHead } from './modules.js';
 import { liveTable } from './rows.js';
 
 function summary(key, r) {
@@ -88,20 +88,7 @@ export function processDetail(key, id) {
   let built = false;
 
   function buildStatic() {
-    const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
-    editBtn.addEventListener('click', async () => {
-      if (!formBox.hidden) { formBox.hidden = true; return; }
-      try {
-        const form = await recordForm(key, rec, () => { formBox.hidden = true; built = false; view.reload(); },
-          () => { formBox.hidden = true; });
-        fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
-        formBox.hidden = false;
-      } catch (err) { toast(err.message, 'error'); }
-    });
-    fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec[m.name]),
-      h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-        if (gone) leaveRecord(key, id); else { built = false; view.reload(); }
-      })));
+    recordHead(head, formBox, key, rec, () => { built = false; view.reload(); });
     if (key === 'players') fill(info, playerInfo(rec));
     else fill(info, restreamInfo(rec));
     built = true;

@@ -3,7 +3,7 @@
 // never goes into a URL.
 import { h, fill, stateBadge, fmtBytes, fmtDuration, fmtTime, fmtKbps, sparkline, confirmDialog, toast } from './dom.js';
 import { call, fetchBlob, saveBlob } from './api.js';
-import { modules, getRecord, leaveRecord, recordBitrate, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, leaveRecord, recordBitrate, recordHead } from './modules.js';
 import { kv } from './page_process.js';
 
 export function recordingDetail(id) {
@@ -97,18 +97,7 @@ export function recordingDetail(id) {
     el.dataset.state = rec.state;
     if (lastActive !== rec.active) {
       lastActive = rec.active;
-      const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
-      editBtn.addEventListener('click', async () => {
-        if (!formBox.hidden) { formBox.hidden = true; return; }
-        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.reload(); },
-          () => { formBox.hidden = true; });
-        fill(formBox, h('h2', {}, 'Edit recording'), form.el);
-        formBox.hidden = false;
-      });
-      fill(head, h('h1', {}, h('a', { href: '#/recordings', class: 'up' }, m.title), ' / ', rec.recording_name),
-        h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-          if (gone) leaveRecord('recordings', id); else { lastActive = null; view.reload(); }
-        })));
+      recordHead(head, formBox, key, rec, () => { lastActive = null; view.reload(); });
     }
     fill(status, stateBadge(rec.state), ' since ', fmtTime(rec.state_since), ' · input ', rate,
       rec.last_error ? h('p', { class: 'error-text' }, 'Last error: ' + rec.last_error) : null);

@@ -3,7 +3,7 @@
 // streams published now.
 import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow, toast } from './dom.js';
 import { call } from './api.js';
-import { modules, getRecord, leaveRecord, recordForm, actionButtons } from './modules.js';
+import { modules, getRecord, leaveRecord, recordForm, actionButtons, recordHead } from './modules.js';
 import { liveTable } from './rows.js';
 
 export function serverList(key) {
@@ -118,18 +118,7 @@ export function serverDetail(key, id) {
     rec = got;
     if (lastActive !== rec.active) {
       lastActive = rec.active;
-      const editBtn = h('button', { type: 'button', class: 'secondary' }, 'Edit');
-      editBtn.addEventListener('click', async () => {
-        if (!formBox.hidden) { formBox.hidden = true; return; }
-        const form = await recordForm(key, rec, () => { formBox.hidden = true; lastActive = null; view.reload(); },
-          () => { formBox.hidden = true; });
-        fill(formBox, h('h2', {}, 'Edit ' + m.noun), form.el);
-        formBox.hidden = false;
-      });
-      fill(head, h('h1', {}, h('a', { href: '#/' + key, class: 'up' }, m.title), ' / ', rec.server_name),
-        h('div', { class: 'actions' }, editBtn, actionButtons(key, rec, (gone) => {
-          if (gone) leaveRecord(key, id); else { lastActive = null; view.reload(); }
-        })));
+      recordHead(head, formBox, key, rec, () => { lastActive = null; view.reload(); });
       renderAddrs();
     }
     el.dataset.state = rec.state;
