@@ -131,11 +131,11 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 		}, nil
 	case kinds.InputHLSURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return hls.Pull(ctx, input.InputStreamURL, s, log)
+			return hls.Pull(ctx, s, hls.PullOptions{URL: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputMPEGDASHURL:
 		return func(ctx context.Context, s *stream.Stream) error {
-			return dash.Pull(ctx, input.InputStreamURL, s, log)
+			return dash.Pull(ctx, s, dash.PullOptions{URL: input.InputStreamURL, Log: log})
 		}, nil
 	case kinds.InputOther:
 		// Records stored before the policy (or under a wider one) are held to it at each start.

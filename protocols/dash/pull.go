@@ -11,16 +11,24 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
+// PullOptions configure Pull.
+type PullOptions struct {
+	// URL is the MPD: http:// or https://.
+	URL string
+	// Log gets the input's messages. Default: slog.Default().
+	Log *slog.Logger
+}
+
 // Pull is the INPUT_TYPE_MPEG_DASH_URL input: it plays the MPEG-DASH presentation whose MPD
-// is at rawurl (http or https) and publishes it into s, one publisher session: the
+// is at o.URL (http or https) and publishes it into s, one publisher session: the
 // highest-bandwidth video representation and one audio representation. A dynamic MPD is
 // played from near its live edge and reloaded as it asks (minimumUpdatePeriod); a static one
 // is played once from its start. It returns nil when the presentation ended (a static MPD
 // played out, or a dynamic one turned static) after media flowed, or when ctx ended; an error
 // when the MPD cannot be loaded, has no playable representation, ends before any media
 // (wrapping ErrNoMedia), or stalls (no new segment for three segment durations).
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger) error {
-	return pull(ctx, rawurl, s, log, defaultConfig)
+func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
+	return pull(ctx, o.URL, s, o.Log, defaultConfig)
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {

@@ -1,6 +1,8 @@
 package dash
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
@@ -15,7 +18,7 @@ import (
 // into a served folder and Pull play it into a Stream.
 func startLive(t *testing.T, codec string, timeline bool) *pulltest.Live {
 	t.Helper()
-	return pulltest.StartLive(t, Pull, "dash-test", codec, dashArgs(timeline), "index.mpd")
+	return pulltest.StartLive(t, pullURL, "dash-test", codec, dashArgs(timeline), "index.mpd")
 }
 
 // checkLive asserts the tracks, the units and the bitrate against the source.
@@ -57,4 +60,9 @@ func TestPullH265(t *testing.T) {
 	if p := r.S.Tracks()[0].Params; len(p.VPS) == 0 {
 		t.Fatal("H.265 track without VPS")
 	}
+}
+
+// pullURL is Pull as the shared pull checks call it.
+func pullURL(ctx context.Context, url string, s *stream.Stream, log *slog.Logger) error {
+	return Pull(ctx, s, PullOptions{URL: url, Log: log})
 }

@@ -28,7 +28,7 @@ func TestPullStatic(t *testing.T) {
 			t.Parallel()
 			f := recorded(t, kind)
 			srv := serveFixture(t, f, "")
-			took, s, aus := pulltest.Play(t, Pull, srv.URL+"/index.mpd", "static")
+			took, s, aus := pulltest.Play(t, pullURL, srv.URL+"/index.mpd", "static")
 			first, last, n := pulltest.VideoSpan(s.Tracks(), aus)
 			// 3 s at 25 fps: 75 frames, from 0 to 2.96 s.
 			if first != 0 || last != 74*3600 || n != 75 {
@@ -53,7 +53,7 @@ func TestPullPeriods(t *testing.T) {
 	multi := mpd[:i] + strings.Replace(one, `start="PT0.0S"`, `start="PT0.0S" duration="PT3S"`, 1) + two + mpd[j:]
 	multi = strings.Replace(multi, `mediaPresentationDuration="PT3.0S"`, `mediaPresentationDuration="PT6.0S"`, 1)
 	srv := serveFixture(t, f, multi)
-	_, s, aus := pulltest.Play(t, Pull, srv.URL+"/multi.mpd", "periods")
+	_, s, aus := pulltest.Play(t, pullURL, srv.URL+"/multi.mpd", "periods")
 	if first, last, n := pulltest.VideoSpan(s.Tracks(), aus); first != 0 || last != 149*3600 || n != 150 {
 		t.Fatalf("%d video units from %d to %d, want 150 from 0 to 5.96 s", n, first, last)
 	}
@@ -76,8 +76,8 @@ func TestPullErrors(t *testing.T) {
 		{Name: "2 MB of random bytes", Text: string(pulltest.Junk(2 << 20)), Want: func(err error) bool { return err != nil }},
 		{Name: "2 MB in an MPD", Text: "<MPD>" + string(pulltest.Junk(2<<20)) + "</MPD>", Want: func(err error) bool { return err != nil }},
 	}
-	pulltest.CheckErrors(t, Pull, pulltest.ErrorServer{Path: "/index.mpd", JunkSize: 100000, Else: http.FileServer(http.Dir(f.dir))}, cases)
-	if err := Pull(context.Background(), "file:///etc/passwd", stream.New("e", stream.Options{}), nil); err == nil {
+	pulltest.CheckErrors(t, pullURL, pulltest.ErrorServer{Path: "/index.mpd", JunkSize: 100000, Else: http.FileServer(http.Dir(f.dir))}, cases)
+	if err := Pull(context.Background(), stream.New("e", stream.Options{}), PullOptions{URL: "file:///etc/passwd"}); err == nil {
 		t.Fatal("file:// accepted")
 	}
 }
@@ -106,12 +106,12 @@ func TestPullCaps(t *testing.T) {
 // discontinuities, each seen by a reader, and nothing left behind.
 func TestPullRepeat(t *testing.T) {
 	srv := serveFixture(t, recorded(t, "number"), "")
-	pulltest.CheckRepeat(t, Pull, srv.URL+"/index.mpd")
+	pulltest.CheckRepeat(t, pullURL, srv.URL+"/index.mpd")
 }
 
 // TestPullBusy refuses a stream that already has a publisher.
 func TestPullBusy(t *testing.T) {
 	t.Parallel()
 	srv := serveFixture(t, recorded(t, "number"), "")
-	pulltest.CheckBusy(t, Pull, srv.URL+"/index.mpd")
+	pulltest.CheckBusy(t, pullURL, srv.URL+"/index.mpd")
 }

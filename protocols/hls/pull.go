@@ -14,14 +14,22 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
-// Pull is the INPUT_TYPE_HLS_URL input: it plays the live HLS playlist at rawurl (http or
+// PullOptions configure Pull.
+type PullOptions struct {
+	// URL is the playlist: http:// or https://.
+	URL string
+	// Log gets the input's messages. Default: slog.Default().
+	Log *slog.Logger
+}
+
+// Pull is the INPUT_TYPE_HLS_URL input: it plays the live HLS playlist at o.URL (http or
 // https; a media playlist, or a multivariant playlist whose highest-bandwidth variant it
 // plays) and publishes it into s, one publisher session. It returns nil when the playlist
 // ended (EXT-X-ENDLIST) after media flowed, or when ctx ended; an error when the playlist
 // cannot be loaded, has no supported track, ends before any media (wrapping ErrNoMedia), or
 // stalls (no new segment for three target durations).
-func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger) error {
-	return pull(ctx, rawurl, s, log, defaultConfig)
+func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
+	return pull(ctx, o.URL, s, o.Log, defaultConfig)
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {

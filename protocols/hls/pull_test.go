@@ -1,6 +1,8 @@
 package hls
 
 import (
+	"context"
+	"log/slog"
 	"path/filepath"
 	"testing"
 
@@ -22,7 +24,7 @@ type liveCase struct {
 
 func startLive(t *testing.T, lc liveCase) *pulltest.Live {
 	t.Helper()
-	return pulltest.StartLive(t, Pull, "hls-test", lc.codec, lc.args, lc.playlist)
+	return pulltest.StartLive(t, pullURL, "hls-test", lc.codec, lc.args, lc.playlist)
 }
 
 // checkLive asserts the tracks, the units and the bitrate against the source.
@@ -69,7 +71,7 @@ func TestPullMasterPicksHighest(t *testing.T) {
 	streamtest.WaitFile(t, filepath.Join(dir, "master.m3u8"))
 	r := &pulltest.Live{Dir: dir, Srv: srv, URL: srv.URL + "/master.m3u8", S: stream.New("hls-master", stream.Options{})}
 	r.Col = streamtest.Collect(t, r.S)
-	r.Done = pulltest.Async(t, Pull, r.URL, r.S)
+	r.Done = pulltest.Async(t, pullURL, r.URL, r.S)
 	checkLive(t, r, lc, media.CodecH264)
 }
 
@@ -82,4 +84,9 @@ func TestPullH265(t *testing.T) {
 	if p := r.S.Tracks()[0].Params; len(p.VPS) == 0 {
 		t.Fatal("H.265 track without VPS")
 	}
+}
+
+// pullURL is Pull as the shared pull checks call it.
+func pullURL(ctx context.Context, url string, s *stream.Stream, log *slog.Logger) error {
+	return Pull(ctx, s, PullOptions{URL: url, Log: log})
 }

@@ -24,7 +24,7 @@ func TestPullVODFromStart(t *testing.T) {
 			t.Parallel()
 			f := recorded(t, kind)
 			srv := scripted(t, f, func() string { return "" })
-			took, s, aus := pulltest.Play(t, Pull, srv.URL+"/vod.m3u8", "vod")
+			took, s, aus := pulltest.Play(t, pullURL, srv.URL+"/vod.m3u8", "vod")
 			first, last, _ := pulltest.VideoSpan(s.Tracks(), aus)
 			// 6 s at 25 fps: the first frame at 0 (the timeline starts at the first unit, the
 			// first picture or audio frame, which comes at most an audio packet ahead of it),
@@ -49,7 +49,7 @@ func TestPullWaitsForSegments(t *testing.T) {
 		n := 1 + int(time.Since(start)/time.Second)
 		return f.media(0, min(n, f.count), n >= f.count)
 	})
-	_, s, _ := pulltest.Play(t, Pull, srv.URL+"/live.m3u8", "grow")
+	_, s, _ := pulltest.Play(t, pullURL, srv.URL+"/live.m3u8", "grow")
 	if s.Stats().UnitsIn == 0 {
 		t.Fatal("no media")
 	}
@@ -62,7 +62,7 @@ func TestPullStalls(t *testing.T) {
 	f := recorded(t, "fmp4")
 	srv := scripted(t, f, func() string { return f.media(0, 4, false) })
 	s := stream.New("stall", stream.Options{})
-	took, err := pulltest.Now(t, Pull, srv.URL+"/live.m3u8", s, 60*time.Second)
+	took, err := pulltest.Now(t, pullURL, srv.URL+"/live.m3u8", s, 60*time.Second)
 	if !errors.Is(err, errStalled) {
 		t.Fatalf("err %v, want a stall", err)
 	}
@@ -89,8 +89,8 @@ func TestPullErrors(t *testing.T) {
 		{Name: "2 MB of random bytes", Text: string(pulltest.Junk(2 << 20)), Want: func(err error) bool { return err != nil }},
 		{Name: "2 MB after #EXTM3U", Text: "#EXTM3U\n" + string(pulltest.Junk(2<<20)), Want: func(err error) bool { return err != nil }},
 	}
-	pulltest.CheckErrors(t, Pull, pulltest.ErrorServer{Path: "/live.m3u8", JunkSize: 300000, Else: http.NotFoundHandler()}, cases)
-	if err := Pull(context.Background(), "rtmp://host/app", stream.New("e", stream.Options{}), nil); err == nil {
+	pulltest.CheckErrors(t, pullURL, pulltest.ErrorServer{Path: "/live.m3u8", JunkSize: 300000, Else: http.NotFoundHandler()}, cases)
+	if err := Pull(context.Background(), stream.New("e", stream.Options{}), PullOptions{URL: "rtmp://host/app"}); err == nil {
 		t.Fatal("rtmp:// accepted")
 	}
 }
@@ -114,7 +114,7 @@ func TestPullCaps(t *testing.T) {
 func TestPullRepeat(t *testing.T) {
 	f := recorded(t, "ts")
 	srv := scripted(t, f, func() string { return f.media(0, 2, true, "#EXT-X-PLAYLIST-TYPE:VOD") })
-	pulltest.CheckRepeat(t, Pull, srv.URL+"/live.m3u8")
+	pulltest.CheckRepeat(t, pullURL, srv.URL+"/live.m3u8")
 }
 
 // TestPullBusy refuses a stream that already has a publisher.
@@ -122,7 +122,7 @@ func TestPullBusy(t *testing.T) {
 	t.Parallel()
 	f := recorded(t, "ts")
 	srv := scripted(t, f, func() string { return f.media(0, 6, true) })
-	pulltest.CheckBusy(t, Pull, srv.URL+"/live.m3u8")
+	pulltest.CheckBusy(t, pullURL, srv.URL+"/live.m3u8")
 }
 
 // TestPullSeparateAudio plays a variant whose audio comes from its own rendition playlist:
@@ -148,7 +148,7 @@ func TestPullSeparateAudio(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	_, s, _ := pulltest.Play(t, Pull, srv.URL+"/master.m3u8", "alt")
+	_, s, _ := pulltest.Play(t, pullURL, srv.URL+"/master.m3u8", "alt")
 	if !audioAsked {
 		t.Fatal("the audio rendition was not loaded")
 	}
