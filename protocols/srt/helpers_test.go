@@ -43,9 +43,6 @@ func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, opts))
 }
 
-// freeUDPPort returns a UDP port for a peer that must listen (see testutil.FreePort).
-func freeUDPPort(t testing.TB) int { return testutil.FreePort(t) }
-
 // portOf returns the port of a listening address.
 func portOf(a net.Addr) int { return a.(*net.UDPAddr).Port }
 
@@ -143,18 +140,6 @@ func (p *ffmpegProc) exited() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// eventually polls cond until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -278,7 +263,7 @@ func netSplit(hp string) (string, string, error) { return net.SplitHostPort(hp) 
 // waitUDPBound waits until another process has bound the loopback UDP port.
 func waitUDPBound(t testing.TB, port int, p *ffmpegProc) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("ffmpeg to listen on UDP port %d", port), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("ffmpeg to listen on UDP port %d", port), func() bool {
 		if p != nil && p.exited() {
 			t.Fatalf("ffmpeg exited: %v\n%s", p.err, p.out.String())
 		}

@@ -71,7 +71,7 @@ func takeOver(t *testing.T, addr, streamID string, published func() bool, sessio
 	}
 
 	live := publish(t, "srt://"+addr+"?streamid="+streamID+"&latency=200000", 30)
-	eventually(t, 30*time.Second, "the ffmpeg publisher's media", func() bool {
+	testutil.Eventually(t, 30*time.Second, "the ffmpeg publisher's media", func() bool {
 		if live.exited() {
 			t.Fatalf("publisher exited: %v\n%s", live.err, live.out.String())
 		}
