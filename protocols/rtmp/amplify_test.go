@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // dialFrom connects to addr from a loopback source address (any of 127.0.0.0/8 on Linux).
@@ -137,15 +138,10 @@ func TestAmplification(t *testing.T) {
 			_ = c.Close()
 		}
 		conns = conns[:300]
-		waitFor(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
+		testutil.Eventually(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
 		url := fmt.Sprintf("rtmp://%s/live/after", addr)
 		pub := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
-		var strm *stream.Stream
-		waitFor(t, 20*time.Second, "the publication", func() bool {
-			var ok bool
-			strm, ok = reg.Get("after")
-			return ok && len(strm.Tracks()) == 2
-		})
+		strm := streamtest.WaitPublished(t, reg, "after", 2, 20*time.Second)
 		r, err := strm.NewReader("test")
 		if err != nil {
 			t.Fatal(err)
@@ -252,16 +248,11 @@ func TestSlowPublisher(t *testing.T) {
 	if closedAfter < time.Second {
 		t.Fatalf("closed after %v, before the 1 s read timeout", closedAfter)
 	}
-	waitFor(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 
 	// ffmpeg publishes for 4 s, past both timeouts, without being cut.
 	pub := startFFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)
-	var strm *stream.Stream
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		var ok bool
-		strm, ok = reg.Get("moving")
-		return ok && len(strm.Tracks()) == 2
-	})
+	strm := streamtest.WaitPublished(t, reg, "moving", 2, 20*time.Second)
 	r, err := strm.NewReader("test")
 	if err != nil {
 		t.Fatal(err)

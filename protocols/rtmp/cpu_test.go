@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // cpuTime returns the CPU time this process used so far (ffmpeg children excluded).
@@ -43,12 +44,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	b.ReportMetric(idle, "idle-cpu%")
 
 	startFFmpeg(b, args...)
-	var s *stream.Stream
-	waitFor(b, 30*time.Second, "the publication", func() bool {
-		var ok bool
-		s, ok = reg.Get("bench")
-		return ok && len(s.Tracks()) == 2
-	})
+	s := streamtest.WaitPublished(b, reg, "bench", 2, 30*time.Second)
 	time.Sleep(2 * time.Second) // past the start-up burst
 
 	measure := func(name string) {
@@ -64,7 +60,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	b.ResetTimer()
 	measure("ingest")
 	startFFmpeg(b, "-hide_banner", "-loglevel", "error", "-i", url, "-c", "copy", "-f", "null", "-")
-	waitFor(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
+	testutil.Eventually(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
 	time.Sleep(2 * time.Second)
 	measure("ingest+player")
 }

@@ -138,18 +138,6 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	return w.w.Write(p)
 }
 
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // readUnits reads units until n arrived or timeout, checking that DTS increases per track.
 func readUnits(t testing.TB, r *stream.Reader, n int, timeout time.Duration) []*media.AccessUnit {
 	t.Helper()

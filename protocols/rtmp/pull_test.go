@@ -11,6 +11,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // runPull runs Pull in the background; the returned function waits for its result.
@@ -87,10 +88,7 @@ func TestPullFromServer(t *testing.T) {
 	addr := startServer(t, &Server{Registry: reg})
 	url := fmt.Sprintf("rtmp://%s/live/cam", addr)
 	startFFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		s, ok := reg.Get("cam")
-		return ok && len(s.Tracks()) == 2
-	})
+	streamtest.WaitPublished(t, reg, "cam", 2, 20*time.Second)
 
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	defer s.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -137,12 +138,7 @@ func TestPushHEVC(t *testing.T) {
 	pushed := make(chan error, 1)
 	go func() { pushed <- Push(ctx, "rtmp://"+addr+"/live/hevc", "", r, src.Tracks()) }()
 
-	var got *stream.Stream
-	waitFor(t, 30*time.Second, "the H.265 publication", func() bool {
-		var ok bool
-		got, ok = reg.Get("hevc")
-		return ok && len(got.Tracks()) == 2
-	})
+	got := streamtest.WaitPublished(t, reg, "hevc", 2, 30*time.Second)
 	tracks := got.Tracks()
 	if tracks[0].Codec != media.CodecH265 || tracks[0].Params.Width != 320 || tracks[0].Params.VPS == nil {
 		t.Fatalf("video track %+v", tracks[0])

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 func TestServerPublishPlay(t *testing.T) {
@@ -25,12 +26,7 @@ func TestServerPublishPlay(t *testing.T) {
 	url := fmt.Sprintf("rtmp://%s/live/cam1", addr)
 
 	pub := startFFmpeg(t, append(encodeArgs(12, "1000k"), "-f", "flv", url)...)
-	var strm *stream.Stream
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		var ok bool
-		strm, ok = reg.Get("cam1")
-		return ok && len(strm.Tracks()) == 2
-	})
+	strm := streamtest.WaitPublished(t, reg, "cam1", 2, 20*time.Second)
 	tracks := strm.Tracks()
 	if tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 {
 		t.Fatalf("video track %+v", tracks[0])
@@ -95,7 +91,7 @@ func TestServerPublishPlay(t *testing.T) {
 	if err := pub.wait(30 * time.Second); err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 }
 
 func TestServerRefusesWrongApp(t *testing.T) {
