@@ -25,12 +25,7 @@ type rtspClient struct {
 
 func dialRTSP(t *testing.T, src, addr string) *rtspClient {
 	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s from %s: %v", addr, src, err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := testutil.DialFrom(t, src, addr)
 	return &rtspClient{c: c, br: bufio.NewReader(c), addr: addr}
 }
 
