@@ -41,7 +41,7 @@ func TestPullFromFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	port := testutil.FreePort(t)
 	url := fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port)
-	ff := startFFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
+	ff := testutil.FFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
 
 	s := stream.New("pull", stream.Options{Log: testLog(t)})
 	defer s.Close()
@@ -75,7 +75,7 @@ func TestPullFromFFmpeg(t *testing.T) {
 		t.Errorf("bitrate %.0f kbit/s, want 1064 ±15%%", br)
 	}
 	if err := wait(30 * time.Second); err != nil {
-		t.Fatalf("Pull: %v (ffmpeg: %s)", err, ff.stderrText())
+		t.Fatalf("Pull: %v (ffmpeg: %s)", err, ff.Stderr())
 	}
 	if s.Publishing() {
 		t.Fatal("still publishing after the remote ended")
@@ -87,7 +87,7 @@ func TestPullFromServer(t *testing.T) {
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
 	url := fmt.Sprintf("rtmp://%s/live/cam", addr)
-	startFFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
+	testutil.FFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
 	streamtest.WaitPublished(t, reg, "cam", 2, 20*time.Second)
 
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})

@@ -78,7 +78,7 @@ func TestPushToFFmpeg(t *testing.T) {
 
 	port := testutil.FreePort(t)
 	out := filepath.Join(t.TempDir(), "out.flv")
-	recv := startFFmpeg(t, "-hide_banner", "-loglevel", "error", "-listen", "1",
+	recv := testutil.FFmpeg(t, "-listen", "1",
 		"-i", fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port), "-c", "copy", out)
 	ended := publishTS(t, s, encodeArgs(4, "1000k")...)
 
@@ -105,7 +105,7 @@ func TestPushToFFmpeg(t *testing.T) {
 	if err := <-pushed; err != nil {
 		t.Fatalf("Push: %v", err)
 	}
-	if err := recv.wait(30 * time.Second); err != nil {
+	if err := recv.Wait(30 * time.Second); err != nil {
 		t.Fatalf("receiver: %v", err)
 	}
 	got := probe(t, out)
