@@ -70,22 +70,11 @@ func startServer(t testing.TB, cfg ServerConfig) *runningServer {
 		t.Fatal(err)
 	}
 	strm := stream.New("rtsp-test", stream.Options{Log: cfg.Log})
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Run(ctx, strm) }()
-	var once sync.Once
-	var runErr error
+	run := testutil.Run(t, func(ctx context.Context) error { return srv.Run(ctx, strm) })
 	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-errc:
-			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("server did not stop within 30 s")
-			}
-			strm.Close()
-		})
-		return runErr
+		err := run()
+		strm.Close()
+		return err
 	}
 	t.Cleanup(func() {
 		if err := stop(); err != nil {

@@ -234,29 +234,6 @@ func withinPct(got, want, pct float64) bool {
 	return got >= want*(1-pct/100) && got <= want*(1+pct/100)
 }
 
-// runBG runs fn on a goroutine and returns a function that cancels it and returns its error.
-func runBG(t testing.TB, fn func(ctx context.Context) error) func() error {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- fn(ctx) }()
-	var once sync.Once
-	var err error
-	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case err = <-errc:
-			case <-time.After(30 * time.Second):
-				err = fmt.Errorf("did not return within 30 s of its context ending")
-			}
-		})
-		return err
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
-}
-
 // netSplit splits "host:port".
 func netSplit(hp string) (string, string, error) { return net.SplitHostPort(hp) }
 

@@ -26,7 +26,7 @@ func TestListenerReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := runBG(t, l.Run)
+	stop := testutil.Run(t, l.Run)
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=anything&latency=200000", portOf(l.Addr()))
 	// Garbage first: the publishers after it must still work.
 	sendRandomDatagrams(t, portOf(l.Addr()), 2<<20)

@@ -66,7 +66,7 @@ func TestPullFromServer(t *testing.T) {
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/cam1&passphrase=%s&pbkeylen=24", port, pass)
 	probe := &Probe{}
-	stopPull := runBG(t, func(ctx context.Context) error { return Pull(ctx, url, s, testLog(t), probe) })
+	stopPull := testutil.Run(t, func(ctx context.Context) error { return Pull(ctx, url, s, testLog(t), probe) })
 	testutil.Eventually(t, 20*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 && s.Stats().UnitsIn > 0 })
 	requireTracks(t, s.Tracks())
 	if n := checkUnits(t, s, 2*time.Second); n < 40 {

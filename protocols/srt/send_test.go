@@ -22,7 +22,7 @@ func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := runBG(t, l.Run)
+	stop := testutil.Run(t, l.Run)
 	pub := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?latency=200000", portOf(l.Addr())), 60)
 	testutil.Eventually(t, 20*time.Second, "the source to publish", func() bool {
 		if pub.exited() {
@@ -96,7 +96,7 @@ func TestSendListener(t *testing.T) {
 	}
 	defer r.Close()
 	url := fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&passphrase=correct-horse-battery", port)
-	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, url, r, nil, testLog(t), nil) })
+	stopSend := testutil.Run(t, func(ctx context.Context) error { return Send(ctx, url, r, nil, testLog(t), nil) })
 	waitUDPBound(t, port, nil)
 	sendRandomDatagrams(t, port, 2<<20)
 	// Waiting for a caller far longer than the queue lasts must not close the reader.

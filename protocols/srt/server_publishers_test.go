@@ -24,7 +24,7 @@ func TestServerPublishers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runBG(t, srv.Run)
+	testutil.Run(t, srv.Run)
 	const id = "publisher/studio/cam1"
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=%s&latency=200000", portOf(srv.Addr()), id)
 

@@ -40,7 +40,7 @@ func TestTakeOverSilentPublisher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stop := runBG(t, l.Run)
+		stop := testutil.Run(t, l.Run)
 		takeOver(t, fmt.Sprintf("127.0.0.1:%d", portOf(l.Addr())), "cam", func() bool {
 			return s.Publishing() && s.Stats().UnitsIn > 0
 		}, func() int {

@@ -23,7 +23,7 @@ func startServer(t *testing.T, opts Options) (*Server, *stream.Registry, func() 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, reg, runBG(t, srv.Run)
+	return srv, reg, testutil.Run(t, srv.Run)
 }
 
 // publishing waits until the registry's stream name has a publisher with tracks.
