@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,45 +18,11 @@ import (
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
-// Fixtures made by ffmpeg once per test binary.
-var (
-	fixtureMu   sync.Mutex
-	fixtureDir  string
-	fixtureMade = map[string]string{}
-)
-
-// fixture returns the path of a TS file ffmpeg encodes once with args (input and encoding).
+// fixture returns the path of a TS file ffmpeg encodes once per test binary with args (input
+// and encoding).
 func fixture(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	testutil.RequireFFmpeg(t)
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	if p, ok := fixtureMade[name]; ok {
-		return p
-	}
-	if fixtureDir == "" {
-		d, err := os.MkdirTemp("", "sluice-transcode-test-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		fixtureDir = d
-	}
-	p := filepath.Join(fixtureDir, name+".ts")
-	full := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin", "-y"}, args...)
-	full = append(full, "-f", "mpegts", p)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "ffmpeg", full...).CombinedOutput(); err != nil {
-		t.Fatalf("make %s: %v\n%s", name, err, out)
-	}
-	fixtureMade[name] = p
-	return p
-}
-
-func removeFixtures() {
-	if fixtureDir != "" {
-		os.RemoveAll(fixtureDir)
-	}
+	return testutil.Clip(t, name+".ts", append(args, "-f", "mpegts")...)
 }
 
 // lavfi sources and encodings of the fixtures.
@@ -82,33 +46,6 @@ func h264360p30(t *testing.T) string {
 	return fixture(t, "h264-360p30", append(source(640, 360, 30, 5),
 		"-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", "-b:v", "600k",
 		"-c:a", "aac", "-b:a", "64k")...)
-}
-
-// loadTS demuxes a whole TS file.
-func loadTS(t *testing.T, path string) ([]media.Track, []*media.AccessUnit) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := mpegts.NewDemuxer(f)
-	tracks, err := d.Tracks()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var units []*media.AccessUnit
-	for {
-		au, err := d.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		units = append(units, au)
-	}
-	return tracks, units
 }
 
 // publish writes units into s as one publisher session, paced at speed times real time by

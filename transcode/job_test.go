@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -82,7 +83,7 @@ func trackOf(tracks []media.Track, video bool) media.Track {
 // 800 kbit/s and 96 kbit/s MP3 at 44.1 kHz, and checks the result with ffprobe.
 func TestJobH264ToH265(t *testing.T) {
 	begin := time.Now()
-	tracks, units := loadTS(t, h264720p(t))
+	tracks, units := streamtest.ReadTS(t, h264720p(t))
 	t.Logf("fixture ready after %v", time.Since(begin).Round(time.Millisecond))
 	tc := &Settings{
 		VideoTranscoding: "libx265", FrameWidth: ptr(640), FrameHeight: ptr(0), GOP: ptr(50),
@@ -191,7 +192,7 @@ func checkMonotonic(t *testing.T, units []*media.AccessUnit) {
 // TestJobH265ToH264Discontinuity transcodes H.265 to H.264 across a publisher reconnect whose
 // timestamps start over: the Job goes on, and the output's timestamps keep increasing.
 func TestJobH265ToH264Discontinuity(t *testing.T) {
-	tracks, units := loadTS(t, h265360p(t))
+	tracks, units := streamtest.ReadTS(t, h265360p(t))
 	js := newJobSetup(t, &Settings{VideoTranscoding: "libx264", Preset: "ultrafast"}, tracks, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -230,7 +231,7 @@ func TestJobH265ToH264Discontinuity(t *testing.T) {
 
 // TestJobFilterFPS halves a 30 fps input with filter_fps 15.
 func TestJobFilterFPS(t *testing.T) {
-	tracks, units := loadTS(t, h264360p30(t))
+	tracks, units := streamtest.ReadTS(t, h264360p30(t))
 	js := newJobSetup(t, &Settings{FilterFPS: ptr(15.0), Preset: "ultrafast"}, tracks, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

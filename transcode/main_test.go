@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		removeFixtures()
+		testutil.RemoveClips()
 		os.Exit(code)
 	}))
 }

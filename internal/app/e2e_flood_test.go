@@ -36,7 +36,7 @@ func flood(t *testing.T, n int, src, addr string, watch time.Duration, open func
 		sem <- struct{}{}
 		dials.Go(func() {
 			defer func() { <-sem }()
-			c, err := testutil.DialFrom(src, addr)
+			c, err := testutil.DialSource(src, addr)
 			if err != nil {
 				t.Errorf("dial from %s: %v", src, err)
 				return

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // echoServer serves l until it closes: each admitted connection echoes what it reads and is
@@ -28,18 +30,6 @@ func echoServer(t *testing.T, l net.Listener) {
 	})
 	t.Cleanup(wg.Wait)
 	t.Cleanup(func() { _ = l.Close() })
-}
-
-// dialFrom connects to addr from the loopback address src (any of 127.0.0.0/8 works on Linux).
-func dialFrom(t *testing.T, src, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s from %s: %v", addr, src, err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // served says whether the server echoes a byte on c; a refused connection reads EOF or a reset.
@@ -81,22 +71,22 @@ func TestTCPCaps(t *testing.T) {
 	echoServer(t, l)
 	addr := l.Addr().String()
 
-	a1, a2 := dialFrom(t, "127.0.0.2", addr), dialFrom(t, "127.0.0.2", addr)
+	a1, a2 := testutil.DialFrom(t, "127.0.0.2", addr), testutil.DialFrom(t, "127.0.0.2", addr)
 	if !served(t, a1) || !served(t, a2) {
 		t.Fatal("the first two connections from 127.0.0.2 were not served")
 	}
-	if served(t, dialFrom(t, "127.0.0.2", addr)) {
+	if served(t, testutil.DialFrom(t, "127.0.0.2", addr)) {
 		t.Fatal("the third connection from 127.0.0.2 was served past MaxPerAddr 2")
 	}
-	b1, b2 := dialFrom(t, "127.0.0.3", addr), dialFrom(t, "127.0.0.3", addr)
+	b1, b2 := testutil.DialFrom(t, "127.0.0.3", addr), testutil.DialFrom(t, "127.0.0.3", addr)
 	if !served(t, b1) || !served(t, b2) {
 		t.Fatal("another address was not served while 127.0.0.2 was at its cap")
 	}
-	c1 := dialFrom(t, "127.0.0.4", addr)
+	c1 := testutil.DialFrom(t, "127.0.0.4", addr)
 	if !served(t, c1) {
 		t.Fatal("the fifth connection was not served")
 	}
-	if served(t, dialFrom(t, "127.0.0.5", addr)) {
+	if served(t, testutil.DialFrom(t, "127.0.0.5", addr)) {
 		t.Fatal("a sixth connection was served past MaxConns 5")
 	}
 	s := l.Stats()
@@ -106,7 +96,7 @@ func TestTCPCaps(t *testing.T) {
 
 	_ = a1.Close()
 	waitOpen(t, l, 4)
-	if !served(t, dialFrom(t, "127.0.0.2", addr)) {
+	if !served(t, testutil.DialFrom(t, "127.0.0.2", addr)) {
 		t.Fatal("127.0.0.2 was not served after one of its connections closed")
 	}
 	for _, c := range []net.Conn{a2, b1, b2, c1} {

@@ -11,11 +11,24 @@ import (
 	"time"
 )
 
-// DialFrom connects to the TCP address addr from the loopback address src (127.0.0.0/8 holds
-// many), so that a test can be several clients for per-address caps.
-func DialFrom(src, addr string) (net.Conn, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
+// DialSource connects over TCP to addr from the loopback source address src (any of
+// 127.0.0.0/8 works on Linux), as a client on another address would, within 10 s. It is
+// DialFrom for goroutines, which must not fail the test.
+func DialSource(src, addr string) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
 	return d.Dial("tcp", addr)
+}
+
+// DialFrom connects over TCP to addr from the loopback source address src, as DialSource; the
+// connection is closed when the test ends.
+func DialFrom(t testing.TB, src, addr string) net.Conn {
+	t.Helper()
+	c, err := DialSource(src, addr)
+	if err != nil {
+		t.Fatalf("dial %s from %s: %v", addr, src, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // KeepAlive is a client connection that sends requests one by one and reads their answers.
@@ -29,11 +42,7 @@ type KeepAlive struct {
 // the test ends.
 func DialKeepAlive(t *testing.T, src, addr string) *KeepAlive {
 	t.Helper()
-	c, err := DialFrom(src, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := DialFrom(t, src, addr)
 	return &KeepAlive{Conn: c, Reader: bufio.NewReader(c)}
 }
 

@@ -3,7 +3,6 @@
 package testutil
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,8 +78,8 @@ func FFmpeg(t testing.TB, args ...string) *Process {
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.Stop()
-		if t.Failed() && p.stderr.Len() > 0 {
-			t.Logf("ffmpeg %v:\n%s", args, p.stderr.String())
+		if msg := p.stderr.String(); t.Failed() && msg != "" {
+			t.Logf("ffmpeg %v:\n%s", args, msg)
 		}
 	})
 	return p
@@ -89,10 +88,13 @@ func FFmpeg(t testing.TB, args ...string) *Process {
 // Process is a running ffmpeg.
 type Process struct {
 	Cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr SyncBuffer
 	done   chan struct{}
 	err    error
 }
+
+// Stderr returns what ffmpeg wrote to its stderr so far.
+func (p *Process) Stderr() string { return p.stderr.String() }
 
 // Stop interrupts ffmpeg (it finishes its output), then kills it after 5 s.
 func (p *Process) Stop() {

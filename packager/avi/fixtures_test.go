@@ -1,8 +1,6 @@
 package avi
 
 import (
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil"
@@ -43,11 +40,6 @@ func makeClip(t testing.TB, vcodec, acodec string) *clip {
 	if c := clips[key]; c != nil {
 		return c
 	}
-	dir, err := os.MkdirTemp("", "avi-clip")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "clip.ts")
 	args := append(testutil.Pattern{Width: 320, Height: 240}.Args(),
 		"-t", strconv.Itoa(clipSeconds), "-c:v", vcodec, "-g", "50", "-bf", "2", "-pix_fmt", "yuv420p")
 	if vcodec == "libx264" {
@@ -55,29 +47,11 @@ func makeClip(t testing.TB, vcodec, acodec string) *clip {
 	} else {
 		args = append(args, "-preset", "ultrafast", "-x265-params", "log-level=error:bframes=2")
 	}
-	args = append(args, "-c:a", acodec, "-b:a", "96k", "-f", "mpegts", path)
-	if err := testutil.FFmpeg(t, args...).Wait(2 * time.Minute); err != nil {
-		t.Fatalf("encode %s: %v", key, err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := mpegts.NewDemuxer(f)
+	path := testutil.Clip(t, "avi-"+vcodec+"-"+acodec+".ts", append(args, "-c:a", acodec, "-b:a", "96k", "-f", "mpegts")...)
 	c := &clip{}
-	if c.tracks, err = d.Tracks(); err != nil {
+	var err error
+	if c.tracks, c.units, err = mpegts.ReadFile(path); err != nil {
 		t.Fatalf("demux %s: %v", key, err)
-	}
-	for {
-		au, err := d.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("demux %s: %v", key, err)
-		}
-		c.units = append(c.units, au)
 	}
 	reordered := false
 	for _, au := range c.units {

@@ -13,10 +13,10 @@ import (
 // handler answers 200, 206, 404 or 416, and never panics.
 func FuzzServe(f *testing.F) {
 	fx := newFixture(f, dash.Options{ID: "p1", InitialSegments: 1})
-	if err := fx.src.Feed(fx.sg, 6500*time.Millisecond); err != nil {
+	if err := fx.Src.Feed(fx.Seg, 6500*time.Millisecond); err != nil {
 		f.Fatal(err)
 	}
-	id := fx.st.ID()
+	id := fx.Store.ID()
 	for _, s := range []string{"index.mpd", "time", "dash_" + id + "_1_0_init.mp4", "dash_" + id + "_1_1_480000.m4s",
 		"dash_" + id + "_1_0_900000.m4s", "dash_" + id + "_-1_0_init.mp4", "dash____", "dash_" + id + "_1_0_9e9.m4s", "x"} {
 		f.Add(s, "")
@@ -29,7 +29,7 @@ func FuzzServe(f *testing.F) {
 			req.Header.Set("Range", rng)
 		}
 		rec := httptest.NewRecorder()
-		fx.h.ServeHTTP(rec, req)
+		fx.H.ServeHTTP(rec, req)
 		switch rec.Code {
 		case 200, 206, 404, 416:
 		default:

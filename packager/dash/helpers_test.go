@@ -19,13 +19,7 @@ var (
 )
 
 // fixture is segtest's Fixture with the dash handler.
-type fixture struct {
-	*segtest.Fixture
-	st  *segment.Store
-	sg  *segment.Segmenter
-	src *segtest.Source
-	h   *dash.Handler
-}
+type fixture = segtest.For[*dash.Handler]
 
 func newFixture(t testing.TB, opts dash.Options) *fixture {
 	t.Helper()
@@ -35,16 +29,11 @@ func newFixture(t testing.TB, opts dash.Options) *fixture {
 // newFixtureWith is newFixture with the fixture's options o.
 func newFixtureWith(t testing.TB, opts dash.Options, o segtest.FixtureOptions) *fixture {
 	t.Helper()
-	var h *dash.Handler
-	f := segtest.NewFixture(t, o, func(st *segment.Store) http.Handler {
-		h = dash.New(st, opts)
-		return h
-	})
-	return &fixture{Fixture: f, st: f.Store, sg: f.Seg, src: f.Src, h: h}
+	return segtest.NewFor(t, o, func(st *segment.Store) *dash.Handler { return dash.New(st, opts) })
 }
 
 // manifest fetches index.mpd and fails unless it is served.
-func (f *fixture) manifest(t *testing.T) string {
+func manifest(t *testing.T, f *fixture) string {
 	t.Helper()
 	res, body := f.Get(t, http.MethodGet, "index.mpd")
 	if res.StatusCode != http.StatusOK {

@@ -28,7 +28,7 @@ func TestWarmUp(t *testing.T) {
 		t.Errorf("body %s", body)
 	}
 	f.Feed(t, 2*time.Second)
-	f.manifest(t)
+	manifest(t, f)
 }
 
 func TestManifestText(t *testing.T) {
@@ -61,7 +61,7 @@ func TestManifestText(t *testing.T) {
   <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="http://media.example/hls/p1/p1/time"/>
 </MPD>
 `
-	if got := f.manifest(t); got != strings.ReplaceAll(want, "ID", f.st.ID()) {
+	if got := manifest(t, f); got != strings.ReplaceAll(want, "ID", f.Store.ID()) {
 		t.Errorf("manifest:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -72,9 +72,9 @@ func TestManifestText(t *testing.T) {
 func TestPeriods(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1", Window: 10 * time.Second})
 	f.Feed(t, 8*time.Second)
-	f.src.Restart(3 * time.Second)
+	f.Src.Restart(3 * time.Second)
 	f.Feed(t, 6500*time.Millisecond)
-	m := parseMPD(t, f.manifest(t))
+	m := parseMPD(t, manifest(t, f))
 	if len(m.Periods) != 2 || m.Periods[0].ID != "p0" || m.Periods[1].ID != "p1" {
 		t.Fatalf("periods %+v", m.Periods)
 	}
@@ -91,7 +91,7 @@ func TestPeriods(t *testing.T) {
 		}
 	}
 	f.Feed(t, 10*time.Second)
-	m = parseMPD(t, f.manifest(t))
+	m = parseMPD(t, manifest(t, f))
 	if len(m.Periods) != 1 || m.Periods[0].ID != "p1" || m.Periods[0].Start != "PT11S" {
 		t.Errorf("after sliding out: %+v", m.Periods)
 	}
@@ -102,9 +102,9 @@ func TestPeriods(t *testing.T) {
 func TestPeriodNames(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1"})
 	f.Feed(t, 6500*time.Millisecond)
-	f.src.Restart(time.Second)
+	f.Src.Restart(time.Second)
 	f.Feed(t, 4500*time.Millisecond)
-	m := parseMPD(t, f.manifest(t))
+	m := parseMPD(t, manifest(t, f))
 	if len(m.Periods) != 2 {
 		t.Fatalf("%d periods", len(m.Periods))
 	}
@@ -134,7 +134,7 @@ func TestPeriodNames(t *testing.T) {
 func TestSegmentsFromManifest(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1"})
 	f.Feed(t, 10500*time.Millisecond)
-	m := parseMPD(t, f.manifest(t))
+	m := parseMPD(t, manifest(t, f))
 	for set, as := range m.Periods[0].Sets {
 		res, init := f.Get(t, http.MethodGet, as.Template.Init)
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
@@ -188,7 +188,7 @@ func TestTimeAndHeaders(t *testing.T) {
 	if res.StatusCode != http.StatusNoContent {
 		t.Errorf("preflight %d", res.StatusCode)
 	}
-	id := f.st.ID()
+	id := f.Store.ID()
 	for _, name := range []string{"dash_" + id + "_1_0_1.m4s", "dash_" + id + "_1_5_init.mp4", "dash_" + id + "_2_0_init.mp4",
 		"dash_x_1_0_init.mp4", "dash_" + id + "_a_0_init.mp4", "dash_" + id + "_1_0_900000.mp4", "dash_", "other"} {
 		if res, _ := f.Get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound {
@@ -196,7 +196,7 @@ func TestTimeAndHeaders(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]bool{"index.mpd": true, "time": true, "dash_x": true, "index.m3u8": false, "seg_1.m4s": false} {
-		if f.h.Owns(name) != want {
+		if f.H.Owns(name) != want {
 			t.Errorf("Owns(%q) = %v", name, !want)
 		}
 	}

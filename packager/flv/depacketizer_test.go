@@ -56,10 +56,10 @@ func TestDepacketizerInBandParams(t *testing.T) {
 	d := NewDepacketizer()
 	d.Expect(true, false)
 	got, units := depacketize(t, d, tags)
-	checkTracks(t, got, tracks)
+	mediatest.CheckTracks(t, got, tracks)
 	// Units before the second key frame with parameter sets are dropped: the second key
 	// frame (unit 25) has none in band, but they are known by then.
-	checkUnits(t, tracks, units, aus)
+	mediatest.CheckUnits(t, tracks, units, aus)
 }
 
 // TestDepacketizerMidGOP: a stream cut in the middle of a GOP goes on whole (the stream's

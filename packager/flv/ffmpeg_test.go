@@ -17,21 +17,11 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
-func lookTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("%s not found in PATH: install ffmpeg to run this test", name)
-	}
-	return p
-}
-
 // ffmpegFLV encodes two seconds of a test pattern and a sine tone into FLV; ok is false when
 // ffmpeg refuses the codecs in FLV.
 func ffmpegFLV(t *testing.T, vcodec, acodec string) (b []byte, out string, ok bool) {
 	t.Helper()
-	ffmpeg := lookTool(t, "ffmpeg")
+	ffmpeg := testutil.RequireFFmpeg(t)
 	path := filepath.Join(t.TempDir(), "out.flv")
 	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
 		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
@@ -159,7 +149,8 @@ type probeStream struct {
 
 func ffprobe(t *testing.T, path string) ([]probeStream, error) {
 	t.Helper()
-	cmd := exec.Command(lookTool(t, "ffprobe"), "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
+	testutil.RequireFFmpeg(t) // and ffprobe
+	cmd := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -214,7 +205,7 @@ func TestFileWriterFFprobe(t *testing.T) {
 		t.Fatal(err)
 	}
 	tracks2, aus2 := readFLV(t, b2)
-	checkTracks(t, tracks2, tracks)
+	mediatest.CheckTracks(t, tracks2, tracks)
 	if len(aus2) != len(aus) {
 		t.Errorf("%d units read back, %d written", len(aus2), len(aus))
 	}
@@ -244,7 +235,7 @@ func TestFileWriterH265RoundTrip(t *testing.T) {
 	}
 	b, _ := os.ReadFile(path)
 	got, aus := readFLV(t, b)
-	checkTracks(t, got, tracks)
+	mediatest.CheckTracks(t, got, tracks)
 	if want := len(mediatest.Synth(tracks, 1, 0, 25, true)); len(aus) != want {
 		t.Errorf("%d units read back, %d written", len(aus), want)
 	}

@@ -2,12 +2,10 @@ package flv
 
 import (
 	"bytes"
-	"slices"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
-	"github.com/sluicemedia/sluice/packager/nal"
 )
 
 // toTags packetizes units into tags with their own bodies, sequence headers first.
@@ -52,63 +50,6 @@ func depacketize(t testing.TB, d *Depacketizer, tags []Tag) ([]media.Track, []*m
 	return d.Tracks(), out
 }
 
-// expectedPayload is what the depacketizer gives back: key frames get the parameter sets
-// they lack.
-func expectedPayload(trk media.Track, au *media.AccessUnit) [][]byte {
-	if !au.Key || !trk.Codec.IsVideo() {
-		return au.Payload
-	}
-	var has [8]bool
-	for _, n := range au.Payload {
-		has[nal.Classify(trk.Codec, n)] = true
-	}
-	var out [][]byte
-	if trk.Codec == media.CodecH265 && !has[nal.VPS] {
-		out = append(out, trk.Params.VPS)
-	}
-	if !has[nal.SPS] {
-		out = append(out, trk.Params.SPS)
-	}
-	if !has[nal.PPS] {
-		out = append(out, trk.Params.PPS)
-	}
-	return append(out, au.Payload...)
-}
-
-func checkTracks(t *testing.T, got, want []media.Track) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d tracks, want %d: %+v", len(got), len(want), got)
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		gp, wp := g.Params, w.Params
-		if g.ID != w.ID || g.Codec != w.Codec || g.ClockRate != w.ClockRate ||
-			!bytes.Equal(gp.VPS, wp.VPS) || !bytes.Equal(gp.SPS, wp.SPS) || !bytes.Equal(gp.PPS, wp.PPS) ||
-			!bytes.Equal(gp.AudioConfig, wp.AudioConfig) || gp.Width != wp.Width || gp.Height != wp.Height ||
-			gp.SampleRate != wp.SampleRate || gp.Channels != wp.Channels {
-			t.Errorf("track %d:\n got %+v\nwant %+v", i, g, w)
-		}
-	}
-}
-
-func checkUnits(t *testing.T, tracks []media.Track, got, want []*media.AccessUnit) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d units, want %d", len(got), len(want))
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if g.Track != w.Track || g.PTS != w.PTS || g.DTS != w.DTS || g.Key != w.Key {
-			t.Fatalf("unit %d: got track %d pts %d dts %d key %v, want track %d pts %d dts %d key %v",
-				i, g.Track, g.PTS, g.DTS, g.Key, w.Track, w.PTS, w.DTS, w.Key)
-		}
-		if wp := expectedPayload(tracks[w.Track], w); !slices.EqualFunc(g.Payload, wp, bytes.Equal) {
-			t.Fatalf("unit %d (track %d, key %v): %d payload parts differ from the %d written", i, w.Track, w.Key, len(g.Payload), len(wp))
-		}
-	}
-}
-
 var roundTripCases = []struct {
 	name   string
 	tracks []media.Track
@@ -130,8 +71,8 @@ func TestRoundTrip(t *testing.T) {
 				d.Expect(true, false)
 			}
 			tracks, got := depacketize(t, d, toTags(t, tc.tracks, aus))
-			checkTracks(t, tracks, tc.tracks)
-			checkUnits(t, tc.tracks, got, aus)
+			mediatest.CheckTracks(t, tracks, tc.tracks)
+			mediatest.CheckUnits(t, tc.tracks, got, aus)
 			if n := d.Dropped(); n != 0 {
 				t.Errorf("%d units dropped", n)
 			}

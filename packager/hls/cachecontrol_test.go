@@ -68,7 +68,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 			t.Errorf("fragment %v: playlist reusable for %d s, more than half a segment", tc.fragment, age)
 		}
 
-		newest := f.st.Snapshot().Newest().Seq
+		newest := f.Store.Snapshot().Newest().Seq
 		res, body = f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(newest))
 		if want := segment.PlaylistCache(6 * tc.fragment); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != want {
 			t.Errorf("fragment %v: blocking reload: %d %q, want %q (%s)", tc.fragment, res.StatusCode, res.Header.Get("Cache-Control"), want, body)
@@ -80,7 +80,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 			t.Errorf("fragment %v: timed-out blocking reload: %d %q, want %q (%s)", tc.fragment, res.StatusCode, res.Header.Get("Cache-Control"), tc.want, body)
 		}
 
-		id := f.st.ID()
+		id := f.Store.ID()
 		for _, name := range []string{"init_" + id + "_1.mp4", "seg_" + id + "_1.m4s"} {
 			res, _ := f.Get(t, http.MethodGet, name)
 			if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != segment.CacheImmutable {
@@ -105,8 +105,8 @@ func TestCacheHeadersLowLatency(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 50 * time.Millisecond})
 	f.Feed(t, 4*time.Second)
-	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
-	seq := f.st.Snapshot().Open.Seq
+	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
+	seq := f.Store.Snapshot().Open.Seq
 	for _, tc := range []struct{ query, want string }{
 		{"", "no-cache"},
 		{"?_HLS_skip=YES", "no-cache"},
@@ -124,7 +124,7 @@ func TestCacheHeadersLowLatency(t *testing.T) {
 	if res.StatusCode != http.StatusServiceUnavailable || strings.Contains(res.Header.Get("Cache-Control"), "max-age") {
 		t.Errorf("timed-out blocking reload: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
-	if res, _ := f.Get(t, http.MethodGet, partName(f.st, seq, 0)); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != segment.CacheImmutable {
+	if res, _ := f.Get(t, http.MethodGet, partName(f.Store, seq, 0)); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != segment.CacheImmutable {
 		t.Errorf("part: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
 }

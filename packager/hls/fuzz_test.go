@@ -14,10 +14,10 @@ import (
 // the handler answers 200, 206, 304, 400, 404 or 416, and never panics.
 func FuzzServe(f *testing.F) {
 	fx := newFixture(f, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Millisecond})
-	if err := fx.src.Feed(fx.sg, 6500*time.Millisecond); err != nil {
+	if err := fx.Src.Feed(fx.Seg, 6500*time.Millisecond); err != nil {
 		f.Fatal(err)
 	}
-	id := fx.st.ID()
+	id := fx.Store.ID()
 	for _, s := range []string{"index.m3u8", "seg_" + id + "_1.m4s", "init_" + id + "_1.mp4", "seg_" + id + "_-1.m4s",
 		"seg__.m4s", "init_" + id + "_99999999999999999999.mp4", "seg_" + id + "_1_2.m4s", "x"} {
 		f.Add(s, "", "")
@@ -26,7 +26,7 @@ func FuzzServe(f *testing.F) {
 	f.Add("index.m3u8", "_HLS_msn=-1", "")
 	f.Add("seg_"+id+"_1.m4s", "", "bytes=5-1")
 	f.Fuzz(func(t *testing.T, name, query, rng string) {
-		if code := fuzzGet(t, fx.h, name, query, rng); code == 503 {
+		if code := fuzzGet(t, fx.H, name, query, rng); code == 503 {
 			t.Fatalf("%q ?%q: status %d", name, query, code)
 		}
 	})
@@ -55,10 +55,10 @@ func fuzzGet(t *testing.T, h http.Handler, name, query, rng string) int {
 // _HLS_msn, _HLS_part and _HLS_skip queries; a wait that times out answers 503.
 func FuzzServeLowLatency(f *testing.F) {
 	fx := newLowLatencyFixture(f, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Millisecond})
-	if err := fx.src.Feed(fx.sg, 6500*time.Millisecond); err != nil {
+	if err := fx.Src.Feed(fx.Seg, 6500*time.Millisecond); err != nil {
 		f.Fatal(err)
 	}
-	id := fx.st.ID()
+	id := fx.Store.ID()
 	for _, s := range []string{"part_" + id + "_1_0.m4s", "part_" + id + "_6_1.m4s", "part_" + id + "_6_9.m4s", "part_" + id + "_7_0.m4s",
 		"part_" + id + "_1.m4s", "part_" + id + "_1_-1.m4s", "part__.m4s", "part_" + id + "_1_99999999999999999999.m4s"} {
 		f.Add(s, "", "")
@@ -69,9 +69,9 @@ func FuzzServeLowLatency(f *testing.F) {
 	}
 	f.Add("part_"+id+"_1_0.m4s", "", "bytes=5-1")
 	f.Fuzz(func(t *testing.T, name, query, rng string) {
-		fuzzGet(t, fx.h, name, query, rng)
-		if fx.h.Blocked() != 0 {
-			t.Fatalf("%q ?%q: %d requests still blocked", name, query, fx.h.Blocked())
+		fuzzGet(t, fx.H, name, query, rng)
+		if fx.H.Blocked() != 0 {
+			t.Fatalf("%q ?%q: %d requests still blocked", name, query, fx.H.Blocked())
 		}
 	})
 }

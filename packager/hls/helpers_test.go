@@ -18,13 +18,7 @@ var (
 )
 
 // fixture is segtest's Fixture with the hls handler.
-type fixture struct {
-	*segtest.Fixture
-	st  *segment.Store
-	sg  *segment.Segmenter
-	src *segtest.Source
-	h   *hls.Handler
-}
+type fixture = segtest.For[*hls.Handler]
 
 func newFixture(t testing.TB, opts hls.Options) *fixture {
 	t.Helper()
@@ -34,16 +28,11 @@ func newFixture(t testing.TB, opts hls.Options) *fixture {
 // newFixtureWith is newFixture with the fixture's options o.
 func newFixtureWith(t testing.TB, opts hls.Options, o segtest.FixtureOptions) *fixture {
 	t.Helper()
-	var h *hls.Handler
-	f := segtest.NewFixture(t, o, func(st *segment.Store) http.Handler {
-		h = hls.New(st, opts)
-		return h
-	})
-	return &fixture{Fixture: f, st: f.Store, sg: f.Seg, src: f.Src, h: h}
+	return segtest.NewFor(t, o, func(st *segment.Store) *hls.Handler { return hls.New(st, opts) })
 }
 
 // playlist fetches index.m3u8 and fails unless it is served.
-func (f *fixture) playlist(t *testing.T) string {
+func playlist(t *testing.T, f *fixture) string {
 	t.Helper()
 	res, body := f.Get(t, http.MethodGet, "index.m3u8")
 	if res.StatusCode != http.StatusOK {

@@ -11,8 +11,8 @@ import (
 func TestHeaders(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1"})
 	f.Feed(t, 8500*time.Millisecond)
-	id := f.st.ID()
-	seg := f.st.Snapshot().Segments[1]
+	id := f.Store.ID()
+	seg := f.Store.Snapshot().Segments[1]
 	for _, tc := range []struct {
 		name, ctype, cache string
 		size               int
@@ -58,7 +58,7 @@ func TestHeaders(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]bool{"index.m3u8": true, "seg_x.m4s": true, "init_x.mp4": true, "index.mpd": false, "dash_x": false} {
-		if f.h.Owns(name) != want {
+		if f.H.Owns(name) != want {
 			t.Errorf("Owns(%q) = %v", name, !want)
 		}
 	}

@@ -23,20 +23,6 @@ func newLowLatencyFixture(t testing.TB, opts hls.Options) *fixture {
 		Target: time.Second, PartTarget: partTarget, Rate: 25})
 }
 
-// feedFrames feeds one unit at a time until done holds for the store.
-func (f *fixture) feedUntil(t *testing.T, done func(*segment.Window) bool) {
-	t.Helper()
-	for range 10_000 {
-		if done(f.st.Snapshot()) {
-			return
-		}
-		if err := f.sg.WriteUnit(f.src.Next()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Fatal("the store never got there")
-}
-
 // attr returns the value of attribute name in a tag line (quotes removed).
 func attr(line, name string) string {
 	_, rest, ok := strings.Cut(line, ":")
@@ -75,9 +61,9 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
 	f.Feed(t, 12*time.Second)
-	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
-	win := f.st.Snapshot()
-	body := f.playlist(t)
+	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
+	win := f.Store.Snapshot()
+	body := playlist(t, f)
 
 	if v := lines(body, "#EXT-X-VERSION:"); len(v) != 1 || v[0] != "#EXT-X-VERSION:9" {
 		t.Errorf("version %v", v)
@@ -144,7 +130,7 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 		t.Errorf("%d independent parts for %d segments with parts", independent, withParts)
 	}
 	hint := lines(body, "#EXT-X-PRELOAD-HINT:")
-	if len(hint) != 1 || attr(hint[0], "TYPE") != "PART" || attr(hint[0], "URI") != partName(f.st, open.Seq, 2) {
+	if len(hint) != 1 || attr(hint[0], "TYPE") != "PART" || attr(hint[0], "URI") != partName(f.Store, open.Seq, 2) {
 		t.Errorf("preload hint %v, want part 2 of segment %d", hint, open.Seq)
 	}
 
@@ -185,12 +171,12 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 30 * time.Second})
 	f.Feed(t, 4*time.Second)
-	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
-	seq := f.st.Snapshot().Open.Seq
+	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
+	seq := f.Store.Snapshot().Open.Seq
 
 	for _, tc := range []struct{ want, query string }{
-		{partName(f.st, seq, 1), "_HLS_msn=" + itoa(seq) + "&_HLS_part=1"},
-		{partName(f.st, seq+1, 0), "_HLS_msn=" + itoa(seq+1) + "&_HLS_part=0"},
+		{partName(f.Store, seq, 1), "_HLS_msn=" + itoa(seq) + "&_HLS_part=1"},
+		{partName(f.Store, seq+1, 0), "_HLS_msn=" + itoa(seq+1) + "&_HLS_part=0"},
 	} {
 		done := make(chan string, 1)
 		go func() {
@@ -201,7 +187,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 			done <- body
 		}()
 		deadline := time.Now().Add(10 * time.Second)
-		for f.h.Blocked() != 1 {
+		for f.H.Blocked() != 1 {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: not blocked", tc.query)
 			}
@@ -213,14 +199,14 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		// Feed unit by unit until the part exists, then no more.
-		f.feedUntil(t, func(w *segment.Window) bool {
+		f.FeedUntil(t, func(w *segment.Window) bool {
 			want := tc.want
 			for _, s := range append(append([]*segment.Segment{}, w.Segments...), w.Open) {
 				if s == nil {
 					continue
 				}
 				for _, p := range s.Partials {
-					if partName(f.st, s.Seq, p.Index) == want {
+					if partName(f.Store, s.Seq, p.Index) == want {
 						return true
 					}
 				}
@@ -237,10 +223,10 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 		if len(uris) == 0 || attr(uris[len(uris)-1], "URI") != tc.want {
 			t.Fatalf("%s: last part listed %v, want %s:\n%s", tc.query, uris[len(uris)-1:], tc.want, body)
 		}
-		win := f.st.Snapshot()
+		win := f.Store.Snapshot()
 		ns, ni := win.Open.Seq, len(win.Open.Partials)
-		if hint := lines(body, "#EXT-X-PRELOAD-HINT:"); len(hint) != 1 || attr(hint[0], "URI") != partName(f.st, ns, ni) {
-			t.Errorf("%s: hint %v, want %s", tc.query, hint, partName(f.st, ns, ni))
+		if hint := lines(body, "#EXT-X-PRELOAD-HINT:"); len(hint) != 1 || attr(hint[0], "URI") != partName(f.Store, ns, ni) {
+			t.Errorf("%s: hint %v, want %s", tc.query, hint, partName(f.Store, ns, ni))
 		}
 	}
 
@@ -249,7 +235,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(seq)+"&_HLS_part=9"); res.StatusCode != http.StatusOK {
 		t.Errorf("a complete segment's part: %d %s", res.StatusCode, body)
 	}
-	newest := f.st.Snapshot().Newest().Seq
+	newest := f.Store.Snapshot().Newest().Seq
 	for _, q := range []string{
 		"_HLS_part=1",                                  // without _HLS_msn
 		"_HLS_msn=x&_HLS_part=1",                       // not a number
@@ -262,14 +248,14 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 			t.Errorf("%s: %d %s", q, res.StatusCode, body)
 		}
 	}
-	if time.Since(start) > 5*time.Second || f.h.Blocked() != 0 {
-		t.Errorf("answers took %v, %d blocked", time.Since(start), f.h.Blocked())
+	if time.Since(start) > 5*time.Second || f.H.Blocked() != 0 {
+		t.Errorf("answers took %v, %d blocked", time.Since(start), f.H.Blocked())
 	}
 
 	// Timeout: 503.
 	g := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 200 * time.Millisecond})
 	g.Feed(t, 3500*time.Millisecond)
-	o := g.st.Snapshot().Open
+	o := g.Store.Snapshot().Open
 	res, body := g.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(o.Seq)+"&_HLS_part="+strconv.Itoa(len(o.Partials)))
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
 		t.Errorf("timeout: %d %s", res.StatusCode, body)
@@ -283,10 +269,10 @@ func TestLowLatencyPreload(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, MaxBlocked: 1, BlockTimeout: 30 * time.Second})
 	f.Feed(t, 3*time.Second)
-	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
-	o := f.st.Snapshot().Open
-	hint := attr(lines(f.playlist(t), "#EXT-X-PRELOAD-HINT:")[0], "URI")
-	if hint != partName(f.st, o.Seq, 1) {
+	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
+	o := f.Store.Snapshot().Open
+	hint := attr(lines(playlist(t, f), "#EXT-X-PRELOAD-HINT:")[0], "URI")
+	if hint != partName(f.Store, o.Seq, 1) {
 		t.Fatalf("hint %s", hint)
 	}
 	done := make(chan string, 1)
@@ -298,19 +284,19 @@ func TestLowLatencyPreload(t *testing.T) {
 		done <- body
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for f.h.Blocked() != 1 {
+	for f.H.Blocked() != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("preload not blocked")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if res, body := f.Get(t, http.MethodGet, partName(f.st, o.Seq, 2)); res.StatusCode != http.StatusServiceUnavailable {
+	if res, body := f.Get(t, http.MethodGet, partName(f.Store, o.Seq, 2)); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("over the cap: %d %s", res.StatusCode, body)
 	}
-	f.feedUntil(t, func(w *segment.Window) bool { _, _, ok := w.Partial(o.Seq, 1); return ok })
+	f.FeedUntil(t, func(w *segment.Window) bool { _, _, ok := w.Partial(o.Seq, 1); return ok })
 	select {
 	case body := <-done:
-		s, p, _ := f.st.Snapshot().Partial(o.Seq, 1)
+		s, p, _ := f.Store.Snapshot().Partial(o.Seq, 1)
 		if body != string(s.PartialData(p)) {
 			t.Errorf("preloaded part: %d bytes, want %d", len(body), p.End-p.Start)
 		}
@@ -318,21 +304,21 @@ func TestLowLatencyPreload(t *testing.T) {
 		t.Fatal("preload not answered")
 	}
 	for _, name := range []string{
-		partName(f.st, o.Seq+3, 0), partName(f.st, o.Seq, 50), partName(f.st, 0, 0) + "x",
-		"part_other_1_0.m4s", "part_" + f.st.ID() + "_1.m4s",
+		partName(f.Store, o.Seq+3, 0), partName(f.Store, o.Seq, 50), partName(f.Store, 0, 0) + "x",
+		"part_other_1_0.m4s", "part_" + f.Store.ID() + "_1.m4s",
 	} {
 		start := time.Now()
 		if res, _ := f.Get(t, http.MethodGet, name); res.StatusCode != http.StatusNotFound || time.Since(start) > 5*time.Second {
 			t.Errorf("%s: %d after %v", name, res.StatusCode, time.Since(start))
 		}
 	}
-	if f.h.Blocked() != 0 || !f.h.Owns("part_x") {
-		t.Errorf("blocked %d", f.h.Blocked())
+	if f.H.Blocked() != 0 || !f.H.Owns("part_x") {
+		t.Errorf("blocked %d", f.H.Blocked())
 	}
 	// A classic handler over the same store serves no part.
-	classic := hls.New(f.st, hls.Options{ID: "p1"})
-	c := &fixture{Fixture: &segtest.Fixture{Store: f.st, Handler: classic, Base: f.Base}, st: f.st, h: classic}
-	if res, _ := c.Get(t, http.MethodGet, partName(f.st, o.Seq, 0)); res.StatusCode != http.StatusNotFound {
+	classic := hls.New(f.Store, hls.Options{ID: "p1"})
+	c := &fixture{Fixture: &segtest.Fixture{Store: f.Store, Handler: classic, Base: f.Base}, H: classic}
+	if res, _ := c.Get(t, http.MethodGet, partName(f.Store, o.Seq, 0)); res.StatusCode != http.StatusNotFound {
 		t.Errorf("classic handler serves a part: %d", res.StatusCode)
 	}
 }
@@ -343,8 +329,8 @@ func TestLowLatencyDeltaUpdate(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 20 * time.Second})
 	f.Feed(t, 25*time.Second)
-	f.feedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
-	full := f.playlist(t)
+	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
+	full := playlist(t, f)
 	_, delta := f.Get(t, http.MethodGet, "index.m3u8?_HLS_skip=YES")
 	sc := lines(full, "#EXT-X-SERVER-CONTROL:")[0]
 	until := secondsOf(t, attr(sc, "CAN-SKIP-UNTIL"))
@@ -380,7 +366,7 @@ func TestLowLatencyDeltaUpdate(t *testing.T) {
 	if n == 0 || n >= len(segsFull) || len(lines(delta, "#EXTINF:")) != len(segsFull)-n {
 		t.Errorf("%d of %d segments skipped", n, len(segsFull))
 	}
-	win := f.st.Snapshot()
+	win := f.Store.Snapshot()
 	listed := win.Last(20 * time.Second)
 	edge := win.Open.End()
 	if edge-listed[n-1].End() < until || edge-listed[n].End() >= until {

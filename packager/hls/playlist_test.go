@@ -33,13 +33,13 @@ func TestWarmUp(t *testing.T) {
 		t.Errorf("headers %v", res.Header)
 	}
 	f.Feed(t, 2*time.Second)
-	f.playlist(t)
+	playlist(t, f)
 }
 
 func TestPlaylistText(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: 4, FragmentSize: 2 * time.Second})
 	f.Feed(t, 8500*time.Millisecond)
-	id := f.st.ID()
+	id := f.Store.ID()
 	want := `#EXTM3U
 #EXT-X-VERSION:7
 #EXT-X-TARGETDURATION:2
@@ -61,7 +61,7 @@ seg_ID_2.m4s
 #EXTINF:2.000,
 seg_ID_3.m4s
 `
-	if got := f.playlist(t); got != strings.ReplaceAll(want, "ID", id) {
+	if got := playlist(t, f); got != strings.ReplaceAll(want, "ID", id) {
 		t.Errorf("playlist:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -71,7 +71,7 @@ seg_ID_3.m4s
 func TestWindow(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
 	f.Feed(t, 40500*time.Millisecond)
-	pl := f.playlist(t)
+	pl := playlist(t, f)
 	if n := len(lines(pl, "#EXTINF:")); n != 5 {
 		t.Errorf("%d segments listed, want 5", n)
 	}
@@ -79,10 +79,10 @@ func TestWindow(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 	// Segments just out of the playlist are still served (grace), older ones are gone.
-	if res, _ := f.Get(t, http.MethodGet, "seg_"+f.st.ID()+"_13.m4s"); res.StatusCode != http.StatusOK {
+	if res, _ := f.Get(t, http.MethodGet, "seg_"+f.Store.ID()+"_13.m4s"); res.StatusCode != http.StatusOK {
 		t.Errorf("grace segment: %d", res.StatusCode)
 	}
-	if res, _ := f.Get(t, http.MethodGet, "seg_"+f.st.ID()+"_12.m4s"); res.StatusCode != http.StatusNotFound {
+	if res, _ := f.Get(t, http.MethodGet, "seg_"+f.Store.ID()+"_12.m4s"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("old segment: %d", res.StatusCode)
 	}
 }
@@ -92,9 +92,9 @@ func TestWindow(t *testing.T) {
 func TestDiscontinuity(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
 	f.Feed(t, 8*time.Second) // segments 0..2, and 3 open (the key frame at 8 s is not sent)
-	f.src.Restart(3 * time.Second)
+	f.Src.Restart(3 * time.Second)
 	f.Feed(t, 4500*time.Millisecond) // the gap closes 3; 4 and 5 follow it
-	pl := f.playlist(t)
+	pl := playlist(t, f)
 	if n := strings.Count(pl, "#EXT-X-DISCONTINUITY\n"); n != 1 {
 		t.Errorf("%d discontinuity tags, want 1:\n%s", n, pl)
 	}
@@ -103,11 +103,11 @@ func TestDiscontinuity(t *testing.T) {
 	}
 	// The tag stands right before the first segment after the gap, with its date.
 	i := strings.Index(pl, "#EXT-X-DISCONTINUITY\n")
-	if !strings.HasPrefix(pl[i:], "#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:11.000Z\n#EXTINF:2.000,\nseg_"+f.st.ID()+"_4.m4s") {
+	if !strings.HasPrefix(pl[i:], "#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:00:11.000Z\n#EXTINF:2.000,\nseg_"+f.Store.ID()+"_4.m4s") {
 		t.Errorf("after the gap:\n%s", pl[i:])
 	}
 	f.Feed(t, 12*time.Second)
-	pl = f.playlist(t)
+	pl = playlist(t, f)
 	if strings.Contains(pl, "#EXT-X-DISCONTINUITY\n") || !strings.Contains(pl, "#EXT-X-DISCONTINUITY-SEQUENCE:1\n") {
 		t.Errorf("after sliding out:\n%s", pl)
 	}
@@ -117,14 +117,14 @@ func TestDiscontinuity(t *testing.T) {
 func TestTracksChange(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1"})
 	f.Feed(t, 6500*time.Millisecond)
-	f.src.Video = mediatest.H265(f.src.Video.ID)
-	f.src.Restart(time.Second)
-	if err := f.sg.SetTracks(f.src.Tracks()); err != nil {
+	f.Src.Video = mediatest.H265(f.Src.Video.ID)
+	f.Src.Restart(time.Second)
+	if err := f.Seg.SetTracks(f.Src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
 	f.Feed(t, 4500*time.Millisecond)
-	pl := f.playlist(t)
-	id := f.st.ID()
+	pl := playlist(t, f)
+	id := f.Store.ID()
 	maps := lines(pl, "#EXT-X-MAP:")
 	if len(maps) != 2 || maps[0] != `#EXT-X-MAP:URI="init_`+id+`_1.mp4"` || maps[1] != `#EXT-X-MAP:URI="init_`+id+`_2.mp4"` {
 		t.Fatalf("maps %v", maps)
@@ -156,7 +156,7 @@ func TestBlockingReload(t *testing.T) {
 	f.Feed(t, 2*time.Second)
 	select {
 	case body := <-done:
-		if !strings.Contains(body, "seg_"+f.st.ID()+"_2.m4s") {
+		if !strings.Contains(body, "seg_"+f.Store.ID()+"_2.m4s") {
 			t.Errorf("playlist without segment 2:\n%s", body)
 		}
 	case <-time.After(30 * time.Second):
@@ -180,7 +180,7 @@ func TestStartTag(t *testing.T) {
 	} {
 		f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: tc.sync, FragmentSize: tc.fragment})
 		f.Feed(t, 8500*time.Millisecond)
-		pl := f.playlist(t)
+		pl := playlist(t, f)
 		starts := lines(pl, "#EXT-X-START:")
 		if len(starts) != 1 {
 			t.Fatalf("%d EXT-X-START tags:\n%s", len(starts), pl)
@@ -210,7 +210,7 @@ func TestClassicHasNoLowLatencyTags(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1})
 	f.Feed(t, 6500*time.Millisecond)
 	_, reload := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
-	for _, body := range []string{f.playlist(t), reload} {
+	for _, body := range []string{playlist(t, f), reload} {
 		if !strings.Contains(body, "#EXTINF:") {
 			t.Fatalf("not a playlist:\n%s", body)
 		}
@@ -231,8 +231,8 @@ func TestBlockingReloadLimits(t *testing.T) {
 	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=4"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("msn 4 with newest 1: %d %s", res.StatusCode, body)
 	}
-	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1"); res.StatusCode != http.StatusOK || f.h.Blocked() != 0 {
-		t.Fatalf("msn of an existing segment: %d %s, blocked %d", res.StatusCode, body, f.h.Blocked())
+	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1"); res.StatusCode != http.StatusOK || f.H.Blocked() != 0 {
+		t.Fatalf("msn of an existing segment: %d %s, blocked %d", res.StatusCode, body, f.H.Blocked())
 	}
 	done := make(chan int, 2)
 	for range 2 {
@@ -242,9 +242,9 @@ func TestBlockingReloadLimits(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for f.h.Blocked() != 2 {
+	for f.H.Blocked() != 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("blocked %d, want 2", f.h.Blocked())
+			t.Fatalf("blocked %d, want 2", f.H.Blocked())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -264,7 +264,7 @@ func TestBlockingReloadLimits(t *testing.T) {
 			t.Fatal("blocked request not answered")
 		}
 	}
-	if f.h.Blocked() != 0 {
-		t.Fatalf("blocked %d after answers", f.h.Blocked())
+	if f.H.Blocked() != 0 {
+		t.Fatalf("blocked %d after answers", f.H.Blocked())
 	}
 }

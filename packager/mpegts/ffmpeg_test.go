@@ -15,20 +15,10 @@ import (
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
-func lookTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("%s not found in PATH: install ffmpeg to run this test", name)
-	}
-	return p
-}
-
 // ffmpegTS encodes two seconds of a test pattern and a sine tone into MPEG-TS.
 func ffmpegTS(t *testing.T, vcodec, acodec string) []byte {
 	t.Helper()
-	ffmpeg := lookTool(t, "ffmpeg")
+	ffmpeg := testutil.RequireFFmpeg(t)
 	out := filepath.Join(t.TempDir(), "out.ts")
 	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
 		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
@@ -54,7 +44,8 @@ type probeStream struct {
 // ffprobe returns the streams of a file with their decoded frame counts.
 func ffprobe(t *testing.T, path string) []probeStream {
 	t.Helper()
-	cmd := exec.Command(lookTool(t, "ffprobe"), "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
+	testutil.RequireFFmpeg(t) // and ffprobe
+	cmd := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -184,7 +184,7 @@ func TestRemuxerTracksChange(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Tracks of the new program: %v", err)
 	}
-	checkTracks(t, tracks, b)
+	mediatest.CheckTracks(t, tracks, b)
 
 	// A unit of a track the new program lacks is skipped.
 	if _, _, ok, err := r.AppendAccessUnit(nil, &media.AccessUnit{Track: 1, Payload: [][]byte{{1}}}); ok || err != nil {

@@ -4,35 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"slices"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
-	"github.com/sluicemedia/sluice/packager/nal"
 )
-
-// expectedPayload is what the demuxer gives back: key frames get the parameter sets they lack.
-func expectedPayload(trk media.Track, au *media.AccessUnit) [][]byte {
-	if !au.Key || !trk.Codec.IsVideo() {
-		return au.Payload
-	}
-	var has [8]bool
-	for _, n := range au.Payload {
-		has[nal.Classify(trk.Codec, n)] = true
-	}
-	var out [][]byte
-	if trk.Codec == media.CodecH265 && !has[nal.VPS] {
-		out = append(out, trk.Params.VPS)
-	}
-	if !has[nal.SPS] {
-		out = append(out, trk.Params.SPS)
-	}
-	if !has[nal.PPS] {
-		out = append(out, trk.Params.PPS)
-	}
-	return append(out, au.Payload...)
-}
 
 // readAll returns every unit until the reader's end.
 func readAll(t *testing.T, d *Demuxer) []*media.AccessUnit {
@@ -47,42 +23,6 @@ func readAll(t *testing.T, d *Demuxer) []*media.AccessUnit {
 			t.Fatalf("Read after %d units: %v", len(out), err)
 		}
 		out = append(out, au)
-	}
-}
-
-func checkTracks(t *testing.T, got, want []media.Track) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d tracks, want %d: %+v", len(got), len(want), got)
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if g.ID != w.ID || g.Codec != w.Codec || g.ClockRate != w.ClockRate {
-			t.Errorf("track %d: got %v id %d clock %d, want %v id %d clock %d", i, g.Codec, g.ID, g.ClockRate, w.Codec, w.ID, w.ClockRate)
-		}
-		gp, wp := g.Params, w.Params
-		if !bytes.Equal(gp.VPS, wp.VPS) || !bytes.Equal(gp.SPS, wp.SPS) || !bytes.Equal(gp.PPS, wp.PPS) ||
-			!bytes.Equal(gp.AudioConfig, wp.AudioConfig) || gp.Width != wp.Width || gp.Height != wp.Height ||
-			gp.SampleRate != wp.SampleRate || gp.Channels != wp.Channels {
-			t.Errorf("track %d params:\n got %+v\nwant %+v", i, gp, wp)
-		}
-	}
-}
-
-func checkUnits(t *testing.T, tracks []media.Track, got, want []*media.AccessUnit) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d units, want %d", len(got), len(want))
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if g.Track != w.Track || g.PTS != w.PTS || g.DTS != w.DTS || g.Key != w.Key {
-			t.Fatalf("unit %d: got track %d pts %d dts %d key %v, want track %d pts %d dts %d key %v",
-				i, g.Track, g.PTS, g.DTS, g.Key, w.Track, w.PTS, w.DTS, w.Key)
-		}
-		if wp := expectedPayload(tracks[w.Track], w); !slices.EqualFunc(g.Payload, wp, bytes.Equal) {
-			t.Fatalf("unit %d (track %d, key %v): payload of %d parts differs from the %d written", i, w.Track, w.Key, len(g.Payload), len(wp))
-		}
 	}
 }
 
@@ -112,8 +52,8 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Tracks: %v", err)
 			}
-			checkTracks(t, tracks, tc.tracks)
-			checkUnits(t, tc.tracks, readAll(t, d), aus)
+			mediatest.CheckTracks(t, tracks, tc.tracks)
+			mediatest.CheckUnits(t, tc.tracks, readAll(t, d), aus)
 			if s := d.Stats(); s != (Stats{}) {
 				t.Errorf("stats on a clean stream: %+v", s)
 			}
@@ -157,8 +97,8 @@ func TestPushMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTracks(t, got2, tracks)
-	checkUnits(t, tracks, got, aus)
+	mediatest.CheckTracks(t, got2, tracks)
+	mediatest.CheckUnits(t, tracks, got, aus)
 }
 
 func TestReadAll(t *testing.T) {

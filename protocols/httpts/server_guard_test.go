@@ -36,17 +36,6 @@ func serveOpts(t *testing.T, s *stream.Stream, opts ServerOptions) (*Server, str
 	return srv, ln.Addr().String()
 }
 
-func dialFrom(t *testing.T, src, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s from %s: %v", addr, src, err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // closedAfter waits until the server closes c and returns how long that took from start; it
 // fails after limit. What the server sends before closing (an error answer) is read.
 func closedAfter(t *testing.T, c net.Conn, start time.Time, limit time.Duration) time.Duration {
@@ -70,11 +59,11 @@ func TestServerSlowClients(t *testing.T) {
 		KeepAliveTimeout: time.Second, MaxConnectionsPerAddr: 8})
 	start := time.Now()
 
-	headers := dialFrom(t, "127.0.0.1", addr)
+	headers := testutil.DialFrom(t, "127.0.0.1", addr)
 	if _, err := headers.Write([]byte("POST / HTTP/1.1\r\nHost: x\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	trickle := dialFrom(t, "127.0.0.1", addr)
+	trickle := testutil.DialFrom(t, "127.0.0.1", addr)
 	if _, err := trickle.Write([]byte("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +81,7 @@ func TestServerSlowClients(t *testing.T) {
 			}
 		}
 	}()
-	idle := dialFrom(t, "127.0.0.1", addr)
+	idle := testutil.DialFrom(t, "127.0.0.1", addr)
 	if _, err := idle.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -142,17 +131,17 @@ func TestServerConnectionCaps(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	a1, a2 := dialFrom(t, "127.0.0.2", addr), dialFrom(t, "127.0.0.2", addr)
+	a1, a2 := testutil.DialFrom(t, "127.0.0.2", addr), testutil.DialFrom(t, "127.0.0.2", addr)
 	if get(a1) != 405 || get(a2) != 405 {
 		t.Fatal("the first two connections from 127.0.0.2 were not served")
 	}
-	if code := get(dialFrom(t, "127.0.0.2", addr)); code != 0 {
+	if code := get(testutil.DialFrom(t, "127.0.0.2", addr)); code != 0 {
 		t.Fatalf("a third connection from 127.0.0.2 was answered %d", code)
 	}
-	if get(dialFrom(t, "127.0.0.3", addr)) != 405 {
+	if get(testutil.DialFrom(t, "127.0.0.3", addr)) != 405 {
 		t.Fatal("127.0.0.3 was not served")
 	}
-	if code := get(dialFrom(t, "127.0.0.4", addr)); code != 0 {
+	if code := get(testutil.DialFrom(t, "127.0.0.4", addr)); code != 0 {
 		t.Fatalf("a fourth connection was answered %d past the total cap", code)
 	}
 	if st := srv.ConnStats(); st.Open != 3 || st.RefusedMaxPerAddr != 1 || st.RefusedMaxConns != 1 {
@@ -160,7 +149,7 @@ func TestServerConnectionCaps(t *testing.T) {
 	}
 	_ = a1.Close()
 	testutil.Eventually(t, 10*time.Second, "the freed slot", func() bool { return srv.ConnStats().Open == 2 })
-	if get(dialFrom(t, "127.0.0.2", addr)) != 405 {
+	if get(testutil.DialFrom(t, "127.0.0.2", addr)) != 405 {
 		t.Fatal("127.0.0.2 not served after a slot was freed")
 	}
 }

@@ -15,25 +15,15 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
-
-// dialFrom connects to addr from a loopback source address (any of 127.0.0.0/8 on Linux).
-func dialFrom(t testing.TB, src, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s from %s: %v", addr, src, err)
-	}
-	return c
-}
 
 // amplify is the attack on one connection: the handshake, Set Chunk Size 2^31-1, a
 // type 0 header that declares an 8 MiB video message, and nothing more. It returns the open
 // connection, or nil when the server closed it during the handshake (refused).
 func amplify(t testing.TB, src, addr string) net.Conn {
 	t.Helper()
-	c := dialFrom(t, src, addr)
+	c := testutil.DialFrom(t, src, addr)
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := handshake.HandshakeWithServer(c, c, &handshake.Config{SkipHandshakeVerification: true}); err != nil {
 		var ne net.Error
@@ -137,22 +127,17 @@ func TestAmplification(t *testing.T) {
 			_ = c.Close()
 		}
 		conns = conns[:300]
-		waitFor(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
+		testutil.Eventually(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
 		url := fmt.Sprintf("rtmp://%s/live/after", addr)
-		pub := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
-		var strm *stream.Stream
-		waitFor(t, 20*time.Second, "the publication", func() bool {
-			var ok bool
-			strm, ok = reg.Get("after")
-			return ok && len(strm.Tracks()) == 2
-		})
+		pub := testutil.FFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
+		strm := streamtest.WaitPublished(t, reg, "after", 2, 20*time.Second)
 		r, err := strm.NewReader("test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
 		readUnits(t, r, 50, 20*time.Second)
-		if err := pub.wait(30 * time.Second); err != nil {
+		if err := pub.Wait(30 * time.Second); err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
 	}()
@@ -167,13 +152,13 @@ func TestSetupTimeout(t *testing.T) {
 	start := time.Now()
 
 	// Stops in the middle of C1.
-	half := dialFrom(t, "127.0.0.1", addr)
+	half := testutil.DialFrom(t, "127.0.0.1", addr)
 	defer half.Close()
 	if _, err := half.Write(append([]byte{3}, make([]byte, 700)...)); err != nil {
 		t.Fatal(err)
 	}
 	// Trickles: after the handshake, a Window Acknowledgement Size every 300 ms, for ever.
-	trickle := dialFrom(t, "127.0.0.1", addr)
+	trickle := testutil.DialFrom(t, "127.0.0.1", addr)
 	defer trickle.Close()
 	if err := handshake.HandshakeWithServer(trickle, trickle, &handshake.Config{SkipHandshakeVerification: true}); err != nil {
 		t.Fatal(err)
@@ -252,16 +237,11 @@ func TestSlowPublisher(t *testing.T) {
 	if closedAfter < time.Second {
 		t.Fatalf("closed after %v, before the 1 s read timeout", closedAfter)
 	}
-	waitFor(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 
 	// ffmpeg publishes for 4 s, past both timeouts, without being cut.
-	pub := startFFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)
-	var strm *stream.Stream
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		var ok bool
-		strm, ok = reg.Get("moving")
-		return ok && len(strm.Tracks()) == 2
-	})
+	pub := testutil.FFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)
+	strm := streamtest.WaitPublished(t, reg, "moving", 2, 20*time.Second)
 	r, err := strm.NewReader("test")
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +249,7 @@ func TestSlowPublisher(t *testing.T) {
 	defer r.Close()
 	// 25 video frames a second and 43 AAC frames: 3 s of media is past both timeouts.
 	readUnits(t, r, 3*(25+43), 20*time.Second)
-	if err := pub.wait(30 * time.Second); err != nil {
+	if err := pub.Wait(30 * time.Second); err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // cpuTime returns the CPU time this process used so far (ffmpeg children excluded).
@@ -30,8 +31,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	srv := &Server{Registry: reg, Logger: testLog(b)}
 	addr := startServer(b, srv)
 	url := fmt.Sprintf("rtmp://%s/live/bench", addr)
-	args := append(append([]string{"-hide_banner", "-loglevel", "error"},
-		testutil.Pattern{Width: 1280, Height: 720, SampleRate: 44100, Realtime: true}.Args()...),
+	args := append(testutil.Pattern{Width: 1280, Height: 720, SampleRate: 44100, Realtime: true}.Args(),
 		"-t", "40", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency",
 		"-b:v", "3936k", "-minrate", "3936k", "-maxrate", "3936k", "-bufsize", "2000k", "-x264-params", "nal-hrd=cbr",
 		"-g", "50", "-c:a", "aac", "-b:a", "64k", "-f", "flv", url)
@@ -42,13 +42,8 @@ func BenchmarkServerCPU(b *testing.B) {
 	b.Logf("idle: server CPU %.2f %% of a core", idle)
 	b.ReportMetric(idle, "idle-cpu%")
 
-	startFFmpeg(b, args...)
-	var s *stream.Stream
-	waitFor(b, 30*time.Second, "the publication", func() bool {
-		var ok bool
-		s, ok = reg.Get("bench")
-		return ok && len(s.Tracks()) == 2
-	})
+	testutil.FFmpeg(b, args...)
+	s := streamtest.WaitPublished(b, reg, "bench", 2, 30*time.Second)
 	time.Sleep(2 * time.Second) // past the start-up burst
 
 	measure := func(name string) {
@@ -63,8 +58,8 @@ func BenchmarkServerCPU(b *testing.B) {
 	}
 	b.ResetTimer()
 	measure("ingest")
-	startFFmpeg(b, "-hide_banner", "-loglevel", "error", "-i", url, "-c", "copy", "-f", "null", "-")
-	waitFor(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
+	testutil.FFmpeg(b, "-i", url, "-c", "copy", "-f", "null", "-")
+	testutil.Eventually(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
 	time.Sleep(2 * time.Second)
 	measure("ingest+player")
 }

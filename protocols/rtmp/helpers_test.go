@@ -3,9 +3,7 @@ package rtmp
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"io"
 	"log/slog"
 	"os/exec"
 	"strconv"
@@ -80,74 +78,6 @@ func encodeArgs(seconds float64, vbitrate string) []string {
 		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", vbitrate, "-minrate", vbitrate,
 		"-maxrate", vbitrate, "-bufsize", "500k", "-x264-params", "nal-hrd=cbr", "-g", "25",
 		"-c:a", "aac", "-b:a", "64k")
-}
-
-// ffmpegProc is a running ffmpeg with its stderr kept.
-type ffmpegProc struct {
-	cmd    *exec.Cmd
-	stderr bytes.Buffer
-	done   chan error
-}
-
-// startFFmpeg starts ffmpeg with args; it is killed when the test ends.
-func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
-	t.Helper()
-	p := &ffmpegProc{cmd: exec.Command(testutil.RequireFFmpeg(t), args...), done: make(chan error, 1)}
-	p.cmd.Stderr = &syncWriter{w: &p.stderr}
-	p.cmd.Stdin = nil
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	})
-	return p
-}
-
-// wait waits for ffmpeg to exit and returns its error with its stderr.
-func (p *ffmpegProc) wait(timeout time.Duration) error {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			return fmt.Errorf("%w: %s", err, p.stderrText())
-		}
-		return nil
-	case <-time.After(timeout):
-		return fmt.Errorf("ffmpeg still running after %s: %s", timeout, p.stderrText())
-	}
-}
-
-func (p *ffmpegProc) stderrText() string {
-	w := p.cmd.Stderr.(*syncWriter)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return p.stderr.String()
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
-}
-
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // readUnits reads units until n arrived or timeout, checking that DTS increases per track.

@@ -50,35 +50,35 @@ func TestListenReconnect(t *testing.T) {
 
 		url := "rtmp://" + addr + "/any/thing"
 		for i := range 3 {
-			var p *ffmpegProc
+			var p *testutil.Process
 			// The listener may not be up yet for the first round.
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				p = startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
-				err := p.wait(30 * time.Second)
-				if err != nil && strings.Contains(err.Error(), "Connection refused") && time.Now().Before(deadline) {
+				p = testutil.FFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
+				err := p.Wait(30 * time.Second)
+				if err != nil && strings.Contains(p.Stderr(), "Connection refused") && time.Now().Before(deadline) {
 					time.Sleep(200 * time.Millisecond)
 					continue
 				}
 				if err != nil {
-					t.Fatalf("round %d: %v", i, err)
+					t.Fatalf("round %d: %v: %s", i, err, p.Stderr())
 				}
 				break
 			}
-			waitFor(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
+			testutil.Eventually(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
 		}
 
 		// One at a time: a second publisher is refused while the first one is live.
-		first := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", "rtmp://"+addr+"/a/b")...)
-		waitFor(t, 10*time.Second, "the publisher", func() bool { return s.Publishing() })
-		second := startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", "rtmp://"+addr+"/c/d")...)
-		if err := second.wait(30 * time.Second); err == nil {
+		first := testutil.FFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", "rtmp://"+addr+"/a/b")...)
+		testutil.Eventually(t, 10*time.Second, "the publisher", func() bool { return s.Publishing() })
+		second := testutil.FFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", "rtmp://"+addr+"/c/d")...)
+		if err := second.Wait(30 * time.Second); err == nil {
 			t.Fatal("a second concurrent publisher was accepted")
 		}
-		if err := first.wait(30 * time.Second); err != nil {
+		if err := first.Wait(30 * time.Second); err != nil {
 			t.Fatalf("first publisher: %v", err)
 		}
-		waitFor(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
+		testutil.Eventually(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
 
 		if tr := s.Tracks(); len(tr) != 2 || tr[0].Codec != media.CodecH264 || tr[0].Params.Width != 640 ||
 			tr[0].Params.Height != 360 || tr[1].Codec != media.CodecAAC {

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // runPull runs Pull in the background; the returned function waits for its result.
@@ -40,7 +41,7 @@ func TestPullFromFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	port := testutil.FreePort(t)
 	url := fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port)
-	ff := startFFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
+	ff := testutil.FFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
 
 	s := stream.New("pull", stream.Options{Log: testLog(t)})
 	defer s.Close()
@@ -74,7 +75,7 @@ func TestPullFromFFmpeg(t *testing.T) {
 		t.Errorf("bitrate %.0f kbit/s, want 1064 ±15%%", br)
 	}
 	if err := wait(30 * time.Second); err != nil {
-		t.Fatalf("Pull: %v (ffmpeg: %s)", err, ff.stderrText())
+		t.Fatalf("Pull: %v (ffmpeg: %s)", err, ff.Stderr())
 	}
 	if s.Publishing() {
 		t.Fatal("still publishing after the remote ended")
@@ -86,11 +87,8 @@ func TestPullFromServer(t *testing.T) {
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
 	url := fmt.Sprintf("rtmp://%s/live/cam", addr)
-	startFFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		s, ok := reg.Get("cam")
-		return ok && len(s.Tracks()) == 2
-	})
+	testutil.FFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
+	streamtest.WaitPublished(t, reg, "cam", 2, 20*time.Second)
 
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	defer s.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -77,7 +78,7 @@ func TestPushToFFmpeg(t *testing.T) {
 
 	port := testutil.FreePort(t)
 	out := filepath.Join(t.TempDir(), "out.flv")
-	recv := startFFmpeg(t, "-hide_banner", "-loglevel", "error", "-listen", "1",
+	recv := testutil.FFmpeg(t, "-listen", "1",
 		"-i", fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port), "-c", "copy", out)
 	ended := publishTS(t, s, encodeArgs(4, "1000k")...)
 
@@ -104,7 +105,7 @@ func TestPushToFFmpeg(t *testing.T) {
 	if err := <-pushed; err != nil {
 		t.Fatalf("Push: %v", err)
 	}
-	if err := recv.wait(30 * time.Second); err != nil {
+	if err := recv.Wait(30 * time.Second); err != nil {
 		t.Fatalf("receiver: %v", err)
 	}
 	got := probe(t, out)
@@ -137,12 +138,7 @@ func TestPushHEVC(t *testing.T) {
 	pushed := make(chan error, 1)
 	go func() { pushed <- Push(ctx, r, src.Tracks(), PushOptions{URL: "rtmp://" + addr + "/live/hevc"}) }()
 
-	var got *stream.Stream
-	waitFor(t, 30*time.Second, "the H.265 publication", func() bool {
-		var ok bool
-		got, ok = reg.Get("hevc")
-		return ok && len(got.Tracks()) == 2
-	})
+	got := streamtest.WaitPublished(t, reg, "hevc", 2, 30*time.Second)
 	tracks := got.Tracks()
 	if tracks[0].Codec != media.CodecH265 || tracks[0].Params.Width != 320 || tracks[0].Params.VPS == nil {
 		t.Fatalf("video track %+v", tracks[0])

@@ -85,7 +85,7 @@ func TestRobustness(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Listen(ctx, ls, ListenOptions{Addr: laddr, Log: testLog(t)}) }()
-		waitFor(t, 10*time.Second, "the listen input", func() bool {
+		testutil.Eventually(t, 10*time.Second, "the listen input", func() bool {
 			c, err := net.Dial("tcp", laddr)
 			if err == nil {
 				c.Close()
@@ -100,8 +100,8 @@ func TestRobustness(t *testing.T) {
 
 		// Real publishers still work on both ports.
 		for _, url := range []string{"rtmp://" + addr + "/live/after", "rtmp://" + laddr + "/x/y"} {
-			p := startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
-			if err := p.wait(30 * time.Second); err != nil {
+			p := testutil.FFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
+			if err := p.Wait(30 * time.Second); err != nil {
 				t.Fatalf("publisher after garbage: %v", err)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 func TestServerPublishPlay(t *testing.T) {
@@ -24,13 +25,8 @@ func TestServerPublishPlay(t *testing.T) {
 	addr := startServer(t, srv)
 	url := fmt.Sprintf("rtmp://%s/live/cam1", addr)
 
-	pub := startFFmpeg(t, append(encodeArgs(12, "1000k"), "-f", "flv", url)...)
-	var strm *stream.Stream
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		var ok bool
-		strm, ok = reg.Get("cam1")
-		return ok && len(strm.Tracks()) == 2
-	})
+	pub := testutil.FFmpeg(t, append(encodeArgs(12, "1000k"), "-f", "flv", url)...)
+	strm := streamtest.WaitPublished(t, reg, "cam1", 2, 20*time.Second)
 	tracks := strm.Tracks()
 	if tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 {
 		t.Fatalf("video track %+v", tracks[0])
@@ -49,10 +45,10 @@ func TestServerPublishPlay(t *testing.T) {
 	}
 
 	// A second publisher on the busy key is refused with BadName; the first goes on.
-	second := startFFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...)
-	err = second.wait(30 * time.Second)
-	if err == nil || !strings.Contains(err.Error(), "busy") {
-		t.Fatalf("second publisher: %v", err)
+	second := testutil.FFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...)
+	err = second.Wait(30 * time.Second)
+	if err == nil || !strings.Contains(second.Stderr(), "busy") {
+		t.Fatalf("second publisher: %v: %s", err, second.Stderr())
 	}
 	// The status code, seen by our own client.
 	pr, err := strm.NewReader("push")
@@ -67,7 +63,7 @@ func TestServerPublishPlay(t *testing.T) {
 
 	// A player gets the stream from a key frame.
 	out := filepath.Join(t.TempDir(), "play.flv")
-	player := startFFmpeg(t, "-hide_banner", "-loglevel", "error", "-i", url, "-t", "3", "-c", "copy", out)
+	player := testutil.FFmpeg(t, "-i", url, "-t", "3", "-c", "copy", out)
 
 	// Bitrate settles after two seconds of the window.
 	time.Sleep(3 * time.Second)
@@ -80,7 +76,7 @@ func TestServerPublishPlay(t *testing.T) {
 		t.Errorf("bitrate %.0f kbit/s, want %.0f ±15%%", got, want)
 	}
 	t.Logf("active: %+v", infos[0])
-	if err := player.wait(30 * time.Second); err != nil {
+	if err := player.Wait(30 * time.Second); err != nil {
 		t.Fatalf("player: %v", err)
 	}
 	if got := probe(t, out); !strings.Contains(got, "h264,640,360") || !strings.Contains(got, "aac") {
@@ -92,18 +88,18 @@ func TestServerPublishPlay(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(flags), "K") {
 		t.Fatalf("first video packet flags %q, %v", flags, err)
 	}
-	if err := pub.wait(30 * time.Second); err != nil {
+	if err := pub.Wait(30 * time.Second); err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 }
 
 func TestServerRefusesWrongApp(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
-	p := startFFmpeg(t, append(encodeArgs(3, "500k"), "-f", "flv", fmt.Sprintf("rtmp://%s/other/cam1", addr))...)
-	if err := p.wait(30 * time.Second); err == nil {
+	p := testutil.FFmpeg(t, append(encodeArgs(3, "500k"), "-f", "flv", fmt.Sprintf("rtmp://%s/other/cam1", addr))...)
+	if err := p.Wait(30 * time.Second); err == nil {
 		t.Fatal("publishing to app other worked")
 	}
 	if _, ok := reg.Get("cam1"); ok {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // rtspClient is a raw RTSP connection from a chosen loopback address.
@@ -23,12 +25,7 @@ type rtspClient struct {
 
 func dialRTSP(t *testing.T, src, addr string) *rtspClient {
 	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s from %s: %v", addr, src, err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := testutil.DialFrom(t, src, addr)
 	return &rtspClient{c: c, br: bufio.NewReader(c), addr: addr}
 }
 
@@ -98,7 +95,7 @@ const h264SDP = "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=test\r\nc=IN IP4 127.0.0.1
 // timeout, whether they send nothing, trickle a request or repeat OPTIONS; real publishers
 // over TCP and UDP outlive it.
 func TestSetupTimeout(t *testing.T) {
-	requireTool(t, "ffmpeg")
+	testutil.RequireFFmpeg(t)
 	rs := startServer(t, ServerConfig{SetupTimeout: time.Second, ReadTimeout: 2 * time.Second})
 	addr := rs.srv.Addr().String()
 	start := time.Now()
@@ -164,7 +161,7 @@ func TestSetupTimeout(t *testing.T) {
 		if n := c.count(0); n < 90 {
 			t.Fatalf("%s publisher: %d video units, want about 100", transport, n)
 		}
-		waitFor(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
+		testutil.Eventually(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
 	}
 }
 
@@ -191,14 +188,14 @@ func TestConnectionCaps(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	_ = a1.c.Close()
-	waitFor(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
+	testutil.Eventually(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
 	for i := range 50 {
 		c := dialRTSP(t, "127.0.0.2", addr)
 		if c.do(t, "OPTIONS", "/live", "", "") != 200 {
 			t.Fatalf("cycle %d: 127.0.0.2 not served after a slot was freed", i)
 		}
 		_ = c.c.Close()
-		waitFor(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
+		testutil.Eventually(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
 	}
 }
 
@@ -230,7 +227,7 @@ func TestSessionCaps(t *testing.T) {
 	// Both sessions of 127.0.0.2 close with their connections: the address has its place back.
 	_ = pub.c.Close()
 	_ = second.c.Close()
-	waitFor(t, 10*time.Second, "a session from 127.0.0.2 to be admitted again", func() bool {
+	testutil.Eventually(t, 10*time.Second, "a session from 127.0.0.2 to be admitted again", func() bool {
 		c := dialRTSP(t, "127.0.0.2", addr)
 		defer c.c.Close()
 		return c.do(t, "SETUP", "/live/trackID=0", setup, "") == 404

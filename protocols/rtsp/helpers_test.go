@@ -22,17 +22,6 @@ import (
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
-// requireTool returns the path of an ffmpeg tool, or skips the test when it is missing.
-func requireTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		testutil.RequireFFmpeg(t) // skips outside CI, fails in CI
-		t.Fatalf("%s not found in PATH: install ffmpeg to run this end-to-end test", name)
-	}
-	return p
-}
-
 // testLog returns a logger that writes into the test's log while the test runs.
 func testLog(t testing.TB) *slog.Logger {
 	w := &testWriter{t: t}
@@ -59,18 +48,6 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // runningServer is a Server running in the background for one test.
 type runningServer struct {
 	srv  *Server
@@ -93,22 +70,11 @@ func startServer(t testing.TB, cfg ServerConfig) *runningServer {
 		t.Fatal(err)
 	}
 	strm := stream.New("rtsp-test", stream.Options{Log: cfg.Log})
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Run(ctx, strm) }()
-	var once sync.Once
-	var runErr error
+	run := testutil.Run(t, func(ctx context.Context) error { return srv.Run(ctx, strm) })
 	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-errc:
-			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("server did not stop within 30 s")
-			}
-			strm.Close()
-		})
-		return runErr
+		err := run()
+		strm.Close()
+		return err
 	}
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
@@ -158,7 +124,7 @@ type publisher struct {
 // startPublisher runs ffmpeg publishing for seconds to url over transport (tcp or udp).
 func startPublisher(t testing.TB, url, transport, vcodec, acodec string, seconds int) *publisher {
 	t.Helper()
-	ffmpeg := requireTool(t, "ffmpeg")
+	ffmpeg := testutil.RequireFFmpeg(t)
 	args := []string{"-hide_banner", "-loglevel", "error", "-nostdin"}
 	args = append(args, sourceArgs(vcodec, acodec)...)
 	args = append(args, "-t", strconv.Itoa(seconds), "-f", "rtsp", "-rtsp_transport", transport, url)
@@ -335,7 +301,7 @@ func (c *collector) check(t testing.TB) {
 // waitTracks waits until strm has n tracks from a publisher.
 func waitTracks(t testing.TB, strm *stream.Stream, n int) []media.Track {
 	t.Helper()
-	waitFor(t, 20*time.Second, fmt.Sprintf("%d tracks", n), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("%d tracks", n), func() bool {
 		return strm.Publishing() && len(strm.Tracks()) == n
 	})
 	return strm.Tracks()
@@ -378,7 +344,8 @@ func ffprobe(t testing.TB, path string, count bool) []probeStream {
 	if count {
 		args = append(args, "-count_frames")
 	}
-	cmd := exec.Command(requireTool(t, "ffprobe"), append(args, path)...)
+	testutil.RequireFFmpeg(t)
+	cmd := exec.Command("ffprobe", append(args, path)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -396,7 +363,7 @@ func ffprobe(t testing.TB, path string, count bool) []probeStream {
 func recordRTSP(t testing.TB, url, transport string, seconds int) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.mp4")
-	cmd := exec.Command(requireTool(t, "ffmpeg"), "-hide_banner", "-loglevel", "error", "-nostdin",
+	cmd := exec.Command(testutil.RequireFFmpeg(t), "-hide_banner", "-loglevel", "error", "-nostdin",
 		"-rtsp_transport", transport, "-i", url, "-t", strconv.Itoa(seconds), "-c", "copy", "-y", out)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds+30)*time.Second)
 	defer cancel()

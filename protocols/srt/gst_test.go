@@ -55,7 +55,7 @@ func TestGStreamerPeers(t *testing.T) {
 				"streamid=receiver/studio/gst"}
 			args = append(args, c.props...)
 			recv := startProcess(t, "gst-launch-1.0", append(args, "!", "filesink", "location="+out)...)
-			eventually(t, 20*time.Second, "the GStreamer receiver to get 300 kB", func() bool {
+			testutil.Eventually(t, 20*time.Second, "the GStreamer receiver to get 300 kB", func() bool {
 				fi, err := os.Stat(out)
 				return err == nil && fi.Size() > 300_000
 			})

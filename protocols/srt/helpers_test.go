@@ -43,9 +43,6 @@ func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, opts))
 }
 
-// freeUDPPort returns a UDP port for a peer that must listen (see testutil.FreePort).
-func freeUDPPort(t testing.TB) int { return testutil.FreePort(t) }
-
 // portOf returns the port of a listening address.
 func portOf(a net.Addr) int { return a.(*net.UDPAddr).Port }
 
@@ -146,18 +143,6 @@ func (p *ffmpegProc) exited() bool {
 	}
 }
 
-// eventually polls cond until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 type probeStream struct {
 	CodecName string `json:"codec_name"`
 	CodecType string `json:"codec_type"`
@@ -249,36 +234,13 @@ func withinPct(got, want, pct float64) bool {
 	return got >= want*(1-pct/100) && got <= want*(1+pct/100)
 }
 
-// runBG runs fn on a goroutine and returns a function that cancels it and returns its error.
-func runBG(t testing.TB, fn func(ctx context.Context) error) func() error {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- fn(ctx) }()
-	var once sync.Once
-	var err error
-	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case err = <-errc:
-			case <-time.After(30 * time.Second):
-				err = fmt.Errorf("did not return within 30 s of its context ending")
-			}
-		})
-		return err
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
-}
-
 // netSplit splits "host:port".
 func netSplit(hp string) (string, string, error) { return net.SplitHostPort(hp) }
 
 // waitUDPBound waits until another process has bound the loopback UDP port.
 func waitUDPBound(t testing.TB, port int, p *ffmpegProc) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("ffmpeg to listen on UDP port %d", port), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("ffmpeg to listen on UDP port %d", port), func() bool {
 		if p != nil && p.exited() {
 			t.Fatalf("ffmpeg exited: %v\n%s", p.err, p.out.String())
 		}

@@ -26,7 +26,7 @@ func TestListenerReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := runBG(t, l.Run)
+	stop := testutil.Run(t, l.Run)
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=anything&latency=200000", portOf(l.Addr()))
 	// Garbage first: the publishers after it must still work.
 	sendRandomDatagrams(t, portOf(l.Addr()), 2<<20)
@@ -59,7 +59,7 @@ func TestListenerReconnect(t *testing.T) {
 		}
 		before := s.Stats().UnitsIn
 		pub := publish(t, url, secs)
-		eventually(t, 20*time.Second, fmt.Sprintf("session %d to publish", i+1), func() bool {
+		testutil.Eventually(t, 20*time.Second, fmt.Sprintf("session %d to publish", i+1), func() bool {
 			return s.Publishing() && s.Stats().UnitsIn > before
 		})
 		requireTracks(t, s.Tracks())
@@ -76,7 +76,7 @@ func TestListenerReconnect(t *testing.T) {
 		} else if err := pub.wait(t, 30*time.Second); err != nil {
 			t.Fatalf("publisher %d: %v\n%s", i+1, err, pub.out.String())
 		}
-		eventually(t, 15*time.Second, "the publisher to leave", func() bool { return !s.Publishing() })
+		testutil.Eventually(t, 15*time.Second, "the publisher to leave", func() bool { return !s.Publishing() })
 	}
 	if got := s.Discontinuities(); got != 3 {
 		t.Fatalf("Discontinuities() = %d, want 3", got)

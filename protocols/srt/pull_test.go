@@ -17,7 +17,7 @@ import (
 func TestPullFromFFmpegListener(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
-	port := freeUDPPort(t)
+	port := testutil.FreePort(t)
 	src := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&latency=200000", port), 6)
 	waitUDPBound(t, port, src)
 
@@ -26,7 +26,7 @@ func TestPullFromFFmpegListener(t *testing.T) {
 	go func() {
 		errc <- Pull(context.Background(), s, PullOptions{URL: fmt.Sprintf("srt://127.0.0.1:%d?latency=200&conntimeo=10000", port), Log: testLog(t)})
 	}()
-	eventually(t, 20*time.Second, "tracks", func() bool {
+	testutil.Eventually(t, 20*time.Second, "tracks", func() bool {
 		select {
 		case err := <-errc:
 			t.Fatalf("Pull returned before media came: %v", err)
@@ -66,10 +66,10 @@ func TestPullFromServer(t *testing.T) {
 	s := stream.New("pulled", stream.Options{Log: testLog(t)})
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/cam1&passphrase=%s&pbkeylen=24", port, pass)
 	probe := &Probe{}
-	stopPull := runBG(t, func(ctx context.Context) error {
+	stopPull := testutil.Run(t, func(ctx context.Context) error {
 		return Pull(ctx, s, PullOptions{URL: url, Log: testLog(t), Probe: probe})
 	})
-	eventually(t, 20*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 && s.Stats().UnitsIn > 0 })
+	testutil.Eventually(t, 20*time.Second, "tracks", func() bool { return len(s.Tracks()) > 0 && s.Stats().UnitsIn > 0 })
 	requireTracks(t, s.Tracks())
 	if n := checkUnits(t, s, 2*time.Second); n < 40 {
 		t.Fatalf("read %d units in 2 s", n)

@@ -149,7 +149,7 @@ func TestRelayByteExact(t *testing.T) {
 	}
 
 	// A new publisher: the receiver, still connected, resumes at its first key frame.
-	eventually(t, 10*time.Second, "the first publisher to leave", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the first publisher to leave", func() bool { return len(srv.ActiveStreams()) == 0 })
 	pub2 := dial("publisher/studio/cam1")
 	go func() { got <- readUntilQuiet(recv, 2*time.Second) }()
 	sendClip(pub2, n/2+5, n)
@@ -161,7 +161,7 @@ func TestRelayByteExact(t *testing.T) {
 		t.Fatalf("ActiveStreams %+v, want one stream with one receiver", list)
 	}
 	_ = recv.Close()
-	eventually(t, 10*time.Second, "the receiver to be gone", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the receiver to be gone", func() bool {
 		list := srv.ActiveStreams()
 		return len(list) == 1 && list[0].Receivers == 0
 	})
@@ -267,7 +267,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	}
 	// The publisher stays, idle: the relay keeps the GOP. Past the latency everything sent
 	// reached the relay and was acknowledged.
-	eventually(t, 10*time.Second, "the publisher's payloads to be relayed", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the publisher's payloads to be relayed", func() bool {
 		st := pub.Stats()
 		return st.PktSentUniq == uint64(upTo) && st.SendBufPkts == 0
 	})
@@ -278,14 +278,14 @@ func TestRelaySharesPayloads(t *testing.T) {
 	for i := range conns {
 		conns[i] = dial("receiver/studio/cam1", 10*time.Second, 32*payloadSize)
 	}
-	eventually(t, 10*time.Second, "every receiver to join", func() bool {
+	testutil.Eventually(t, 10*time.Second, "every receiver to join", func() bool {
 		list := srv.ActiveStreams()
 		return len(list) == 1 && list[0].Receivers == receivers
 	})
 	// Each server connection sent the receiver's window and holds the rest of the GOP.
 	held := gop - 32
 	var joined link.BufferStats
-	eventually(t, 10*time.Second, "the GOP to be queued for every receiver", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the GOP to be queued for every receiver", func() bool {
 		joined = link.Buffers()
 		return joined.Queued-kept.Queued >= int64(receivers*held*9/10)
 	})
@@ -310,7 +310,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	for _, c := range conns {
 		_ = c.Close()
 	}
-	eventually(t, 10*time.Second, "the receivers to be gone", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the receivers to be gone", func() bool {
 		list := srv.ActiveStreams()
 		return len(list) == 1 && list[0].Receivers == 0
 	})
@@ -318,7 +318,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "every payload and queued packet to be given back", func() bool {
+	testutil.Eventually(t, 10*time.Second, "every payload and queued packet to be given back", func() bool {
 		b := link.Buffers()
 		return b.Payloads == start.Payloads && b.Queued == start.Queued
 	})

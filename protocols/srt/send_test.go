@@ -22,9 +22,9 @@ func liveSource(t *testing.T, opts stream.Options) (*stream.Stream, func() error
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := runBG(t, l.Run)
+	stop := testutil.Run(t, l.Run)
 	pub := publish(t, fmt.Sprintf("srt://127.0.0.1:%d?latency=200000", portOf(l.Addr())), 60)
-	eventually(t, 20*time.Second, "the source to publish", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the source to publish", func() bool {
 		if pub.exited() {
 			t.Fatalf("publisher exited: %v\n%s", pub.err, pub.out.String())
 		}
@@ -38,7 +38,7 @@ func TestSendCaller(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	s, stopSource := liveSource(t, stream.Options{})
-	port := freeUDPPort(t)
+	port := testutil.FreePort(t)
 	out := filepath.Join(t.TempDir(), "out.ts")
 	sink := startFFmpeg(t, "-i", fmt.Sprintf("srt://127.0.0.1:%d?mode=listener", port), "-c", "copy", "-t", "5", out)
 	waitUDPBound(t, port, sink)
@@ -89,14 +89,14 @@ func TestSendListener(t *testing.T) {
 	base := testutil.TakeBaseline()
 	// A small queue and lag limit: a reader left unread while Send waits would be closed.
 	s, stopSource := liveSource(t, stream.Options{QueueSize: 32, LagLimit: 500 * time.Millisecond})
-	port := freeUDPPort(t)
+	port := testutil.FreePort(t)
 	r, err := s.NewReader("send")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	url := fmt.Sprintf("srt://127.0.0.1:%d?mode=listener&passphrase=correct-horse-battery", port)
-	stopSend := runBG(t, func(ctx context.Context) error { return Send(ctx, r, nil, SendOptions{URL: url, Log: testLog(t)}) })
+	stopSend := testutil.Run(t, func(ctx context.Context) error { return Send(ctx, r, nil, SendOptions{URL: url, Log: testLog(t)}) })
 	waitUDPBound(t, port, nil)
 	sendRandomDatagrams(t, port, 2<<20)
 	// Waiting for a caller far longer than the queue lasts must not close the reader.

@@ -24,18 +24,18 @@ func TestServerPublishers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runBG(t, srv.Run)
+	testutil.Run(t, srv.Run)
 	const id = "publisher/studio/cam1"
 	url := fmt.Sprintf("srt://127.0.0.1:%d?streamid=%s&latency=200000", portOf(srv.Addr()), id)
 
 	const short = 3
 	for i := range short {
-		p := startFFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-t", "0.1",
-			"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", "mpegts", url)
+		p := startFFmpeg(t, append(testutil.Pattern{Width: 320, Height: 180, Silent: true}.Args(), "-t", "0.1",
+			"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", "mpegts", url)...)
 		if err := p.wait(t, 30*time.Second); err != nil {
 			t.Fatalf("short publisher %d: %v\n%s", i, err, p.out.String())
 		}
-		eventually(t, 10*time.Second, fmt.Sprintf("short session %d told", i), func() bool { return len(log.Calls()) == 2*(i+1) })
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("short session %d told", i), func() bool { return len(log.Calls()) == 2*(i+1) })
 	}
 
 	long := publish(t, url, 60)
@@ -52,7 +52,7 @@ func TestServerPublishers(t *testing.T) {
 		t.Fatalf("receiver: %v\n%s", err, recv.out.String())
 	}
 	_ = long.cmd.Process.Kill()
-	eventually(t, 15*time.Second, "the killed session disconnected", func() bool { return len(log.Calls()) == 2*short+2 })
+	testutil.Eventually(t, 15*time.Second, "the killed session disconnected", func() bool { return len(log.Calls()) == 2*short+2 })
 
 	lengths := testutil.CheckSessions(t, log.Calls(), id)
 	t.Logf("session lengths: %v", lengths)

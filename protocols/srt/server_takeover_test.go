@@ -40,7 +40,7 @@ func TestTakeOverSilentPublisher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stop := runBG(t, l.Run)
+		stop := testutil.Run(t, l.Run)
 		takeOver(t, fmt.Sprintf("127.0.0.1:%d", portOf(l.Addr())), "cam", func() bool {
 			return s.Publishing() && s.Stats().UnitsIn > 0
 		}, func() int {
@@ -71,7 +71,7 @@ func takeOver(t *testing.T, addr, streamID string, published func() bool, sessio
 	}
 
 	live := publish(t, "srt://"+addr+"?streamid="+streamID+"&latency=200000", 30)
-	eventually(t, 30*time.Second, "the ffmpeg publisher's media", func() bool {
+	testutil.Eventually(t, 30*time.Second, "the ffmpeg publisher's media", func() bool {
 		if live.exited() {
 			t.Fatalf("publisher exited: %v\n%s", live.err, live.out.String())
 		}

@@ -23,14 +23,14 @@ func startServer(t *testing.T, opts Options) (*Server, *stream.Registry, func() 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, reg, runBG(t, srv.Run)
+	return srv, reg, testutil.Run(t, srv.Run)
 }
 
 // publishing waits until the registry's stream name has a publisher with tracks.
 func publishing(t *testing.T, reg *stream.Registry, name string, p *ffmpegProc) *stream.Stream {
 	t.Helper()
 	var s *stream.Stream
-	eventually(t, 30*time.Second, "stream "+name+" to be published", func() bool {
+	testutil.Eventually(t, 30*time.Second, "stream "+name+" to be published", func() bool {
 		if p.exited() {
 			t.Fatalf("publisher exited: %v\n%s", p.err, p.out.String())
 		}
@@ -69,7 +69,7 @@ func TestServerPublishReceive(t *testing.T) {
 		t.Fatal("stream cam2 exists after a refused publisher")
 	}
 	units := s.Stats().UnitsIn
-	eventually(t, 10*time.Second, "the first publisher to go on", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the first publisher to go on", func() bool {
 		return s.Publishing() && s.Stats().UnitsIn > units+25
 	})
 
@@ -77,7 +77,7 @@ func TestServerPublishReceive(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.ts")
 	recv := startFFmpeg(t, "-i", fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/cam1", port),
 		"-t", "5", "-c", "copy", out)
-	eventually(t, 20*time.Second, "one receiver in ActiveStreams", func() bool {
+	testutil.Eventually(t, 20*time.Second, "one receiver in ActiveStreams", func() bool {
 		list := srv.ActiveStreams()
 		return len(list) == 1 && list[0].Receivers == 1
 	})
@@ -98,13 +98,13 @@ func TestServerPublishReceive(t *testing.T) {
 		t.Fatalf("receiver: %v\n%s", err, recv.out.String())
 	}
 	requireH264AAC(t, out)
-	eventually(t, 15*time.Second, "the receiver to leave", func() bool {
+	testutil.Eventually(t, 15*time.Second, "the receiver to leave", func() bool {
 		list := srv.ActiveStreams()
 		return len(list) == 1 && list[0].Receivers == 0
 	})
 
 	pub.stop()
-	eventually(t, 15*time.Second, "the publisher to leave", func() bool {
+	testutil.Eventually(t, 15*time.Second, "the publisher to leave", func() bool {
 		return len(srv.ActiveStreams()) == 0 && !s.Publishing()
 	})
 	if err := stop(); err != nil {
@@ -242,8 +242,8 @@ func TestServerSilentPublishers(t *testing.T) {
 	}
 	quiet := dialPublisher("quiet")
 	defer quiet.Close()
-	eventually(t, 10*time.Second, "the quiet publisher to be listed", func() bool { return len(srv.ActiveStreams()) == 1 })
-	eventually(t, 10*time.Second, "the quiet publisher to be dropped", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the quiet publisher to be listed", func() bool { return len(srv.ActiveStreams()) == 1 })
+	testutil.Eventually(t, 10*time.Second, "the quiet publisher to be dropped", func() bool { return len(srv.ActiveStreams()) == 0 })
 
 	stall := dialPublisher("stall")
 	defer stall.Close()
@@ -258,8 +258,8 @@ func TestServerSilentPublishers(t *testing.T) {
 	if !ok {
 		t.Fatal("no stream for the stalling publisher")
 	}
-	eventually(t, 10*time.Second, "media from the stalling publisher", func() bool { return s.Stats().UnitsIn > 0 })
-	eventually(t, 10*time.Second, "the stalled publisher to be dropped", func() bool {
+	testutil.Eventually(t, 10*time.Second, "media from the stalling publisher", func() bool { return s.Stats().UnitsIn > 0 })
+	testutil.Eventually(t, 10*time.Second, "the stalled publisher to be dropped", func() bool {
 		return !s.Publishing() && len(srv.ActiveStreams()) == 0
 	})
 	if err := stop(); err != nil {

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -28,34 +25,20 @@ const (
 // CBRArgs are ffmpeg's input and encoding arguments for seconds of the CBR source, read at its
 // rate when realtime.
 func CBRArgs(seconds float64, realtime bool) []string {
-	a := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"},
-		testutil.Pattern{Width: CBRWidth, Height: CBRHeight, Realtime: realtime}.Args()...)
-	a = append(a, "-t", fmt.Sprint(seconds))
+	return append([]string{"-hide_banner", "-loglevel", "error", "-nostdin"}, cbrInput(seconds, realtime)...)
+}
+
+// cbrInput is CBRArgs without ffmpeg's own options.
+func cbrInput(seconds float64, realtime bool) []string {
+	a := append(testutil.Pattern{Width: CBRWidth, Height: CBRHeight, Realtime: realtime}.Args(), "-t", fmt.Sprint(seconds))
 	return append(a, testutil.Encode(CBRVideoKbps)...)
 }
 
-var cbrFiles sync.Map // "seconds format" → path
-
 // CBRFile returns a file of seconds of the CBR source in ffmpeg's format ("mpegts", "flv"),
-// made once per test binary (in a temporary folder left for the binary's life).
+// made once per test binary (testutil.Clip).
 func CBRFile(t testing.TB, seconds float64, format string) string {
 	t.Helper()
-	ffmpeg := testutil.RequireFFmpeg(t)
-	key := fmt.Sprint(seconds, format)
-	if p, ok := cbrFiles.Load(key); ok {
-		return p.(string)
-	}
-	dir, err := os.MkdirTemp("", "sluice-cbr-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "src."+format)
-	args := append(CBRArgs(seconds, false), "-f", format, out)
-	if b, err := exec.Command(ffmpeg, args...).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, b)
-	}
-	p, _ := cbrFiles.LoadOrStore(key, out)
-	return p.(string)
+	return testutil.Clip(t, fmt.Sprintf("cbr-%vs.%s", seconds, format), append(cbrInput(seconds, false), "-f", format)...)
 }
 
 // ReadTS demuxes a whole MPEG-TS file.

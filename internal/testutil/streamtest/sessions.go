@@ -43,3 +43,15 @@ func PublishSessions(t *testing.T, s *stream.Stream, n int, publish func() error
 		}
 	}
 }
+
+// WaitPublished waits up to d for reg to hold the stream key with n tracks, and returns it.
+func WaitPublished(t testing.TB, reg *stream.Registry, key string, n int, d time.Duration) *stream.Stream {
+	t.Helper()
+	var s *stream.Stream
+	testutil.Eventually(t, d, "stream "+key+" published with its tracks", func() bool {
+		var ok bool
+		s, ok = reg.Get(key)
+		return ok && len(s.Tracks()) == n
+	})
+	return s
+}

@@ -61,6 +61,21 @@ func (f *Fixture) Feed(t testing.TB, d time.Duration) {
 	}
 }
 
+// FeedUntil feeds the source one unit at a time until done holds for the store's window
+// (at most 10,000 units).
+func (f *Fixture) FeedUntil(t testing.TB, done func(*segment.Window) bool) {
+	t.Helper()
+	for range 10_000 {
+		if done(f.Store.Snapshot()) {
+			return
+		}
+		if err := f.Seg.WriteUnit(f.Src.Next()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("the store never got there")
+}
+
 // Reply is what the tests look at of a response.
 type Reply struct {
 	StatusCode    int
@@ -82,4 +97,22 @@ func (f *Fixture) Get(t testing.TB, method, name string, hdr ...string) (Reply, 
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	return Reply{StatusCode: res.StatusCode, Header: res.Header, ContentLength: res.ContentLength}, string(body)
+}
+
+// For is a Fixture with the handler under test kept as its own type (H): the HLS and DASH
+// handlers' tests reach into their handler.
+type For[H http.Handler] struct {
+	*Fixture
+	H H
+}
+
+// NewFor is NewFixture with the handler's type kept.
+func NewFor[H http.Handler](t testing.TB, o FixtureOptions, handler func(*segment.Store) H) *For[H] {
+	t.Helper()
+	var h H
+	f := NewFixture(t, o, func(st *segment.Store) http.Handler {
+		h = handler(st)
+		return h
+	})
+	return &For[H]{Fixture: f, H: h}
 }
