@@ -11,13 +11,8 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
-// PullOptions configure Pull.
-type PullOptions struct {
-	// URL is the MPD: http:// or https://.
-	URL string
-	// Log gets the input's messages. Default: slog.Default().
-	Log *slog.Logger
-}
+// PullOptions configure Pull: the URL of the MPD and the logger.
+type PullOptions = livepull.Options
 
 // Pull is the INPUT_TYPE_MPEG_DASH_URL input: it plays the MPEG-DASH presentation whose MPD
 // is at o.URL (http or https) and publishes it into s, one publisher session: the

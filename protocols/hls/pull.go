@@ -14,13 +14,8 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
-// PullOptions configure Pull.
-type PullOptions struct {
-	// URL is the playlist: http:// or https://.
-	URL string
-	// Log gets the input's messages. Default: slog.Default().
-	Log *slog.Logger
-}
+// PullOptions configure Pull: the URL of the playlist and the logger.
+type PullOptions = livepull.Options
 
 // Pull is the INPUT_TYPE_HLS_URL input: it plays the live HLS playlist at o.URL (http or
 // https; a media playlist, or a multivariant playlist whose highest-bandwidth variant it

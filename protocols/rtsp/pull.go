@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,16 +23,10 @@ import (
 // as a refused connection, a description with no carried format, or a stream that went quiet
 // for ReadTimeout (10 s).
 func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
-	rawurl, log := o.URL, o.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	u, transport, err := parseURL(rawurl)
+	u, transport, where, log, err := target("pull", o.URL, o.Log)
 	if err != nil {
-		return fmt.Errorf("rtsp pull %s: %w", redactRaw(rawurl), err)
+		return err
 	}
-	where := redact(u)
-	log = log.With("url", where)
 
 	var lossLog, errLog atomic.Int64
 	c := &gortsplib.Client{

@@ -29,16 +29,10 @@ var ErrTracksChanged = errors.New("tracks changed")
 // stream closes, ErrTracksChanged (wrapped) when a new publisher brought other tracks, and an
 // error when the server refuses or drops the session.
 func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOptions) error {
-	rawurl, log := o.URL, o.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	u, _, err := parseURL(rawurl)
+	u, _, where, log, err := target("push", o.URL, o.Log)
 	if err != nil {
-		return fmt.Errorf("rtsp push %s: %w", redactRaw(rawurl), err)
+		return err
 	}
-	where := redact(u)
-	log = log.With("url", where)
 
 	outs := make([]*outTrack, len(tracks))
 	desc := &description.Session{}

@@ -16,6 +16,14 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
+// Options configure a pull input (hls.PullOptions and dash.PullOptions are this type).
+type Options struct {
+	// URL is the playlist or MPD: http:// or https://.
+	URL string
+	// Log gets the input's messages. Default: slog.Default().
+	Log *slog.Logger
+}
+
 // Pull names a pull and holds its tunables.
 type Pull struct {
 	// Name is the format's name in logs and errors ("hls", "dash").
