@@ -158,36 +158,14 @@ func TestServerConflict(t *testing.T) {
 // TestServerReconnect is not parallel: it counts the process's goroutines and descriptors.
 func TestServerReconnect(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	b0 := testutil.TakeBaseline()
 	s := stream.New("http-reconnect", stream.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- NewServer(s, ServerOptions{}).Serve(ctx, ln) }()
-	col := streamtest.Collect(t, s)
-	resp, err := http.Get("http://" + ln.Addr().String() + "/") // the server is up
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	http.DefaultClient.CloseIdleConnections()
-	time.Sleep(200 * time.Millisecond)
-	b1 := testutil.TakeBaseline()
-	streamtest.PublishSessions(t, s, 4, func() error {
-		return publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts")
-	}, nil)
-	http.DefaultClient.CloseIdleConnections()
-	b1.Check(t, 10*time.Second)
-	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
-	col.Stop()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	b0.Check(t, 10*time.Second)
+	streamtest.CheckReconnects(t, s, 4, func(ctx context.Context) error {
+		return NewServer(s, ServerOptions{}).Serve(ctx, ln)
+	}, func() error { return publishHTTP(t, "http://"+ln.Addr().String()+"/", 2, "-f", "mpegts") })
 }
 
 func TestServerRandomBytes(t *testing.T) {
