@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,4 +99,15 @@ func FFprobeCodecs(t testing.TB, path string) []string {
 		codecs = append(codecs, s.CodecName)
 	}
 	return codecs
+}
+
+// CheckReceivedAV fails the test unless the file ffmpeg received holds an AAC and an H.264
+// stream, and nothing else.
+func CheckReceivedAV(t testing.TB, path string) {
+	t.Helper()
+	codecs := FFprobeCodecs(t, path)
+	slices.Sort(codecs)
+	if !slices.Equal(codecs, []string{"aac", "h264"}) {
+		t.Fatalf("ffmpeg received %v, want aac and h264", codecs)
+	}
 }
