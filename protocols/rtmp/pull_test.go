@@ -14,6 +14,28 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
+// pullUnits plays url into a new stream and reads n units from it within d; the pull is
+// cancelled, and must return nil within 10 s, when the test ends.
+func pullUnits(t *testing.T, url string, n int, d time.Duration) (*stream.Stream, []*media.AccessUnit) {
+	t.Helper()
+	s := stream.New("pulled", stream.Options{Log: testLog(t)})
+	t.Cleanup(s.Close)
+	r, err := s.NewReader("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := runPull(t, ctx, url, s)
+	t.Cleanup(func() {
+		cancel()
+		if err := wait(10 * time.Second); err != nil {
+			t.Errorf("Pull after cancel: %v", err)
+		}
+	})
+	return s, readUnits(t, r, n, d)
+}
+
 // runPull runs Pull in the background; the returned function waits for its result.
 func runPull(t *testing.T, ctx context.Context, url string, s *stream.Stream) func(time.Duration) error {
 	t.Helper()
@@ -90,26 +112,13 @@ func TestPullFromServer(t *testing.T) {
 	testutil.FFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
 	streamtest.WaitPublished(t, reg, "cam", 2, 20*time.Second)
 
-	s := stream.New("pulled", stream.Options{Log: testLog(t)})
-	defer s.Close()
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := runPull(t, ctx, url, s)
-	units := readUnits(t, r, 75, 20*time.Second)
+	s, units := pullUnits(t, url, 75, 20*time.Second)
 	if !units[0].Key || s.Tracks()[0].Params.Height != 360 {
 		t.Fatalf("first unit key %v, tracks %+v", units[0].Key, s.Tracks())
 	}
-	cancel()
-	if err := wait(10 * time.Second); err != nil {
-		t.Fatalf("Pull after cancel: %v", err)
-	}
 
 	// A stream that does not exist is refused.
-	err = Pull(context.Background(), stream.New("x", stream.Options{}), PullOptions{URL: fmt.Sprintf("rtmp://%s/live/nothing", addr), Log: testLog(t)})
+	err := Pull(context.Background(), stream.New("x", stream.Options{}), PullOptions{URL: fmt.Sprintf("rtmp://%s/live/nothing", addr), Log: testLog(t)})
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("Pull of a missing stream: %v", err)
 	}

@@ -145,22 +145,9 @@ func TestPushHEVC(t *testing.T) {
 	}
 
 	// And back out through a player of ours.
-	back := stream.New("back", stream.Options{Log: testLog(t)})
-	defer back.Close()
-	br, err := back.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	pctx, pcancel := context.WithCancel(context.Background())
-	wait := runPull(t, pctx, "rtmp://"+addr+"/live/hevc", back)
-	units := readUnits(t, br, 50, 30*time.Second)
+	back, units := pullUnits(t, "rtmp://"+addr+"/live/hevc", 50, 30*time.Second)
 	if back.Tracks()[0].Codec != media.CodecH265 || !units[0].Key {
 		t.Fatalf("pulled tracks %+v", back.Tracks())
-	}
-	pcancel()
-	if err := wait(10 * time.Second); err != nil {
-		t.Fatal(err)
 	}
 	cancel()
 	if err := <-pushed; err != nil {
