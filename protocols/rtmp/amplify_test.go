@@ -140,12 +140,7 @@ func TestAmplification(t *testing.T) {
 		waitFor(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
 		url := fmt.Sprintf("rtmp://%s/live/after", addr)
 		pub := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
-		var strm *stream.Stream
-		waitFor(t, 20*time.Second, "the publication", func() bool {
-			var ok bool
-			strm, ok = reg.Get("after")
-			return ok && len(strm.Tracks()) == 2
-		})
+		strm := waitPublished(t, reg, "after", 20*time.Second)
 		r, err := strm.NewReader("test")
 		if err != nil {
 			t.Fatal(err)
@@ -256,12 +251,7 @@ func TestSlowPublisher(t *testing.T) {
 
 	// ffmpeg publishes for 4 s, past both timeouts, without being cut.
 	pub := startFFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)
-	var strm *stream.Stream
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		var ok bool
-		strm, ok = reg.Get("moving")
-		return ok && len(strm.Tracks()) == 2
-	})
+	strm := waitPublished(t, reg, "moving", 20*time.Second)
 	r, err := strm.NewReader("test")
 	if err != nil {
 		t.Fatal(err)

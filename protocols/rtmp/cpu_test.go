@@ -43,12 +43,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	b.ReportMetric(idle, "idle-cpu%")
 
 	startFFmpeg(b, args...)
-	var s *stream.Stream
-	waitFor(b, 30*time.Second, "the publication", func() bool {
-		var ok bool
-		s, ok = reg.Get("bench")
-		return ok && len(s.Tracks()) == 2
-	})
+	s := waitPublished(b, reg, "bench", 30*time.Second)
 	time.Sleep(2 * time.Second) // past the start-up burst
 
 	measure := func(name string) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"io"
 	"log/slog"
 	"os/exec"
 	"strconv"
@@ -85,7 +84,7 @@ func encodeArgs(seconds float64, vbitrate string) []string {
 // ffmpegProc is a running ffmpeg with its stderr kept.
 type ffmpegProc struct {
 	cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr testutil.SyncBuffer
 	done   chan error
 }
 
@@ -93,7 +92,7 @@ type ffmpegProc struct {
 func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
 	t.Helper()
 	p := &ffmpegProc{cmd: exec.Command(testutil.RequireFFmpeg(t), args...), done: make(chan error, 1)}
-	p.cmd.Stderr = &syncWriter{w: &p.stderr}
+	p.cmd.Stderr = &p.stderr
 	p.cmd.Stdin = nil
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -120,22 +119,19 @@ func (p *ffmpegProc) wait(timeout time.Duration) error {
 	}
 }
 
-func (p *ffmpegProc) stderrText() string {
-	w := p.cmd.Stderr.(*syncWriter)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *ffmpegProc) stderrText() string { return p.stderr.String() }
 
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
+// readStream makes the stream name, logging to the test, with a reader called reader;
+// closeAll closes the reader, then the stream.
+func readStream(t testing.TB, name, reader string) (s *stream.Stream, r *stream.Reader, closeAll func()) {
+	t.Helper()
+	s = stream.New(name, stream.Options{Log: testLog(t)})
+	r, err := s.NewReader(reader)
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s, r, func() { r.Close(); s.Close() }
 }
 
 // waitFor polls cond until it holds, failing the test after timeout.
@@ -148,6 +144,19 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// waitPublished waits until reg holds the stream name with its two tracks (video and audio)
+// and returns it, failing the test after timeout.
+func waitPublished(t testing.TB, reg *stream.Registry, name string, timeout time.Duration) *stream.Stream {
+	t.Helper()
+	var s *stream.Stream
+	waitFor(t, timeout, fmt.Sprintf("the publication of %q", name), func() bool {
+		var ok bool
+		s, ok = reg.Get(name)
+		return ok && len(s.Tracks()) == 2
+	})
+	return s
 }
 
 // readUnits reads units until n arrived or timeout, checking that DTS increases per track.

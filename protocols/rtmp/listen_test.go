@@ -19,13 +19,8 @@ func TestListenReconnect(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	func() {
-		s := stream.New("listen", stream.Options{Log: testLog(t)})
-		defer s.Close()
-		r, err := s.NewReader("test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		s, r, closeStream := readStream(t, "listen", "test")
+		defer closeStream()
 		addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

@@ -42,13 +42,8 @@ func TestPullFromFFmpeg(t *testing.T) {
 	url := fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port)
 	ff := startFFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
 
-	s := stream.New("pull", stream.Options{Log: testLog(t)})
-	defer s.Close()
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	s, r, closeStream := readStream(t, "pull", "test")
+	defer closeStream()
 	// ffmpeg listens once it has opened its inputs: retry a refused dial.
 	var wait func(time.Duration) error
 	deadline := time.Now().Add(20 * time.Second)
@@ -87,18 +82,10 @@ func TestPullFromServer(t *testing.T) {
 	addr := startServer(t, &Server{Registry: reg})
 	url := fmt.Sprintf("rtmp://%s/live/cam", addr)
 	startFFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		s, ok := reg.Get("cam")
-		return ok && len(s.Tracks()) == 2
-	})
+	waitPublished(t, reg, "cam", 20*time.Second)
 
-	s := stream.New("pulled", stream.Options{Log: testLog(t)})
-	defer s.Close()
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	s, r, closeStream := readStream(t, "pulled", "test")
+	defer closeStream()
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := runPull(t, ctx, url, s)
 	units := readUnits(t, r, 75, 20*time.Second)
@@ -111,7 +98,7 @@ func TestPullFromServer(t *testing.T) {
 	}
 
 	// A stream that does not exist is refused.
-	err = Pull(context.Background(), fmt.Sprintf("rtmp://%s/live/nothing", addr), stream.New("x", stream.Options{}), testLog(t))
+	err := Pull(context.Background(), fmt.Sprintf("rtmp://%s/live/nothing", addr), stream.New("x", stream.Options{}), testLog(t))
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("Pull of a missing stream: %v", err)
 	}

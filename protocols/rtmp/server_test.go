@@ -25,12 +25,7 @@ func TestServerPublishPlay(t *testing.T) {
 	url := fmt.Sprintf("rtmp://%s/live/cam1", addr)
 
 	pub := startFFmpeg(t, append(encodeArgs(12, "1000k"), "-f", "flv", url)...)
-	var strm *stream.Stream
-	waitFor(t, 20*time.Second, "the publication", func() bool {
-		var ok bool
-		strm, ok = reg.Get("cam1")
-		return ok && len(strm.Tracks()) == 2
-	})
+	strm := waitPublished(t, reg, "cam1", 20*time.Second)
 	tracks := strm.Tracks()
 	if tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 {
 		t.Fatalf("video track %+v", tracks[0])
