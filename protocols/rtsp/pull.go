@@ -3,7 +3,6 @@ package rtsp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -24,15 +23,11 @@ import (
 // as a refused connection, a description with no carried format, or a stream that went quiet
 // for ReadTimeout (10 s).
 func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger) error {
-	if log == nil {
-		log = slog.Default()
-	}
-	u, transport, err := parseURL(rawurl)
+	ep, err := newEndpoint("pull", rawurl, log)
 	if err != nil {
-		return fmt.Errorf("rtsp pull %s: %w", redactRaw(rawurl), err)
+		return err
 	}
-	where := redact(u)
-	log = log.With("url", where)
+	u, transport, log := ep.u, ep.transport, ep.log
 
 	var lossLog, errLog atomic.Int64
 	c := &gortsplib.Client{
@@ -55,17 +50,12 @@ func Pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 		},
 	}
 	if err := c.Start2(); err != nil {
-		return fmt.Errorf("rtsp pull %s: %w", where, err)
+		return ep.wrap(err)
 	}
 	stop := closeOnDone(ctx, c.Close)
 	defer stop()
 
-	fail := func(step string, err error) error {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("rtsp pull %s: %s: %w", where, step, err)
-	}
+	fail := func(step string, err error) error { return ep.fail(ctx, step, err) }
 	desc, _, err := c.Describe(u)
 	if err != nil {
 		return fail("describe", err)
