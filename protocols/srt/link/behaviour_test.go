@@ -50,13 +50,7 @@ func TestFanOutOneSendmmsg(t *testing.T) {
 	tr.written.Store(0)
 	batches := tr.batches.Load()
 	m := l.m
-	now := m.now()
-	list := m.clk.takeReady()
-	for _, c := range list {
-		m.serve(c, now)
-	}
-	m.clk.giveBack(list)
-	_ = m.cout.flush(m.tr)
+	sendReady(m)
 	if got := tr.written.Load(); got != int64(len(conns)) {
 		t.Fatalf("%d datagrams sent, want %d", got, len(conns))
 	}

@@ -211,13 +211,7 @@ func TestHostileInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	time.Sleep(200 * time.Millisecond)
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
-	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
-	if err != nil {
-		t.Fatalf("libsrt after the attack: %d messages: %v", len(got), err)
-	}
-	sameMessages(t, got, clip)
+	relayClip(ctx, t, c, in, clip, 200*time.Millisecond, "libsrt after the attack")
 }
 
 // TestHostileListenerAnswers: a caller whose listener answers with the crashing conclusion,

@@ -46,13 +46,7 @@ func interopCallerSendsKL(t *testing.T, passphrase string, keyLen int) {
 	if c.Latency() != 200*time.Millisecond || req.Encrypted() != (passphrase != "") {
 		t.Errorf("latency %v encrypted %v", c.Latency(), req.Encrypted())
 	}
-	time.Sleep(200 * time.Millisecond) // srt-live-transmit reads its UDP input once connected
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
-	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
-	if err != nil {
-		t.Fatalf("after %d messages: %v", len(got), err)
-	}
-	sameMessages(t, got, clip)
+	relayClip(ctx, t, c, in, clip, 200*time.Millisecond, "libsrt caller to ours")
 	if st := c.Stats(); st.PktRecvUniq != uint64(len(clip)) || st.RTT <= 0 {
 		t.Errorf("stats %+v", st)
 	}
@@ -75,13 +69,7 @@ func interopListenerSends(t *testing.T, passphrase string, keyLen int) {
 	if c.Latency() != 200*time.Millisecond {
 		t.Errorf("negotiated latency %v, want the listener's 200 ms", c.Latency())
 	}
-	time.Sleep(300 * time.Millisecond)
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
-	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
-	if err != nil {
-		t.Fatalf("after %d messages: %v", len(got), err)
-	}
-	sameMessages(t, got, clip)
+	relayClip(ctx, t, c, in, clip, 300*time.Millisecond, "libsrt listener to ours")
 }
 
 // TestInteropLibsrtCallerReads: our listener → libsrt caller.
