@@ -84,33 +84,6 @@ func h264360p30(t *testing.T) string {
 		"-c:a", "aac", "-b:a", "64k")...)
 }
 
-// loadTS demuxes a whole TS file.
-func loadTS(t *testing.T, path string) ([]media.Track, []*media.AccessUnit) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := mpegts.NewDemuxer(f)
-	tracks, err := d.Tracks()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var units []*media.AccessUnit
-	for {
-		au, err := d.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		units = append(units, au)
-	}
-	return tracks, units
-}
-
 // publish writes units into s as one publisher session, paced at speed times real time by
 // their timestamps. It stops early when ctx ends.
 func publish(ctx context.Context, s *stream.Stream, tracks []media.Track, units []*media.AccessUnit, speed float64) error {

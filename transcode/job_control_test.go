@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // startLooping publishes the units over and over, paced, with timestamps that go on
@@ -60,7 +61,7 @@ func startLooping(t *testing.T, ctx context.Context, s *stream.Stream, tracks []
 // startedJob runs a copying Job on a looping input until ffmpeg reports progress.
 func startedJob(t *testing.T, ctx context.Context, stall time.Duration) (*jobSetup, func(time.Duration) (error, bool), func()) {
 	t.Helper()
-	tracks, units := loadTS(t, h264360p30(t))
+	tracks, units := streamtest.ReadTS(t, h264360p30(t))
 	js := newJobSetup(t, nil, tracks, stall)
 	stop := startLooping(t, ctx, js.in, tracks, units)
 	wait := runJob(ctx, js.job)
@@ -163,7 +164,7 @@ func TestJobInputIdle(t *testing.T) {
 func TestJobInputChanged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	tracks, units := loadTS(t, h265360p(t))
+	tracks, units := streamtest.ReadTS(t, h265360p(t))
 	js, wait, stop := startedJob(t, ctx, 0)
 	stop()
 	pubDone := make(chan struct{})
@@ -182,8 +183,8 @@ func TestJobInputChanged(t *testing.T) {
 
 // TestJobTracksMismatch: arguments built for other tracks than the input's fail at once.
 func TestJobTracksMismatch(t *testing.T) {
-	tracks, units := loadTS(t, h264360p30(t))
-	tracks265, _ := loadTS(t, h265360p(t))
+	tracks, units := streamtest.ReadTS(t, h264360p30(t))
+	tracks265, _ := streamtest.ReadTS(t, h265360p(t))
 	js := newJobSetup(t, nil, tracks265, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -204,7 +205,7 @@ func TestJobTracksMismatch(t *testing.T) {
 // TestJobFFmpegFails: ffmpeg exiting with an error makes Run fail quoting its stderr, which
 // carries no progress lines; a missing program fails too.
 func TestJobFFmpegFails(t *testing.T) {
-	tracks, units := loadTS(t, h264360p30(t))
+	tracks, units := streamtest.ReadTS(t, h264360p30(t))
 	for _, c := range []struct {
 		name, ffmpeg, want string
 		bad                bool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -22,6 +23,22 @@ type jobSetup struct {
 	outRd   *stream.Reader
 	job     *Job
 	pid     atomic.Int64
+}
+
+// finish ends the input, waits (2 minutes at most) for the Job's Run, whose wait is given, to
+// return nil, and returns the output's tracks and all its units.
+func (js *jobSetup) finish(ctx context.Context, t *testing.T, wait func(time.Duration) (error, bool)) ([]media.Track, []*media.AccessUnit) {
+	t.Helper()
+	js.in.Close()
+	if err, ok := wait(2 * time.Minute); !ok || err != nil {
+		t.Fatalf("Run: returned %v, %v", ok, err)
+	}
+	js.out.Close()
+	got, err := drain(ctx, js.outRd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js.out.Tracks(), got
 }
 
 func newJobSetup(t *testing.T, tc *Settings, tracks []media.Track, stall time.Duration) *jobSetup {
@@ -82,7 +99,7 @@ func trackOf(tracks []media.Track, video bool) media.Track {
 // 800 kbit/s and 96 kbit/s MP3 at 44.1 kHz, and checks the result with ffprobe.
 func TestJobH264ToH265(t *testing.T) {
 	begin := time.Now()
-	tracks, units := loadTS(t, h264720p(t))
+	tracks, units := streamtest.ReadTS(t, h264720p(t))
 	t.Logf("fixture ready after %v", time.Since(begin).Round(time.Millisecond))
 	tc := &Settings{
 		VideoTranscoding: "libx265", FrameWidth: ptr(640), FrameHeight: ptr(0), GOP: ptr(50),
@@ -191,7 +208,7 @@ func checkMonotonic(t *testing.T, units []*media.AccessUnit) {
 // TestJobH265ToH264Discontinuity transcodes H.265 to H.264 across a publisher reconnect whose
 // timestamps start over: the Job goes on, and the output's timestamps keep increasing.
 func TestJobH265ToH264Discontinuity(t *testing.T) {
-	tracks, units := loadTS(t, h265360p(t))
+	tracks, units := streamtest.ReadTS(t, h265360p(t))
 	js := newJobSetup(t, &Settings{VideoTranscoding: "libx264", Preset: "ultrafast"}, tracks, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -201,17 +218,7 @@ func TestJobH265ToH264Discontinuity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	js.in.Close()
-	err, ok := wait(2 * time.Minute)
-	if !ok || err != nil {
-		t.Fatalf("Run: returned %v, %v", ok, err)
-	}
-	js.out.Close()
-	got, err := drain(ctx, js.outRd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outTracks := js.out.Tracks()
+	outTracks, got := js.finish(ctx, t, wait)
 	if v := trackOf(outTracks, true); v.Codec != media.CodecH264 || v.Params.Width != 640 || v.Params.Height != 360 {
 		t.Errorf("video track %s %dx%d, want H264 640x360", v.Codec, v.Params.Width, v.Params.Height)
 	}
@@ -230,7 +237,7 @@ func TestJobH265ToH264Discontinuity(t *testing.T) {
 
 // TestJobFilterFPS halves a 30 fps input with filter_fps 15.
 func TestJobFilterFPS(t *testing.T) {
-	tracks, units := loadTS(t, h264360p30(t))
+	tracks, units := streamtest.ReadTS(t, h264360p30(t))
 	js := newJobSetup(t, &Settings{FilterFPS: ptr(15.0), Preset: "ultrafast"}, tracks, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -238,16 +245,7 @@ func TestJobFilterFPS(t *testing.T) {
 	if err := publish(ctx, js.in, tracks, units, 2); err != nil {
 		t.Fatal(err)
 	}
-	js.in.Close()
-	if err, ok := wait(2 * time.Minute); !ok || err != nil {
-		t.Fatalf("Run: returned %v, %v", ok, err)
-	}
-	js.out.Close()
-	got, err := drain(ctx, js.outRd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outTracks := js.out.Tracks()
+	outTracks, got := js.finish(ctx, t, wait)
 	if v := trackOf(outTracks, true); v.Codec != media.CodecH264 {
 		t.Errorf("video %s, want H264 (the input's codec)", v.Codec)
 	}
