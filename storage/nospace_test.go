@@ -16,6 +16,16 @@ import (
 // faultDBEnv passes the store path to a child test.
 const faultDBEnv = "SLUICE_TEST_FAULT_DB"
 
+// inFaultChild tells whether this run of t is the child that checks a write fault; if not,
+// it runs that child, with a new store path in faultDBEnv, and reports its result.
+func inFaultChild(t *testing.T) bool {
+	if writefault.InChild(t.Name()) {
+		return true
+	}
+	writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	return false
+}
+
 // writesUnder opens a store with one player, makes every later pwrite of the process fail with
 // errno, and returns the error of each kind of write the API makes.
 func writesUnder(t *testing.T, errno syscall.Errno) map[string]error {
@@ -48,8 +58,7 @@ func writesUnder(t *testing.T, errno syscall.Errno) map[string]error {
 }
 
 func TestNoSpaceENOSPCChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	if !inFaultChild(t) {
 		return
 	}
 	for op, err := range writesUnder(t, syscall.ENOSPC) {
@@ -60,8 +69,7 @@ func TestNoSpaceENOSPCChild(t *testing.T) {
 }
 
 func TestNoSpaceEDQUOTChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	if !inFaultChild(t) {
 		return
 	}
 	for op, err := range writesUnder(t, syscall.EDQUOT) {
@@ -73,8 +81,7 @@ func TestNoSpaceEDQUOTChild(t *testing.T) {
 
 // TestEIOIsNotNoSpaceChild: a failing device is an I/O error, not a full disk.
 func TestEIOIsNotNoSpaceChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	if !inFaultChild(t) {
 		return
 	}
 	for op, err := range writesUnder(t, syscall.EIO) {
@@ -87,8 +94,7 @@ func TestEIOIsNotNoSpaceChild(t *testing.T) {
 // TestNoSpaceFileSizeLimitChild: the process's file-size limit (RLIMIT_FSIZE, EFBIG), as the
 // recording tests use for a full disk, reached by the store's WAL.
 func TestNoSpaceFileSizeLimitChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	if !inFaultChild(t) {
 		return
 	}
 	path := os.Getenv(faultDBEnv)
