@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/storage"
 )
 
 func init() {
@@ -34,6 +37,27 @@ type env struct {
 
 	mu  sync.Mutex
 	now time.Time
+}
+
+// tempStore opens a new SQLite store in the test's temporary folder, closed when the test ends.
+func tempStore(t testing.TB) *storage.Store {
+	t.Helper()
+	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// bootstrappedStore is tempStore with its administrator made (Bootstrap, adminPassword).
+func bootstrappedStore(t testing.TB) *storage.Store {
+	t.Helper()
+	st := tempStore(t)
+	if _, err := Bootstrap(context.Background(), st, adminPassword); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func (e *env) clock() time.Time {
