@@ -147,7 +147,7 @@ func TestAmplification(t *testing.T) {
 		}
 		defer r.Close()
 		readUnits(t, r, 50, 20*time.Second)
-		if err := pub.wait(30 * time.Second); err != nil {
+		if err := pub.Wait(30 * time.Second); err != nil {
 			t.Fatalf("publisher: %v", err)
 		}
 	}()
@@ -259,7 +259,7 @@ func TestSlowPublisher(t *testing.T) {
 	defer r.Close()
 	// 25 video frames a second and 43 AAC frames: 3 s of media is past both timeouts.
 	readUnits(t, r, 3*(25+43), 20*time.Second)
-	if err := pub.wait(30 * time.Second); err != nil {
+	if err := pub.Wait(30 * time.Second); err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
 }

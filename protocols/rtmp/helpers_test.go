@@ -81,45 +81,11 @@ func encodeArgs(seconds float64, vbitrate string) []string {
 		"-c:a", "aac", "-b:a", "64k")
 }
 
-// ffmpegProc is a running ffmpeg with its stderr kept.
-type ffmpegProc struct {
-	cmd    *exec.Cmd
-	stderr testutil.SyncBuffer
-	done   chan error
-}
-
 // startFFmpeg starts ffmpeg with args; it is killed when the test ends.
-func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
+func startFFmpeg(t testing.TB, args ...string) *testutil.Child {
 	t.Helper()
-	p := &ffmpegProc{cmd: exec.Command(testutil.RequireFFmpeg(t), args...), done: make(chan error, 1)}
-	p.cmd.Stderr = &p.stderr
-	p.cmd.Stdin = nil
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	})
-	return p
+	return testutil.StartChild(t, testutil.RequireFFmpeg(t), args...)
 }
-
-// wait waits for ffmpeg to exit and returns its error with its stderr.
-func (p *ffmpegProc) wait(timeout time.Duration) error {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			return fmt.Errorf("%w: %s", err, p.stderrText())
-		}
-		return nil
-	case <-time.After(timeout):
-		return fmt.Errorf("ffmpeg still running after %s: %s", timeout, p.stderrText())
-	}
-}
-
-func (p *ffmpegProc) stderrText() string { return p.stderr.String() }
 
 // readStream makes the stream name, logging to the test, with a reader called reader;
 // closeAll closes the reader, then the stream.

@@ -45,12 +45,12 @@ func TestListenReconnect(t *testing.T) {
 
 		url := "rtmp://" + addr + "/any/thing"
 		for i := range 3 {
-			var p *ffmpegProc
+			var p *testutil.Child
 			// The listener may not be up yet for the first round.
 			deadline := time.Now().Add(10 * time.Second)
 			for {
 				p = startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
-				err := p.wait(30 * time.Second)
+				err := p.Wait(30 * time.Second)
 				if err != nil && strings.Contains(err.Error(), "Connection refused") && time.Now().Before(deadline) {
 					time.Sleep(200 * time.Millisecond)
 					continue
@@ -67,10 +67,10 @@ func TestListenReconnect(t *testing.T) {
 		first := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", "rtmp://"+addr+"/a/b")...)
 		waitFor(t, 10*time.Second, "the publisher", func() bool { return s.Publishing() })
 		second := startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", "rtmp://"+addr+"/c/d")...)
-		if err := second.wait(30 * time.Second); err == nil {
+		if err := second.Wait(30 * time.Second); err == nil {
 			t.Fatal("a second concurrent publisher was accepted")
 		}
-		if err := first.wait(30 * time.Second); err != nil {
+		if err := first.Wait(30 * time.Second); err != nil {
 			t.Fatalf("first publisher: %v", err)
 		}
 		waitFor(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })

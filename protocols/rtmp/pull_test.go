@@ -69,7 +69,7 @@ func TestPullFromFFmpeg(t *testing.T) {
 		t.Errorf("bitrate %.0f kbit/s, want 1064 ±15%%", br)
 	}
 	if err := wait(30 * time.Second); err != nil {
-		t.Fatalf("Pull: %v (ffmpeg: %s)", err, ff.stderrText())
+		t.Fatalf("Pull: %v (ffmpeg: %s)", err, ff.Stderr())
 	}
 	if s.Publishing() {
 		t.Fatal("still publishing after the remote ended")

@@ -99,7 +99,7 @@ func TestPushToFFmpeg(t *testing.T) {
 	if err := <-pushed; err != nil {
 		t.Fatalf("Push: %v", err)
 	}
-	if err := recv.wait(30 * time.Second); err != nil {
+	if err := recv.Wait(30 * time.Second); err != nil {
 		t.Fatalf("receiver: %v", err)
 	}
 	got := probe(t, out)

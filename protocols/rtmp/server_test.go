@@ -45,7 +45,7 @@ func TestServerPublishPlay(t *testing.T) {
 
 	// A second publisher on the busy key is refused with BadName; the first goes on.
 	second := startFFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...)
-	err = second.wait(30 * time.Second)
+	err = second.Wait(30 * time.Second)
 	if err == nil || !strings.Contains(err.Error(), "busy") {
 		t.Fatalf("second publisher: %v", err)
 	}
@@ -75,7 +75,7 @@ func TestServerPublishPlay(t *testing.T) {
 		t.Errorf("bitrate %.0f kbit/s, want %.0f ±15%%", got, want)
 	}
 	t.Logf("active: %+v", infos[0])
-	if err := player.wait(30 * time.Second); err != nil {
+	if err := player.Wait(30 * time.Second); err != nil {
 		t.Fatalf("player: %v", err)
 	}
 	if got := probe(t, out); !strings.Contains(got, "h264,640,360") || !strings.Contains(got, "aac") {
@@ -87,7 +87,7 @@ func TestServerPublishPlay(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(flags), "K") {
 		t.Fatalf("first video packet flags %q, %v", flags, err)
 	}
-	if err := pub.wait(30 * time.Second); err != nil {
+	if err := pub.Wait(30 * time.Second); err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
 	waitFor(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
@@ -98,7 +98,7 @@ func TestServerRefusesWrongApp(t *testing.T) {
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
 	p := startFFmpeg(t, append(encodeArgs(3, "500k"), "-f", "flv", fmt.Sprintf("rtmp://%s/other/cam1", addr))...)
-	if err := p.wait(30 * time.Second); err == nil {
+	if err := p.Wait(30 * time.Second); err == nil {
 		t.Fatal("publishing to app other worked")
 	}
 	if _, ok := reg.Get("cam1"); ok {
