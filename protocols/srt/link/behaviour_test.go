@@ -149,11 +149,7 @@ func TestSlowReaderDoesNotBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		s, _, err := ln.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, _ := accept(ctx, t, ln)
 		senders, receivers = append(senders, c), append(receivers, s)
 	}
 	msg := make([]byte, DefaultPayloadSize)
@@ -245,11 +241,7 @@ func TestMemoryPerConnection(t *testing.T) {
 	var senders []*Conn
 	for i := range n {
 		startSLTQuiet(t, fmt.Sprintf("srt://%s?streamid=reader%d&latency=200", ln.Addr(), i), "file://con")
-		s, _, err := ln.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, _ := accept(ctx, t, ln)
 		senders = append(senders, s)
 	}
 	msg := make([]byte, DefaultPayloadSize)

@@ -101,11 +101,7 @@ func TestKeyRefresh(t *testing.T) {
 		startSLT(t, "udp://"+loopback(in), fmt.Sprintf("srt://%s?passphrase=%s&kmrefreshrate=300&kmpreannounce=100", ln.Addr(), testPassphrase))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c, _, err := ln.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, _ := accept(ctx, t, ln)
 		relayClip(ctx, t, c, in, clip, 200*time.Millisecond, "libsrt to ours")
 		c.mu.Lock()
 		applied := c.kmApplied

@@ -246,6 +246,18 @@ func sendReady(m *mux) int64 {
 	return now
 }
 
+// accept accepts the next connection on ln within ctx, failing the test otherwise; the
+// connection is closed when the test ends.
+func accept(ctx context.Context, t testing.TB, ln *Listener) (*Conn, *Request) {
+	t.Helper()
+	c, req, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, req
+}
+
 // relayClip feeds clip to the UDP input port in of srt-live-transmit at interopRate, once
 // settle has passed (it reads its input only once connected), and checks that c receives
 // the same messages; what names the path in failures.

@@ -35,11 +35,7 @@ func interopCallerSendsKL(t *testing.T, passphrase string, keyLen int) {
 	startSLT(t, "udp://"+loopback(in), url)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, req, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, req := accept(ctx, t, ln)
 	if sid := <-sids; sid != "publish/live/cam1" || req.StreamID() != sid || c.StreamID() != sid {
 		t.Errorf("stream id %q / %q", sid, req.StreamID())
 	}
@@ -86,11 +82,7 @@ func interopCallerReads(t *testing.T, passphrase string, keyLen int) {
 	s := startSLT(t, fmt.Sprintf("srt://%s?streamid=#!::r=live/cam1,m=request%s", ln.Addr(), kmQuery(passphrase, keyLen)), "file://con")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, req, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, req := accept(ctx, t, ln)
 	if req.StreamID() != "#!::r=live/cam1,m=request" {
 		t.Errorf("stream id %q", req.StreamID())
 	}
