@@ -165,22 +165,10 @@ func (s *server) files(id string) []recordedFile {
 	return rec.Files
 }
 
-// eventually polls cond every 100 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // waitListening waits until something accepts TCP connections on the port.
 func waitListening(t *testing.T, port int) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("port %d listening", port), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("port %d listening", port), func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
 			c.Close()

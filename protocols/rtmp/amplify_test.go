@@ -137,7 +137,7 @@ func TestAmplification(t *testing.T) {
 			_ = c.Close()
 		}
 		conns = conns[:300]
-		waitFor(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
+		testutil.Eventually(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
 		url := fmt.Sprintf("rtmp://%s/live/after", addr)
 		pub := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
 		strm := waitPublished(t, reg, "after", 20*time.Second)
@@ -247,7 +247,7 @@ func TestSlowPublisher(t *testing.T) {
 	if closedAfter < time.Second {
 		t.Fatalf("closed after %v, before the 1 s read timeout", closedAfter)
 	}
-	waitFor(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 
 	// ffmpeg publishes for 4 s, past both timeouts, without being cut.
 	pub := startFFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)

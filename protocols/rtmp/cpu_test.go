@@ -59,7 +59,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	b.ResetTimer()
 	measure("ingest")
 	startFFmpeg(b, "-hide_banner", "-loglevel", "error", "-i", url, "-c", "copy", "-f", "null", "-")
-	waitFor(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
+	testutil.Eventually(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
 	time.Sleep(2 * time.Second)
 	measure("ingest+player")
 }

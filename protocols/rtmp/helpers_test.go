@@ -100,24 +100,12 @@ func readStream(t testing.TB, name, reader string) (s *stream.Stream, r *stream.
 	return s, r, func() { r.Close(); s.Close() }
 }
 
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitPublished waits until reg holds the stream name with its two tracks (video and audio)
 // and returns it, failing the test after timeout.
 func waitPublished(t testing.TB, reg *stream.Registry, name string, timeout time.Duration) *stream.Stream {
 	t.Helper()
 	var s *stream.Stream
-	waitFor(t, timeout, fmt.Sprintf("the publication of %q", name), func() bool {
+	testutil.Eventually(t, timeout, fmt.Sprintf("the publication of %q", name), func() bool {
 		var ok bool
 		s, ok = reg.Get(name)
 		return ok && len(s.Tracks()) == 2

@@ -60,12 +60,12 @@ func TestListenReconnect(t *testing.T) {
 				}
 				break
 			}
-			waitFor(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
+			testutil.Eventually(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
 		}
 
 		// One at a time: a second publisher is refused while the first one is live.
 		first := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", "rtmp://"+addr+"/a/b")...)
-		waitFor(t, 10*time.Second, "the publisher", func() bool { return s.Publishing() })
+		testutil.Eventually(t, 10*time.Second, "the publisher", func() bool { return s.Publishing() })
 		second := startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", "rtmp://"+addr+"/c/d")...)
 		if err := second.Wait(30 * time.Second); err == nil {
 			t.Fatal("a second concurrent publisher was accepted")
@@ -73,7 +73,7 @@ func TestListenReconnect(t *testing.T) {
 		if err := first.Wait(30 * time.Second); err != nil {
 			t.Fatalf("first publisher: %v", err)
 		}
-		waitFor(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
+		testutil.Eventually(t, 10*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
 
 		if tr := s.Tracks(); len(tr) != 2 || tr[0].Codec != media.CodecH264 || tr[0].Params.Width != 640 ||
 			tr[0].Params.Height != 360 || tr[1].Codec != media.CodecAAC {

@@ -85,7 +85,7 @@ func TestRobustness(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Listen(ctx, laddr, ls, testLog(t)) }()
-		waitFor(t, 10*time.Second, "the listen input", func() bool {
+		testutil.Eventually(t, 10*time.Second, "the listen input", func() bool {
 			c, err := net.Dial("tcp", laddr)
 			if err == nil {
 				c.Close()

@@ -29,16 +29,16 @@ func TestServerPublishers(t *testing.T) {
 		if err := startFFmpeg(t, args...).Wait(30 * time.Second); err != nil {
 			t.Fatalf("short publisher %d: %v", i, err)
 		}
-		waitFor(t, 10*time.Second, fmt.Sprintf("short session %d told", i), func() bool { return len(log.Calls()) == 2*(i+1) })
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("short session %d told", i), func() bool { return len(log.Calls()) == 2*(i+1) })
 	}
 
 	long := startFFmpeg(t, append(encodeArgs(60, "500k"), "-f", "flv", url)...)
-	waitFor(t, 20*time.Second, "the long session connected", func() bool { return len(log.Calls()) == 2*short+1 })
+	testutil.Eventually(t, 20*time.Second, "the long session connected", func() bool { return len(log.Calls()) == 2*short+1 })
 	if err := startFFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...).Wait(30 * time.Second); err == nil {
 		t.Fatal("a second publisher of a busy key was accepted")
 	}
 	long.Kill()
-	waitFor(t, 15*time.Second, "the killed session disconnected", func() bool { return len(log.Calls()) == 2*short+2 })
+	testutil.Eventually(t, 15*time.Second, "the killed session disconnected", func() bool { return len(log.Calls()) == 2*short+2 })
 
 	lengths := testutil.CheckSessions(t, log.Calls(), "cam1")
 	t.Logf("session lengths: %v", lengths)

@@ -90,7 +90,7 @@ func TestServerPublishPlay(t *testing.T) {
 	if err := pub.Wait(30 * time.Second); err != nil {
 		t.Fatalf("publisher: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the end of the publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 }
 
 func TestServerRefusesWrongApp(t *testing.T) {

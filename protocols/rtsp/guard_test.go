@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // rtspClient is a raw RTSP connection from a chosen loopback address.
@@ -164,7 +166,7 @@ func TestSetupTimeout(t *testing.T) {
 		if n := c.count(0); n < 90 {
 			t.Fatalf("%s publisher: %d video units, want about 100", transport, n)
 		}
-		waitFor(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
+		testutil.Eventually(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
 	}
 }
 
@@ -191,14 +193,14 @@ func TestConnectionCaps(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	_ = a1.c.Close()
-	waitFor(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
+	testutil.Eventually(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
 	for i := range 50 {
 		c := dialRTSP(t, "127.0.0.2", addr)
 		if c.do(t, "OPTIONS", "/live", "", "") != 200 {
 			t.Fatalf("cycle %d: 127.0.0.2 not served after a slot was freed", i)
 		}
 		_ = c.c.Close()
-		waitFor(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
+		testutil.Eventually(t, 10*time.Second, "the freed slot", func() bool { return rs.srv.ConnStats().Open == 2 })
 	}
 }
 
@@ -230,7 +232,7 @@ func TestSessionCaps(t *testing.T) {
 	// Both sessions of 127.0.0.2 close with their connections: the address has its place back.
 	_ = pub.c.Close()
 	_ = second.c.Close()
-	waitFor(t, 10*time.Second, "a session from 127.0.0.2 to be admitted again", func() bool {
+	testutil.Eventually(t, 10*time.Second, "a session from 127.0.0.2 to be admitted again", func() bool {
 		c := dialRTSP(t, "127.0.0.2", addr)
 		defer c.c.Close()
 		return c.do(t, "SETUP", "/live/trackID=0", setup, "") == 404

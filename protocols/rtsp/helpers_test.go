@@ -58,18 +58,6 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // runningServer is a Server running in the background for one test.
 type runningServer struct {
 	srv  *Server
@@ -292,7 +280,7 @@ func (c *collector) check(t testing.TB) {
 // waitTracks waits until strm has n tracks from a publisher.
 func waitTracks(t testing.TB, strm *stream.Stream, n int) []media.Track {
 	t.Helper()
-	waitFor(t, 20*time.Second, fmt.Sprintf("%d tracks", n), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("%d tracks", n), func() bool {
 		return strm.Publishing() && len(strm.Tracks()) == n
 	})
 	return strm.Tracks()

@@ -66,7 +66,7 @@ func TestPull(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dst, c, cancel, wait := startPull(t, auth+tc.query)
 			checkAV(t, waitTracks(t, dst, 2), media.CodecH264, media.CodecAAC)
-			waitFor(t, 20*time.Second, "50 video units", func() bool { return c.count(0) >= 50 })
+			testutil.Eventually(t, 20*time.Second, "50 video units", func() bool { return c.count(0) >= 50 })
 			cancel()
 			if err, ok := wait(30 * time.Second); !ok {
 				t.Fatal("Pull did not return")

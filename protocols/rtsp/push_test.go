@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // TestPush has ffmpeg publish to one Server, pushes that stream to a second Server with
@@ -40,7 +41,7 @@ func TestPush(t *testing.T) {
 	}()
 
 	checkAV(t, waitTracks(t, dst.strm, 2), media.CodecH264, media.CodecAAC)
-	waitFor(t, 20*time.Second, "2 s of pushed video", func() bool { return c.count(0) >= 50 })
+	testutil.Eventually(t, 20*time.Second, "2 s of pushed video", func() bool { return c.count(0) >= 50 })
 	readURL := strings.Replace(dst.url, "rtsp://", "rtsp://pub:secret@", 1)
 	out := recordRTSP(t, readURL, "tcp", 4)
 	checkProbe(t, ffprobe(t, out, true), "h264", "aac")
@@ -71,7 +72,7 @@ func TestPushEndsWithStream(t *testing.T) {
 	defer r.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- Push(context.Background(), dst.url, r, tracks, testLog(t)) }()
-	waitFor(t, 20*time.Second, "the push to record", dst.strm.Publishing)
+	testutil.Eventually(t, 20*time.Second, "the push to record", dst.strm.Publishing)
 	strm.Close()
 	select {
 	case err := <-errc:

@@ -26,7 +26,7 @@ func TestReconnect(t *testing.T) {
 	// The third publisher is killed: no TEARDOWN, the connection just drops.
 	for i, transport := range []string{"tcp", "udp", "tcp", "udp"} {
 		p := startPublisher(t, rs.url, transport, "libx264", "aac", 2)
-		waitFor(t, 20*time.Second, fmt.Sprintf("publisher %d", i+1), func() bool {
+		testutil.Eventually(t, 20*time.Second, fmt.Sprintf("publisher %d", i+1), func() bool {
 			return rs.strm.Publishing() && len(rs.strm.Tracks()) == 2
 		})
 		if i == 2 {
@@ -35,12 +35,12 @@ func TestReconnect(t *testing.T) {
 		} else if err := p.Wait(30 * time.Second); err != nil {
 			t.Fatalf("publisher %d: %v", i+1, err)
 		}
-		waitFor(t, 20*time.Second, fmt.Sprintf("publisher %d to leave", i+1), func() bool { return !rs.strm.Publishing() })
+		testutil.Eventually(t, 20*time.Second, fmt.Sprintf("publisher %d to leave", i+1), func() bool { return !rs.strm.Publishing() })
 	}
 	if d := rs.strm.Discontinuities(); d != 3 {
 		t.Errorf("stream discontinuities = %d, want 3", d)
 	}
-	waitFor(t, 10*time.Second, "the reader to see 3 discontinuities", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the reader to see 3 discontinuities", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.discs == 3
@@ -129,13 +129,13 @@ func TestRobustness(t *testing.T) {
 	for _, transport := range []string{"tcp", "udp"} {
 		c := collect(t, rs.strm)
 		p := startPublisher(t, rs.url, transport, "libx264", "aac", 3)
-		waitFor(t, 20*time.Second, transport+" publisher after the noise", func() bool {
+		testutil.Eventually(t, 20*time.Second, transport+" publisher after the noise", func() bool {
 			return rs.strm.Publishing() && c.count(0) >= 25
 		})
 		if err := p.Wait(30 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
+		testutil.Eventually(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
 		c.check(t)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // TestServerPublish has ffmpeg publish H.264 and AAC at a constant bitrate over each
@@ -28,7 +29,7 @@ func TestServerPublish(t *testing.T) {
 			checkAV(t, tracks, media.CodecH264, media.CodecAAC)
 
 			// Sample the 2-second bitrate once the stream settled.
-			waitFor(t, 20*time.Second, "3 s of video", func() bool { return c.count(0) >= 75 })
+			testutil.Eventually(t, 20*time.Second, "3 s of video", func() bool { return c.count(0) >= 75 })
 			var sum float64
 			var n int
 			for range 8 {
@@ -52,7 +53,7 @@ func TestServerPublish(t *testing.T) {
 			if c.count(0) < 150 || c.count(1) < 300 {
 				t.Errorf("units = %v, want at least 150 video and 300 audio", c.counts())
 			}
-			waitFor(t, 15*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
+			testutil.Eventually(t, 15*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
 		})
 	}
 }
@@ -83,7 +84,7 @@ func TestServerCodecs(t *testing.T) {
 			if err := p.Wait(30 * time.Second); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 15*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
+			testutil.Eventually(t, 15*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
 			c.check(t)
 			got := c.counts()
 			c.mu.Lock()
@@ -124,7 +125,7 @@ func TestServerSecondPublisher(t *testing.T) {
 	if err := first.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "first publisher to leave", func() bool { return !rs.strm.Publishing() })
+	testutil.Eventually(t, 15*time.Second, "first publisher to leave", func() bool { return !rs.strm.Publishing() })
 
 	third := startPublisher(t, rs.url, "udp", "libx264", "aac", 3)
 	waitTracks(t, rs.strm, 2)
@@ -250,7 +251,7 @@ func TestServerSockets(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, strm) }()
-	waitFor(t, 10*time.Second, "the server to answer", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the server to answer", func() bool {
 		c, err := net.Dial("tcp", srv.Addr().String())
 		if err == nil {
 			c.Close()
