@@ -58,23 +58,22 @@ func writesUnder(t *testing.T, errno syscall.Errno) map[string]error {
 }
 
 func TestNoSpaceENOSPCChild(t *testing.T) {
-	if !inFaultChild(t) {
-		return
-	}
-	for op, err := range writesUnder(t, syscall.ENOSPC) {
-		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
-			t.Errorf("%s on a full disk: %v, want ErrNoSpace and ENOSPC", op, err)
-		}
-	}
+	checkNoSpace(t, syscall.ENOSPC, "ENOSPC", "on a full disk")
 }
 
 func TestNoSpaceEDQUOTChild(t *testing.T) {
+	checkNoSpace(t, syscall.EDQUOT, "EDQUOT", "over quota")
+}
+
+// checkNoSpace checks, in the fault child, that every kind of write failing with errno (name;
+// where says when) is ErrNoSpace and still errno.
+func checkNoSpace(t *testing.T, errno syscall.Errno, name, where string) {
 	if !inFaultChild(t) {
 		return
 	}
-	for op, err := range writesUnder(t, syscall.EDQUOT) {
-		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.EDQUOT) {
-			t.Errorf("%s over quota: %v, want ErrNoSpace and EDQUOT", op, err)
+	for op, err := range writesUnder(t, errno) {
+		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, errno) {
+			t.Errorf("%s %s: %v, want ErrNoSpace and %s", op, where, err, name)
 		}
 	}
 }
