@@ -252,6 +252,21 @@ func rtmpServerBody(name string, port int) map[string]any {
 }
 
 // merge returns a copy of base with kv applied (nil values delete).
+// invalid is a change to a valid body and the field the API's validation error must name.
+type invalid struct {
+	patch map[string]any
+	field string
+}
+
+// wantInvalid posts body changed by each case to path and checks that the API refuses it
+// with a validation error on the case's field.
+func (e *env) wantInvalid(t testing.TB, path string, body map[string]any, cases []invalid) {
+	t.Helper()
+	for _, c := range cases {
+		wantErr(t, e.post(path, merge(body, c.patch)), http.StatusBadRequest, CodeValidation, c.field)
+	}
+}
+
 func merge(base map[string]any, kv map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range base {
