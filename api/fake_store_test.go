@@ -76,18 +76,28 @@ func (s *fakeStore) Create(_ context.Context, r storage.Record) error {
 		b.Modified = b.Created
 	}
 	b.Created, b.Modified = b.Created.UTC(), b.Modified.UTC()
-	if err := s.checkName(r); err != nil {
-		return err
-	}
-	if err := s.claim(r); err != nil {
-		return err
-	}
-	doc, err := json.Marshal(r)
+	d, err := s.admit(r)
 	if err != nil {
 		return err
 	}
-	s.docs[r.Module()] = append(s.docs[r.Module()], fakeDoc{id: b.ID, name: r.UniqueName(), doc: doc})
+	s.docs[r.Module()] = append(s.docs[r.Module()], d)
 	return nil
+}
+
+// admit checks r's unique name and claims its ports as the store does, and returns its
+// document. The caller holds s.mu.
+func (s *fakeStore) admit(r storage.Record) (fakeDoc, error) {
+	if err := s.checkName(r); err != nil {
+		return fakeDoc{}, err
+	}
+	if err := s.claim(r); err != nil {
+		return fakeDoc{}, err
+	}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return fakeDoc{}, err
+	}
+	return fakeDoc{id: r.Meta().ID, name: r.UniqueName(), doc: doc}, nil
 }
 
 func (s *fakeStore) checkName(r storage.Record) error {
@@ -153,17 +163,11 @@ func (s *fakeStore) Update(_ context.Context, r storage.Record) error {
 		b.Modified = time.Now()
 	}
 	b.Modified = b.Modified.UTC()
-	if err := s.checkName(r); err != nil {
-		return err
-	}
-	if err := s.claim(r); err != nil {
-		return err
-	}
-	doc, err := json.Marshal(r)
+	d, err := s.admit(r)
 	if err != nil {
 		return err
 	}
-	s.docs[r.Module()][i] = fakeDoc{id: b.ID, name: r.UniqueName(), doc: doc}
+	s.docs[r.Module()][i] = d
 	return nil
 }
 

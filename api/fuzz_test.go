@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -203,11 +202,7 @@ func FuzzListQuery(f *testing.F) {
 // fuzzListServer is a server over a real store with a few players of varied fields, and their
 // rendered documents.
 func fuzzListServer(t testing.TB) (*server, []map[string]any) {
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := tempStore(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, name := range []string{"a", "b", "8000", " 8001 ", "B", "é", "x"} {

@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/storage"
 )
 
 func init() {
@@ -34,6 +37,27 @@ type env struct {
 
 	mu  sync.Mutex
 	now time.Time
+}
+
+// tempStore opens a new SQLite store in the test's temporary folder, closed when the test ends.
+func tempStore(t testing.TB) *storage.Store {
+	t.Helper()
+	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// bootstrappedStore is tempStore with its administrator made (Bootstrap, adminPassword).
+func bootstrappedStore(t testing.TB) *storage.Store {
+	t.Helper()
+	st := tempStore(t)
+	if _, err := Bootstrap(context.Background(), st, adminPassword); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func (e *env) clock() time.Time {
@@ -228,6 +252,21 @@ func rtmpServerBody(name string, port int) map[string]any {
 }
 
 // merge returns a copy of base with kv applied (nil values delete).
+// invalid is a change to a valid body and the field the API's validation error must name.
+type invalid struct {
+	patch map[string]any
+	field string
+}
+
+// wantInvalid posts body changed by each case to path and checks that the API refuses it
+// with a validation error on the case's field.
+func (e *env) wantInvalid(t testing.TB, path string, body map[string]any, cases []invalid) {
+	t.Helper()
+	for _, c := range cases {
+		wantErr(t, e.post(path, merge(body, c.patch)), http.StatusBadRequest, CodeValidation, c.field)
+	}
+}
+
 func merge(base map[string]any, kv map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range base {

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -46,15 +45,8 @@ func (s *countingStore) Files(ctx context.Context, recordID string) ([]storage.R
 // second apart; every third is active, output formats cycle mp4, flv, mov; every tenth has a file.
 func recordingsAPI(t testing.TB, n int) (*env, *countingProcs, *countingStore) {
 	t.Helper()
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := bootstrappedStore(t)
 	ctx := context.Background()
-	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
-		t.Fatal(err)
-	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	formats := []string{"mp4", "flv", "mov"}
 	for i := range n {
@@ -183,12 +175,7 @@ func TestGetAllPagesInTheStore(t *testing.T) {
 // TestStoreQueryMatchesMemory: random filters and sorts answered by the store give the records,
 // in the order, that the API's in-memory rules give over the rendered records.
 func TestStoreQueryMatchesMemory(t *testing.T) {
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	storeQueryMatchesMemory(t, st)
+	storeQueryMatchesMemory(t, tempStore(t))
 }
 
 // storeQueryMatchesMemory is TestStoreQueryMatchesMemory on st, a new empty store.

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/sluicemedia/sluice/storage"
 )
 
 // productionIterations is the work factor a real server hashes with (PasswordIterations
@@ -39,15 +36,8 @@ func loginIterations() int {
 // hashed with the production work factor (loginIterations), and returns the server and a token.
 func loopbackAPI(t *testing.T, tweak func(*Config)) (*server, *httptest.Server, string) {
 	t.Helper()
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := bootstrappedStore(t)
 	ctx := context.Background()
-	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
-		t.Fatal(err)
-	}
 	u, err := st.UserByName(ctx, AdminUser)
 	if err != nil {
 		t.Fatal(err)

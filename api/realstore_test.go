@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +15,7 @@ import (
 // TestWithRealStore runs the main flows against the SQLite store, to hold the fakes to it
 // (TestContractOnPostgres runs them on PostgreSQL).
 func TestWithRealStore(t *testing.T) {
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	withRealStore(t, st)
+	withRealStore(t, tempStore(t))
 }
 
 // withRealStore runs the main flows against st, a new empty store.

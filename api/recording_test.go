@@ -52,10 +52,7 @@ func TestRecordingCreateAndFiles(t *testing.T) {
 
 func TestRecordingValidation(t *testing.T) {
 	e := newEnv(t)
-	cases := []struct {
-		patch map[string]any
-		field string
-	}{
+	e.wantInvalid(t, "/api/recording/create", recordingBody("r"), []invalid{
 		{map[string]any{"recording_name": nil}, "recording_name"},
 		{map[string]any{"recording_type": "RECORDING_TO_TAPE"}, "recording_type"},
 		{map[string]any{"recording_type": nil}, "recording_type"},
@@ -64,10 +61,7 @@ func TestRecordingValidation(t *testing.T) {
 		{map[string]any{"input": nil}, "input"},
 		{map[string]any{"recording_type": "RECORDING_STREAM_TO_MEMORY", "memory_duration_sec": 3601}, "memory_duration_sec"},
 		{map[string]any{"transcoding": map[string]any{"audio_transcoding": "opus"}}, "transcoding.audio_trancoding"},
-	}
-	for _, c := range cases {
-		wantErr(t, e.post("/api/recording/create", merge(recordingBody("r"), c.patch)), http.StatusBadRequest, CodeValidation, c.field)
-	}
+	})
 }
 
 func TestRecordingMemory(t *testing.T) {

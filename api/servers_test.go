@@ -50,10 +50,7 @@ func TestSRTServerDefaultsAndSecret(t *testing.T) {
 
 func TestSRTServerValidation(t *testing.T) {
 	e := newEnv(t)
-	cases := []struct {
-		patch map[string]any
-		field string
-	}{
+	e.wantInvalid(t, "/api/srt-servers/create", srtServerBody("s", 9000), []invalid{
 		{map[string]any{"server_name": nil}, "server_name"},
 		{map[string]any{"server_name": "a/b"}, "server_name"},
 		{map[string]any{"server_port": nil}, "server_port"},
@@ -70,10 +67,7 @@ func TestSRTServerValidation(t *testing.T) {
 		{map[string]any{"receiver_prefix": strings.Repeat("r", 33)}, "receiver_prefix"},
 		{map[string]any{"publisher_prefix": "same", "receiver_prefix": "same"}, "receiver_prefix"},
 		{map[string]any{"active": 1}, "active"},
-	}
-	for _, c := range cases {
-		wantErr(t, e.post("/api/srt-servers/create", merge(srtServerBody("s", 9000), c.patch)), http.StatusBadRequest, CodeValidation, c.field)
-	}
+	})
 	if e.store.count(storage.ModuleSRTServers) != 0 {
 		t.Fatal("stored an invalid server")
 	}

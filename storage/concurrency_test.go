@@ -14,27 +14,9 @@ func TestConcurrentCreateSameName(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	const n = 20
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.Create(ctx, player("lobby", 8000+i))
-		}()
-	}
-	wg.Wait()
-	ok, taken := 0, 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			ok++
-		case errors.Is(err, storage.ErrNameTaken):
-			taken++
-		default:
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
+	ok, taken := createAtOnce(t, n, storage.ErrNameTaken, func(i int) error {
+		return s.Create(ctx, player("lobby", 8000+i))
+	})
 	if ok != 1 || taken != n-1 {
 		t.Errorf("%d succeeded and %d got ErrNameTaken, want 1 and %d", ok, taken, n-1)
 	}
@@ -46,31 +28,42 @@ func TestConcurrentCreateSameName(t *testing.T) {
 func TestConcurrentCreateSamePort(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	const n = 20
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.Create(ctx, rtmpServer(fmt.Sprint("rtmp ", i), 1935))
-		}()
-	}
-	wg.Wait()
-	ok := 0
-	for _, err := range errs {
-		if err == nil {
-			ok++
-		} else if !errors.Is(err, storage.ErrPortTaken) {
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
+	ok, _ := createAtOnce(t, 20, storage.ErrPortTaken, func(i int) error {
+		return s.Create(ctx, rtmpServer(fmt.Sprint("rtmp ", i), 1935))
+	})
 	if ok != 1 {
 		t.Errorf("%d succeeded, want 1", ok)
 	}
 	if docs, _ := s.ListDocs(ctx, storage.ModuleRTMPServers); len(docs) != 1 {
 		t.Errorf("%d records stored, want 1", len(docs))
 	}
+}
+
+// createAtOnce runs create(0) to create(n-1) in n goroutines at once and counts the calls that
+// succeeded and those refused with refusal; any other error fails the test.
+func createAtOnce(t *testing.T, n int, refusal error, create func(i int) error) (ok, refused int) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = create(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, refusal):
+			refused++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	return ok, refused
 }
 
 // TestConcurrentWriters mixes writes and reads from many goroutines, on two Stores open on the same

@@ -33,6 +33,16 @@ func player(name string, vodPort int) *storage.Player {
 	}
 }
 
+// createRecording stores a new recording "archive" (mp4) in s and returns it.
+func createRecording(t *testing.T, s *storage.Store) *storage.Recording {
+	t.Helper()
+	rec := &storage.Recording{Base: storage.Base{ID: storage.NewID()}, RecordingName: "archive", OutputFormat: "mp4"}
+	if err := s.Create(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // rtmpServer returns an RTMP server module on port (TCP).
 func rtmpServer(name string, port int) *storage.RTMPServer {
 	return &storage.RTMPServer{Base: storage.Base{ID: storage.NewID(), Created: at(0)}, ServerName: name, ServerPort: port}

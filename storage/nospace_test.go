@@ -16,6 +16,16 @@ import (
 // faultDBEnv passes the store path to a child test.
 const faultDBEnv = "SLUICE_TEST_FAULT_DB"
 
+// inFaultChild tells whether this run of t is the child that checks a write fault; if not,
+// it runs that child, with a new store path in faultDBEnv, and reports its result.
+func inFaultChild(t *testing.T) bool {
+	if writefault.InChild(t.Name()) {
+		return true
+	}
+	writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	return false
+}
+
 // writesUnder opens a store with one player, makes every later pwrite of the process fail with
 // errno, and returns the error of each kind of write the API makes.
 func writesUnder(t *testing.T, errno syscall.Errno) map[string]error {
@@ -48,33 +58,29 @@ func writesUnder(t *testing.T, errno syscall.Errno) map[string]error {
 }
 
 func TestNoSpaceENOSPCChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
-		return
-	}
-	for op, err := range writesUnder(t, syscall.ENOSPC) {
-		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
-			t.Errorf("%s on a full disk: %v, want ErrNoSpace and ENOSPC", op, err)
-		}
-	}
+	checkNoSpace(t, syscall.ENOSPC, "ENOSPC", "on a full disk")
 }
 
 func TestNoSpaceEDQUOTChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	checkNoSpace(t, syscall.EDQUOT, "EDQUOT", "over quota")
+}
+
+// checkNoSpace checks, in the fault child, that every kind of write failing with errno (name;
+// where says when) is ErrNoSpace and still errno.
+func checkNoSpace(t *testing.T, errno syscall.Errno, name, where string) {
+	if !inFaultChild(t) {
 		return
 	}
-	for op, err := range writesUnder(t, syscall.EDQUOT) {
-		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, syscall.EDQUOT) {
-			t.Errorf("%s over quota: %v, want ErrNoSpace and EDQUOT", op, err)
+	for op, err := range writesUnder(t, errno) {
+		if !errors.Is(err, storage.ErrNoSpace) || !errors.Is(err, errno) {
+			t.Errorf("%s %s: %v, want ErrNoSpace and %s", op, where, err, name)
 		}
 	}
 }
 
 // TestEIOIsNotNoSpaceChild: a failing device is an I/O error, not a full disk.
 func TestEIOIsNotNoSpaceChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	if !inFaultChild(t) {
 		return
 	}
 	for op, err := range writesUnder(t, syscall.EIO) {
@@ -87,8 +93,7 @@ func TestEIOIsNotNoSpaceChild(t *testing.T) {
 // TestNoSpaceFileSizeLimitChild: the process's file-size limit (RLIMIT_FSIZE, EFBIG), as the
 // recording tests use for a full disk, reached by the store's WAL.
 func TestNoSpaceFileSizeLimitChild(t *testing.T) {
-	if !writefault.InChild(t.Name()) {
-		writefault.RunChild(t, t.Name(), faultDBEnv+"="+filepath.Join(t.TempDir(), "sluice.db"))
+	if !inFaultChild(t) {
 		return
 	}
 	path := os.Getenv(faultDBEnv)

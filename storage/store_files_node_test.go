@@ -13,10 +13,7 @@ import (
 func TestRecordedFileNode(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	rec := &storage.Recording{Base: storage.Base{ID: storage.NewID()}, RecordingName: "archive", OutputFormat: "mp4"}
-	if err := s.Create(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := createRecording(t, s)
 	mk := func(name string) storage.RecordedFile {
 		return storage.RecordedFile{ID: storage.NewID(), RecordID: rec.ID, Name: name, Path: "archive/" + name,
 			Format: "mp4", Created: at(0), State: storage.FileRecording, Node: "ignored"}

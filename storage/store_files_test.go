@@ -13,10 +13,7 @@ import (
 func TestRecordedFiles(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	rec := &storage.Recording{Base: storage.Base{ID: storage.NewID()}, RecordingName: "archive", OutputFormat: "mp4"}
-	if err := s.Create(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := createRecording(t, s)
 	mk := func(d time.Duration, state string) storage.RecordedFile {
 		return storage.RecordedFile{
 			ID: storage.NewID(), RecordID: rec.ID, Name: "archive.mp4", Path: "archive/archive.mp4",

@@ -25,6 +25,22 @@ type jobSetup struct {
 	pid     atomic.Int64
 }
 
+// finish ends the input, waits (2 minutes at most) for the Job's Run, whose wait is given, to
+// return nil, and returns the output's tracks and all its units.
+func (js *jobSetup) finish(ctx context.Context, t *testing.T, wait func(time.Duration) (error, bool)) ([]media.Track, []*media.AccessUnit) {
+	t.Helper()
+	js.in.Close()
+	if err, ok := wait(2 * time.Minute); !ok || err != nil {
+		t.Fatalf("Run: returned %v, %v", ok, err)
+	}
+	js.out.Close()
+	got, err := drain(ctx, js.outRd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js.out.Tracks(), got
+}
+
 func newJobSetup(t *testing.T, tc *Settings, tracks []media.Track, stall time.Duration) *jobSetup {
 	t.Helper()
 	args, err := Args(tc, tracks, HW{})
@@ -202,17 +218,7 @@ func TestJobH265ToH264Discontinuity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	js.in.Close()
-	err, ok := wait(2 * time.Minute)
-	if !ok || err != nil {
-		t.Fatalf("Run: returned %v, %v", ok, err)
-	}
-	js.out.Close()
-	got, err := drain(ctx, js.outRd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outTracks := js.out.Tracks()
+	outTracks, got := js.finish(ctx, t, wait)
 	if v := trackOf(outTracks, true); v.Codec != media.CodecH264 || v.Params.Width != 640 || v.Params.Height != 360 {
 		t.Errorf("video track %s %dx%d, want H264 640x360", v.Codec, v.Params.Width, v.Params.Height)
 	}
@@ -239,16 +245,7 @@ func TestJobFilterFPS(t *testing.T) {
 	if err := publish(ctx, js.in, tracks, units, 2); err != nil {
 		t.Fatal(err)
 	}
-	js.in.Close()
-	if err, ok := wait(2 * time.Minute); !ok || err != nil {
-		t.Fatalf("Run: returned %v, %v", ok, err)
-	}
-	js.out.Close()
-	got, err := drain(ctx, js.outRd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outTracks := js.out.Tracks()
+	outTracks, got := js.finish(ctx, t, wait)
 	if v := trackOf(outTracks, true); v.Codec != media.CodecH264 {
 		t.Errorf("video %s, want H264 (the input's codec)", v.Codec)
 	}

@@ -197,7 +197,7 @@ func TestLiveSegmentsAligned(t *testing.T) {
 				testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", fmt.Sprintf("rtmp://127.0.0.1:%d/live/cam", ports[1]))...)
 			}
 			base := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/", port, id, id)
-			eventually(t, 60*time.Second, "six segments listed", func() bool {
+			testutil.Eventually(t, 60*time.Second, "six segments listed", func() bool {
 				res, err := http.Get(base + "index.m3u8")
 				if err != nil {
 					return false

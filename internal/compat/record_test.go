@@ -65,7 +65,7 @@ func TestRecordingsPlayEverywhere(t *testing.T) {
 			b = s.download("/api/recording/download-memory/" + r.id)
 		} else {
 			var f recordedFile
-			eventually(t, 30*time.Second, r.format+" file complete", func() bool {
+			testutil.Eventually(t, 30*time.Second, r.format+" file complete", func() bool {
 				fs := s.files(r.id)
 				if len(fs) == 1 && fs[0].State == "complete" {
 					f = fs[0]

@@ -80,13 +80,20 @@ func (s *server) post(path string, body any) (int, []byte) {
 	if s.token != "" {
 		req.Header.Set("x-access-token", s.token)
 	}
+	status, raw, _ := s.send(req)
+	return status, raw
+}
+
+// send sends req and returns the answer's status and body, and the error of reading it.
+func (s *server) send(req *http.Request) (int, []byte, error) {
+	s.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	return res.StatusCode, raw
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
 }
 
 // call POSTs body to an API path, wants 200 or 201, and decodes the answer into out.
@@ -135,14 +142,9 @@ func (s *server) download(path string) []byte {
 	s.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
 	req.Header.Set("x-access-token", s.token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		s.t.Fatalf("GET %s: status %d, %v: %.200s", path, res.StatusCode, err, b)
+	status, b, err := s.send(req)
+	if err != nil || status != http.StatusOK {
+		s.t.Fatalf("GET %s: status %d, %v: %.200s", path, status, err, b)
 	}
 	return b
 }
@@ -165,22 +167,10 @@ func (s *server) files(id string) []recordedFile {
 	return rec.Files
 }
 
-// eventually polls cond every 100 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // waitListening waits until something accepts TCP connections on the port.
 func waitListening(t *testing.T, port int) {
 	t.Helper()
-	eventually(t, 20*time.Second, fmt.Sprintf("port %d listening", port), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("port %d listening", port), func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
 			c.Close()

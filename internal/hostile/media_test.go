@@ -159,13 +159,20 @@ type player struct {
 // rtmpPlayer creates a player fed by an RTMP listen input.
 func (s *server) rtmpPlayer(name string) player {
 	s.t.Helper()
+	return s.listenPlayer(name, "INPUT_TYPE_RTMP_LISTEN", "TCP")
+}
+
+// listenPlayer creates a player fed by a listen input of type input on a free port (its
+// transport TCP or UDP) and waits for it to wait for a publisher.
+func (s *server) listenPlayer(name, input, transport string) player {
+	s.t.Helper()
 	var in int
 	id, port := s.createOnPort("vod", func(p int) map[string]any {
 		in = testutil.FreePort(s.t)
-		return playerBody(name, p, listenInput("INPUT_TYPE_RTMP_LISTEN", in, "TCP"))
+		return playerBody(name, p, listenInput(input, in, transport))
 	})
 	s.waitState("vod", id, "waiting", 10*time.Second)
-	return player{id: id, input: "INPUT_TYPE_RTMP_LISTEN", port: port, inPort: in}
+	return player{id: id, input: input, port: port, inPort: in}
 }
 
 // prove publishes to the player's RTMP listen input and plays the player.

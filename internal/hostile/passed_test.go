@@ -70,12 +70,8 @@ func testPassed(t *testing.T) {
 // real publisher sends to the same input and the player plays.
 func testUDPFlood(t *testing.T) {
 	s := start(t, options{})
-	var in int
-	vod, vodPort := s.createOnPort("vod", func(p int) map[string]any {
-		in = testutil.FreePort(t)
-		return playerBody("udp-flood", p, listenInput("INPUT_TYPE_UDP_LISTEN", in, "UDP"))
-	})
-	s.waitState("vod", vod, "waiting", 10*time.Second)
+	pl := s.listenPlayer("udp-flood", "INPUT_TYPE_UDP_LISTEN", "UDP")
+	vod, vodPort, in := pl.id, pl.port, pl.inPort
 	c, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", in))
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +132,7 @@ func testTraversal(t *testing.T) {
 		"input": tinyTestVideo(), "output_format": "mp4"})
 	var file recordedFile
 	var path string
-	waitFor(t, mediaTimeout, "the recording's first file", func() bool {
+	testutil.Eventually(t, mediaTimeout, "the recording's first file", func() bool {
 		var r struct {
 			Files []struct {
 				ID   string `json:"id"`
@@ -288,7 +284,7 @@ func testInjection(t *testing.T) {
 	t.Logf("an address with spaces: %d %s", st, raw)
 	if st == http.StatusCreated {
 		var args []string
-		waitFor(t, 15*time.Second, "ffmpeg reading the address", func() bool {
+		testutil.Eventually(t, 15*time.Second, "ffmpeg reading the address", func() bool {
 			for _, a := range s.childArgs() {
 				if strings.Contains(strings.Join(a, " "), injected) {
 					args = a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/procfs"
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // SIGTERM with hanging clients (issue 13, item 3 and "Done when").
@@ -96,7 +97,7 @@ func testSIGTERM(t *testing.T) {
 		"output": map[string]any{"output_type": "OUTPUT_TYPE_UDP_URL", "output_stream_url": "udp://127.0.0.1:9"}})
 
 	pub := publish(t, rtmpOut(rtmpPort, "cam")...)
-	waitFor(t, 60*time.Second, "every recording writing", func() bool {
+	testutil.Eventually(t, 60*time.Second, "every recording writing", func() bool {
 		for _, id := range recs {
 			if fs := s.files(id); len(fs) != 1 || fs[0].Duration < 1 {
 				return false

@@ -79,7 +79,7 @@ func attackSRT(t *testing.T, target srtTarget) {
 		t.Fatalf("the silent caller's conclusion: answer %#x ok=%v, want it accepted", typ, ok)
 	}
 	silentAt := time.Now()
-	waitFor(t, 5*time.Second, "the server shows the silent caller's connection", target.connected)
+	testutil.Eventually(t, 5*time.Second, "the server shows the silent caller's connection", target.connected)
 
 	// The 65-byte conclusion with no cookie, as the issue's crash sent it.
 	raw := newSRTPeer(t, target.addr)
@@ -152,7 +152,7 @@ func attackSRT(t *testing.T, target srtTarget) {
 	}
 
 	// The silent caller is dropped once it has been silent for the peer idle timeout.
-	waitFor(t, time.Until(silentAt.Add(srtPeerIdle+5*time.Second)), "the silent caller dropped", func() bool { return !target.connected() })
+	testutil.Eventually(t, time.Until(silentAt.Add(srtPeerIdle+5*time.Second)), "the silent caller dropped", func() bool { return !target.connected() })
 	t.Logf("the silent caller was gone %v after its handshake, seen once the other attacks ended (peer idle timeout %v)", time.Since(silentAt).Round(100*time.Millisecond), srtPeerIdle)
 }
 
@@ -169,18 +169,6 @@ func srtAnswer(typ uint32, ok bool) string {
 	return fmt.Sprintf("handshake type %#x", typ)
 }
 
-// waitFor polls cond every 50 ms until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // srtBound is the SRT cases' RSS bound.
 var srtBound = budget(srtStateBytes, "the silent caller's connection and the socket's read batch")
 
@@ -188,12 +176,8 @@ var srtBound = budget(srtStateBytes, "the silent caller's connection and the soc
 // publishes to it and the player plays.
 func testSRTListen(t *testing.T) {
 	s := start(t, options{})
-	var in int
-	vod, vodPort := s.createOnPort("vod", func(p int) map[string]any {
-		in = testutil.FreePort(t)
-		return playerBody("srt-listen", p, listenInput("INPUT_TYPE_SRT_LISTEN", in, "UDP"))
-	})
-	s.waitState("vod", vod, "waiting", 10*time.Second)
+	pl := s.listenPlayer("srt-listen", "INPUT_TYPE_SRT_LISTEN", "UDP")
+	vod, vodPort, in := pl.id, pl.port, pl.inPort
 	w := s.watch()
 	attackSRT(t, srtTarget{addr: fmt.Sprintf("127.0.0.1:%d", in), connected: func() bool {
 		var rec struct {
@@ -225,7 +209,7 @@ func testSRTModule(t *testing.T) {
 	w.stop().check(t, s, srtBound)
 
 	publish(t, srtOut(port, "streamid=publisher/"+srtModuleSlug+"/cam")...)
-	waitFor(t, mediaTimeout, "the module lists the publisher", func() bool {
+	testutil.Eventually(t, mediaTimeout, "the module lists the publisher", func() bool {
 		var streams []map[string]any
 		s.call("/api/srt-servers/getActiveStreams", map[string]any{"id": mod}, http.StatusOK, &streams)
 		return len(streams) > 0

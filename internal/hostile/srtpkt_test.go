@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // SRT handshake packets built by hand (draft-sharabayko-srt, "Handshake"), independent of
@@ -98,16 +100,7 @@ type srtPeer struct {
 
 func newSRTPeer(t *testing.T, addr string) *srtPeer {
 	t.Helper()
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.DialUDP("udp", nil, ua)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &srtPeer{t: t, c: c}
+	return &srtPeer{t: t, c: testutil.DialUDP(t, addr)}
 }
 
 func (p *srtPeer) send(b []byte) {

@@ -137,12 +137,8 @@ func testPlayerWindowBytes(t *testing.T) {
 	}
 
 	s := start(t, options{})
-	var udpPort int
-	vod, vodPort := s.createOnPort("vod", func(p int) map[string]any {
-		udpPort = testutil.FreePort(t)
-		return playerBody("slow-flood", p, listenInput("INPUT_TYPE_UDP_LISTEN", udpPort, "UDP"))
-	})
-	s.waitState("vod", vod, "waiting", 10*time.Second)
+	pl := s.listenPlayer("slow-flood", "INPUT_TYPE_UDP_LISTEN", "UDP")
+	vod, vodPort, udpPort := pl.id, pl.port, pl.inPort
 
 	b := budget(playerBytes, fmt.Sprintf("a player's documented budgets: window %d MB, segment %d MiB, reader queue and GOP %d MiB each, TS demuxer %d MiB",
 		int64(playerWindowBytes)/1e6, segment.DefaultSegmentBytes>>20, stream.DefaultQueueBytes>>20, tsDemuxBytes>>20))

@@ -10,11 +10,7 @@ import (
 // TestParseRealProfiles parses profiles this runtime writes, in the format the server's
 // /debug/pprof handlers serve with debug=1.
 func TestParseRealProfiles(t *testing.T) {
-	var gr bytes.Buffer
-	if err := pprof.Lookup("goroutine").WriteTo(&gr, 1); err != nil {
-		t.Fatal(err)
-	}
-	n, err := ParseGoroutineTotal(gr.Bytes())
+	n, err := ParseGoroutineTotal(profile(t, "goroutine"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,11 +19,7 @@ func TestParseRealProfiles(t *testing.T) {
 	}
 
 	runtime.GC()
-	var heap bytes.Buffer
-	if err := pprof.Lookup("heap").WriteTo(&heap, 1); err != nil {
-		t.Fatal(err)
-	}
-	m, err := ParseMemStats(heap.Bytes())
+	m, err := ParseMemStats(profile(t, "heap"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +31,16 @@ func TestParseRealProfiles(t *testing.T) {
 	if m.Sys > int64(ms.Sys)*2 || int64(ms.Sys) > m.Sys*2 {
 		t.Fatalf("Sys %d, runtime says %d", m.Sys, ms.Sys)
 	}
+}
+
+// profile returns this runtime's profile name as /debug/pprof serves it with debug=1.
+func profile(t *testing.T, name string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := pprof.Lookup(name).WriteTo(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func TestParseProfileErrors(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
+
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 func TestArgs(t *testing.T) {
@@ -110,26 +112,11 @@ func sourceFile(t *testing.T) string {
 	return filePath
 }
 
-// collect reads s in the background until the returned stop is called.
+// collect reads s in the background until the returned stop is called, which returns what
+// was read.
 func collect(t *testing.T, s *stream.Stream) func() []*media.AccessUnit {
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var aus []*media.AccessUnit
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			au, err := r.Read(ctx)
-			if err != nil {
-				return
-			}
-			aus = append(aus, au)
-		}
-	}()
-	return func() []*media.AccessUnit { cancel(); <-done; r.Close(); return aus }
+	c := streamtest.Collect(t, s)
+	return func() []*media.AccessUnit { c.Stop(); return c.Snapshot() }
 }
 
 // checkMedia checks the tracks and that DTS increases per track.
@@ -216,25 +203,9 @@ func TestRunCancel(t *testing.T) {
 	path := sourceFile(t)
 	t.Parallel()
 	s := stream.New("cancel", stream.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, s, Options{FFmpeg: ffmpeg, Address: path}) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !s.Publishing() {
-		if time.Now().After(deadline) {
-			t.Fatal("not publishing within 20 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run after cancel: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	run := testutil.Go(t, func(ctx context.Context) error { return Run(ctx, s, Options{FFmpeg: ffmpeg, Address: path}) })
+	testutil.Eventually(t, 20*time.Second, "publishing", s.Publishing)
+	run.Stop(t, 10*time.Second)
 	if s.Publishing() {
 		t.Error("still publishing")
 	}

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // TestRunRepeat runs the input 4 times into one stream, as the supervisor restarts it: 3
@@ -22,16 +22,9 @@ func TestRunRepeat(t *testing.T) {
 	defer srv.Close()
 	s := stream.New("repeat", stream.Options{})
 	stop := collect(t, s)
-	b0 := testutil.TakeBaseline()
-	for range 4 {
-		if err := Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: srv.URL + "/src.mp4"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := s.Discontinuities(); d != 3 {
-		t.Errorf("%d discontinuities, want 3", d)
-	}
-	b0.Check(t, 10*time.Second)
+	streamtest.CheckRestarts(t, s, func() error {
+		return Run(context.Background(), s, Options{FFmpeg: ffmpeg, Address: srv.URL + "/src.mp4"})
+	})
 	aus := stop()
 	if len(aus) < 4*6*25 {
 		t.Errorf("%d units from 4 runs", len(aus))

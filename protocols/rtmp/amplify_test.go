@@ -15,7 +15,6 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // amplify is the attack on one connection: the handshake, Set Chunk Size 2^31-1, a
@@ -129,8 +128,8 @@ func TestAmplification(t *testing.T) {
 		conns = conns[:300]
 		testutil.Eventually(t, 10*time.Second, "the freed slots", func() bool { return srv.ConnStats().Open == 300 })
 		url := fmt.Sprintf("rtmp://%s/live/after", addr)
-		pub := testutil.FFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
-		strm := streamtest.WaitPublished(t, reg, "after", 2, 20*time.Second)
+		pub := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", url)...)
+		strm := waitPublished(t, reg, "after", 20*time.Second)
 		r, err := strm.NewReader("test")
 		if err != nil {
 			t.Fatal(err)
@@ -240,8 +239,8 @@ func TestSlowPublisher(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, "the end of the slow publication", func() bool { return len(srv.ActiveStreams()) == 0 })
 
 	// ffmpeg publishes for 4 s, past both timeouts, without being cut.
-	pub := testutil.FFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)
-	strm := streamtest.WaitPublished(t, reg, "moving", 2, 20*time.Second)
+	pub := startFFmpeg(t, append(encodeArgs(4, "500k"), "-f", "flv", "rtmp://"+addr+"/live/moving")...)
+	strm := waitPublished(t, reg, "moving", 20*time.Second)
 	r, err := strm.NewReader("test")
 	if err != nil {
 		t.Fatal(err)

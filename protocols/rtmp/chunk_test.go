@@ -214,21 +214,9 @@ func setChunkSize(size uint32) []byte {
 	return []byte{0x02, 0, 0, 0, 0, 0, 4, msgSetChunkSize, 0, 0, 0, 0, byte(size >> 24), byte(size >> 16), byte(size >> 8), byte(size)}
 }
 
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n uint64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += uint64(n)
-	return n, err
-}
-
 // newCountedChunkReader reads b, counting the bytes the reader has taken from it.
-func newCountedChunkReader(b []byte) (*chunkReader, *countReader) {
-	cnt := &countReader{r: bytes.NewReader(b)}
+func newCountedChunkReader(b []byte) (*chunkReader, *countingReader) {
+	cnt := &countingReader{r: bytes.NewReader(b)}
 	return newChunkReader(cnt), cnt
 }
 

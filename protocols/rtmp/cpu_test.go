@@ -8,7 +8,6 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // cpuTime returns the CPU time this process used so far (ffmpeg children excluded).
@@ -42,8 +41,8 @@ func BenchmarkServerCPU(b *testing.B) {
 	b.Logf("idle: server CPU %.2f %% of a core", idle)
 	b.ReportMetric(idle, "idle-cpu%")
 
-	testutil.FFmpeg(b, args...)
-	s := streamtest.WaitPublished(b, reg, "bench", 2, 30*time.Second)
+	startFFmpeg(b, args...)
+	s := waitPublished(b, reg, "bench", 30*time.Second)
 	time.Sleep(2 * time.Second) // past the start-up burst
 
 	measure := func(name string) {
@@ -58,7 +57,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	}
 	b.ResetTimer()
 	measure("ingest")
-	testutil.FFmpeg(b, "-i", url, "-c", "copy", "-f", "null", "-")
+	startFFmpeg(b, "-hide_banner", "-loglevel", "error", "-i", url, "-c", "copy", "-f", "null", "-")
 	testutil.Eventually(b, 20*time.Second, "the player", func() bool { return s.Stats().Readers == 1 })
 	time.Sleep(2 * time.Second)
 	measure("ingest+player")

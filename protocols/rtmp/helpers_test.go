@@ -3,13 +3,15 @@ package rtmp
 import (
 	"bytes"
 	"context"
-	"github.com/sluicemedia/sluice/internal/testutil"
+	"fmt"
 	"log/slog"
 	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
@@ -78,6 +80,38 @@ func encodeArgs(seconds float64, vbitrate string) []string {
 		"-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-b:v", vbitrate, "-minrate", vbitrate,
 		"-maxrate", vbitrate, "-bufsize", "500k", "-x264-params", "nal-hrd=cbr", "-g", "25",
 		"-c:a", "aac", "-b:a", "64k")
+}
+
+// startFFmpeg starts ffmpeg with args; it is killed when the test ends.
+func startFFmpeg(t testing.TB, args ...string) *testutil.Child {
+	t.Helper()
+	return testutil.StartChild(t, testutil.RequireFFmpeg(t), args...)
+}
+
+// readStream makes the stream name, logging to the test, with a reader called reader;
+// closeAll closes the reader, then the stream.
+func readStream(t testing.TB, name, reader string) (s *stream.Stream, r *stream.Reader, closeAll func()) {
+	t.Helper()
+	s = stream.New(name, stream.Options{Log: testLog(t)})
+	r, err := s.NewReader(reader)
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s, r, func() { r.Close(); s.Close() }
+}
+
+// waitPublished waits until reg holds the stream name with its two tracks (video and audio)
+// and returns it, failing the test after timeout.
+func waitPublished(t testing.TB, reg *stream.Registry, name string, timeout time.Duration) *stream.Stream {
+	t.Helper()
+	var s *stream.Stream
+	testutil.Eventually(t, timeout, fmt.Sprintf("the publication of %q", name), func() bool {
+		var ok bool
+		s, ok = reg.Get(name)
+		return ok && len(s.Tracks()) == 2
+	})
+	return s
 }
 
 // readUnits reads units until n arrived or timeout, checking that DTS increases per track.

@@ -19,13 +19,8 @@ func TestListenReconnect(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	base := testutil.TakeBaseline()
 	func() {
-		s := stream.New("listen", stream.Options{Log: testLog(t)})
-		defer s.Close()
-		r, err := s.NewReader("test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		s, r, closeStream := readStream(t, "listen", "test")
+		defer closeStream()
 		addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -50,13 +45,13 @@ func TestListenReconnect(t *testing.T) {
 
 		url := "rtmp://" + addr + "/any/thing"
 		for i := range 3 {
-			var p *testutil.Process
+			var p *testutil.Child
 			// The listener may not be up yet for the first round.
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				p = testutil.FFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
+				p = startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
 				err := p.Wait(30 * time.Second)
-				if err != nil && strings.Contains(p.Stderr(), "Connection refused") && time.Now().Before(deadline) {
+				if err != nil && strings.Contains(err.Error(), "Connection refused") && time.Now().Before(deadline) {
 					time.Sleep(200 * time.Millisecond)
 					continue
 				}
@@ -69,9 +64,9 @@ func TestListenReconnect(t *testing.T) {
 		}
 
 		// One at a time: a second publisher is refused while the first one is live.
-		first := testutil.FFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", "rtmp://"+addr+"/a/b")...)
+		first := startFFmpeg(t, append(encodeArgs(6, "500k"), "-f", "flv", "rtmp://"+addr+"/a/b")...)
 		testutil.Eventually(t, 10*time.Second, "the publisher", func() bool { return s.Publishing() })
-		second := testutil.FFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", "rtmp://"+addr+"/c/d")...)
+		second := startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", "rtmp://"+addr+"/c/d")...)
 		if err := second.Wait(30 * time.Second); err == nil {
 			t.Fatal("a second concurrent publisher was accepted")
 		}

@@ -11,30 +11,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
-
-// pullUnits plays url into a new stream and reads n units from it within d; the pull is
-// cancelled, and must return nil within 10 s, when the test ends.
-func pullUnits(t *testing.T, url string, n int, d time.Duration) (*stream.Stream, []*media.AccessUnit) {
-	t.Helper()
-	s := stream.New("pulled", stream.Options{Log: testLog(t)})
-	t.Cleanup(s.Close)
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := runPull(t, ctx, url, s)
-	t.Cleanup(func() {
-		cancel()
-		if err := wait(10 * time.Second); err != nil {
-			t.Errorf("Pull after cancel: %v", err)
-		}
-	})
-	return s, readUnits(t, r, n, d)
-}
 
 // runPull runs Pull in the background; the returned function waits for its result.
 func runPull(t *testing.T, ctx context.Context, url string, s *stream.Stream) func(time.Duration) error {
@@ -65,13 +42,8 @@ func TestPullFromFFmpeg(t *testing.T) {
 	url := fmt.Sprintf("rtmp://127.0.0.1:%d/live/key", port)
 	ff := testutil.FFmpeg(t, append(encodeArgs(8, "1000k"), "-f", "flv", "-listen", "1", url)...)
 
-	s := stream.New("pull", stream.Options{Log: testLog(t)})
-	defer s.Close()
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	s, r, closeStream := readStream(t, "pull", "test")
+	defer closeStream()
 	// ffmpeg listens once it has opened its inputs: retry a refused dial.
 	var wait func(time.Duration) error
 	deadline := time.Now().Add(20 * time.Second)
@@ -109,12 +81,20 @@ func TestPullFromServer(t *testing.T) {
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
 	url := fmt.Sprintf("rtmp://%s/live/cam", addr)
-	testutil.FFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
-	streamtest.WaitPublished(t, reg, "cam", 2, 20*time.Second)
+	startFFmpeg(t, append(encodeArgs(30, "1000k"), "-f", "flv", url)...)
+	waitPublished(t, reg, "cam", 20*time.Second)
 
-	s, units := pullUnits(t, url, 75, 20*time.Second)
+	s, r, closeStream := readStream(t, "pulled", "test")
+	defer closeStream()
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := runPull(t, ctx, url, s)
+	units := readUnits(t, r, 75, 20*time.Second)
 	if !units[0].Key || s.Tracks()[0].Params.Height != 360 {
 		t.Fatalf("first unit key %v, tracks %+v", units[0].Key, s.Tracks())
+	}
+	cancel()
+	if err := wait(10 * time.Second); err != nil {
+		t.Fatalf("Pull after cancel: %v", err)
 	}
 
 	// A stream that does not exist is refused.

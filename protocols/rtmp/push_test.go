@@ -14,7 +14,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -68,13 +67,8 @@ func publishTS(t *testing.T, s *stream.Stream, args ...string) func() error {
 
 func TestPushToFFmpeg(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	s := stream.New("src", stream.Options{Log: testLog(t)})
-	defer s.Close()
-	r, err := s.NewReader("push")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	s, r, closeStream := readStream(t, "src", "push")
+	defer closeStream()
 
 	port := testutil.FreePort(t)
 	out := filepath.Join(t.TempDir(), "out.flv")
@@ -122,13 +116,8 @@ func TestPushHEVC(t *testing.T) {
 	srv := &Server{Registry: reg}
 	addr := startServer(t, srv)
 
-	src := stream.New("src", stream.Options{Log: testLog(t)})
-	defer src.Close()
-	r, err := src.NewReader("push")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	src, r, closeStream := readStream(t, "src", "push")
+	defer closeStream()
 	args := append(append([]string{"-hide_banner", "-loglevel", "error"},
 		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100, Realtime: true}.Args()...), "-t", "20",
 		"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=25", "-c:a", "aac")
@@ -138,16 +127,24 @@ func TestPushHEVC(t *testing.T) {
 	pushed := make(chan error, 1)
 	go func() { pushed <- Push(ctx, r, src.Tracks(), PushOptions{URL: "rtmp://" + addr + "/live/hevc"}) }()
 
-	got := streamtest.WaitPublished(t, reg, "hevc", 2, 30*time.Second)
+	got := waitPublished(t, reg, "hevc", 30*time.Second)
 	tracks := got.Tracks()
 	if tracks[0].Codec != media.CodecH265 || tracks[0].Params.Width != 320 || tracks[0].Params.VPS == nil {
 		t.Fatalf("video track %+v", tracks[0])
 	}
 
 	// And back out through a player of ours.
-	back, units := pullUnits(t, "rtmp://"+addr+"/live/hevc", 50, 30*time.Second)
+	back, br, closeBack := readStream(t, "back", "test")
+	defer closeBack()
+	pctx, pcancel := context.WithCancel(context.Background())
+	wait := runPull(t, pctx, "rtmp://"+addr+"/live/hevc", back)
+	units := readUnits(t, br, 50, 30*time.Second)
 	if back.Tracks()[0].Codec != media.CodecH265 || !units[0].Key {
 		t.Fatalf("pulled tracks %+v", back.Tracks())
+	}
+	pcancel()
+	if err := wait(10 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 	cancel()
 	if err := <-pushed; err != nil {

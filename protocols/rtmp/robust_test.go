@@ -100,7 +100,7 @@ func TestRobustness(t *testing.T) {
 
 		// Real publishers still work on both ports.
 		for _, url := range []string{"rtmp://" + addr + "/live/after", "rtmp://" + laddr + "/x/y"} {
-			p := testutil.FFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
+			p := startFFmpeg(t, append(encodeArgs(2, "500k"), "-f", "flv", url)...)
 			if err := p.Wait(30 * time.Second); err != nil {
 				t.Fatalf("publisher after garbage: %v", err)
 			}

@@ -26,18 +26,18 @@ func TestServerPublishers(t *testing.T) {
 	for i := range short {
 		args := append(testutil.Pattern{Width: 320, Height: 180, Silent: true}.Args(),
 			"-t", "0.1", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-f", "flv", url)
-		if err := testutil.FFmpeg(t, args...).Wait(30 * time.Second); err != nil {
+		if err := startFFmpeg(t, args...).Wait(30 * time.Second); err != nil {
 			t.Fatalf("short publisher %d: %v", i, err)
 		}
 		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("short session %d told", i), func() bool { return len(log.Calls()) == 2*(i+1) })
 	}
 
-	long := testutil.FFmpeg(t, append(encodeArgs(60, "500k"), "-f", "flv", url)...)
+	long := startFFmpeg(t, append(encodeArgs(60, "500k"), "-f", "flv", url)...)
 	testutil.Eventually(t, 20*time.Second, "the long session connected", func() bool { return len(log.Calls()) == 2*short+1 })
-	if err := testutil.FFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...).Wait(30 * time.Second); err == nil {
+	if err := startFFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...).Wait(30 * time.Second); err == nil {
 		t.Fatal("a second publisher of a busy key was accepted")
 	}
-	_ = long.Cmd.Process.Kill()
+	long.Kill()
 	testutil.Eventually(t, 15*time.Second, "the killed session disconnected", func() bool { return len(log.Calls()) == 2*short+2 })
 
 	lengths := testutil.CheckSessions(t, log.Calls(), "cam1")

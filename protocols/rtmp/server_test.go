@@ -15,7 +15,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
-	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 func TestServerPublishPlay(t *testing.T) {
@@ -25,8 +24,8 @@ func TestServerPublishPlay(t *testing.T) {
 	addr := startServer(t, srv)
 	url := fmt.Sprintf("rtmp://%s/live/cam1", addr)
 
-	pub := testutil.FFmpeg(t, append(encodeArgs(12, "1000k"), "-f", "flv", url)...)
-	strm := streamtest.WaitPublished(t, reg, "cam1", 2, 20*time.Second)
+	pub := startFFmpeg(t, append(encodeArgs(12, "1000k"), "-f", "flv", url)...)
+	strm := waitPublished(t, reg, "cam1", 20*time.Second)
 	tracks := strm.Tracks()
 	if tracks[0].Codec != media.CodecH264 || tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 {
 		t.Fatalf("video track %+v", tracks[0])
@@ -45,10 +44,10 @@ func TestServerPublishPlay(t *testing.T) {
 	}
 
 	// A second publisher on the busy key is refused with BadName; the first goes on.
-	second := testutil.FFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...)
+	second := startFFmpeg(t, append(encodeArgs(5, "500k"), "-f", "flv", url)...)
 	err = second.Wait(30 * time.Second)
-	if err == nil || !strings.Contains(second.Stderr(), "busy") {
-		t.Fatalf("second publisher: %v: %s", err, second.Stderr())
+	if err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Fatalf("second publisher: %v", err)
 	}
 	// The status code, seen by our own client.
 	pr, err := strm.NewReader("push")
@@ -98,7 +97,7 @@ func TestServerRefusesWrongApp(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
 	addr := startServer(t, &Server{Registry: reg})
-	p := testutil.FFmpeg(t, append(encodeArgs(3, "500k"), "-f", "flv", fmt.Sprintf("rtmp://%s/other/cam1", addr))...)
+	p := startFFmpeg(t, append(encodeArgs(3, "500k"), "-f", "flv", fmt.Sprintf("rtmp://%s/other/cam1", addr))...)
 	if err := p.Wait(30 * time.Second); err == nil {
 		t.Fatal("publishing to app other worked")
 	}

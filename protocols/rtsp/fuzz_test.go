@@ -87,23 +87,12 @@ func fuzzOne(t *testing.T, data []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tracks []*inTrack
-		for _, fm := range fuzzFormats() {
-			tr, err := newInTrack(fm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tracks = append(tracks, tr)
-		}
-		pub, err := strm.Publish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := newIngest(pub, tracks, log)
+		formats := fuzzFormats()
+		in := publishIngest(t, strm, formats, log)
 		now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 		in.now = func() time.Time { return now }
 		for len(data) >= 3 {
-			i := int(data[0]) % len(tracks)
+			i := int(data[0]) % len(formats)
 			n := int(binary.BigEndian.Uint16(data[1:3]))
 			data = data[3:]
 			n = min(n, len(data))

@@ -154,7 +154,7 @@ func TestSetupTimeout(t *testing.T) {
 	for _, transport := range []string{"tcp", "udp"} {
 		c := collect(t, rs.strm)
 		p := startPublisher(t, rs.url, transport, "libx264", "aac", 4)
-		if err := p.wait(30 * time.Second); err != nil {
+		if err := p.Wait(30 * time.Second); err != nil {
 			t.Fatalf("%s publisher: %v", transport, err)
 		}
 		// 4 s at 25 fps: the publisher was not cut.

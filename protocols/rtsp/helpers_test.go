@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -114,56 +113,14 @@ func sourceArgs(vcodec, acodec string) []string {
 	return args
 }
 
-// publisher is an ffmpeg process publishing to an RTSP URL.
-type publisher struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	done   chan error
-}
-
 // startPublisher runs ffmpeg publishing for seconds to url over transport (tcp or udp).
-func startPublisher(t testing.TB, url, transport, vcodec, acodec string, seconds int) *publisher {
+func startPublisher(t testing.TB, url, transport, vcodec, acodec string, seconds int) *testutil.Child {
 	t.Helper()
 	ffmpeg := testutil.RequireFFmpeg(t)
 	args := []string{"-hide_banner", "-loglevel", "error", "-nostdin"}
 	args = append(args, sourceArgs(vcodec, acodec)...)
 	args = append(args, "-t", strconv.Itoa(seconds), "-f", "rtsp", "-rtsp_transport", transport, url)
-	p := &publisher{cmd: exec.Command(ffmpeg, args...), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("ffmpeg: %v", err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() { p.kill() })
-	return p
-}
-
-// wait waits for ffmpeg to exit and returns its error with its stderr.
-func (p *publisher) wait(timeout time.Duration) error {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			return fmt.Errorf("%w: %s", err, p.stderr.String())
-		}
-		return nil
-	case <-time.After(timeout):
-		return fmt.Errorf("ffmpeg still running after %s", timeout)
-	}
-}
-
-// stop ends ffmpeg as a person would (q on a terminal; SIGINT here) and waits for it.
-func (p *publisher) stop() {
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	if p.wait(10*time.Second) != nil {
-		p.kill()
-	}
-}
-
-func (p *publisher) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-	p.done <- nil
+	return testutil.StartChild(t, ffmpeg, args...)
 }
 
 // collector reads a Stream and checks each unit as it comes.

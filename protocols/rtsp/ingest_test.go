@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -100,17 +101,9 @@ func packetise(t testing.TB, f fixture) ([]format.Format, []rtpPacket) {
 	return formats, pkts
 }
 
-// ingestAll feeds packets to a new ingest of formats publishing into a new Stream, and returns
-// the Stream's tracks and units.
-func ingestAll(t testing.TB, formats []format.Format, pkts []rtpPacket) ([]media.Track, []*media.AccessUnit) {
+// publishIngest returns a new ingest of formats publishing into strm.
+func publishIngest(t testing.TB, strm *stream.Stream, formats []format.Format, log *slog.Logger) *ingest {
 	t.Helper()
-	strm := stream.New("ingest", stream.Options{Log: testLog(t), QueueSize: 1 << 14})
-	defer strm.Close()
-	r, err := strm.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var tracks []*inTrack
 	for _, f := range formats {
 		tr, err := newInTrack(f)
@@ -123,7 +116,21 @@ func ingestAll(t testing.TB, formats []format.Format, pkts []rtpPacket) ([]media
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := newIngest(pub, tracks, testLog(t))
+	return newIngest(pub, tracks, log)
+}
+
+// ingestAll feeds packets to a new ingest of formats publishing into a new Stream, and returns
+// the Stream's tracks and units.
+func ingestAll(t testing.TB, formats []format.Format, pkts []rtpPacket) ([]media.Track, []*media.AccessUnit) {
+	t.Helper()
+	strm := stream.New("ingest", stream.Options{Log: testLog(t), QueueSize: 1 << 14})
+	defer strm.Close()
+	r, err := strm.NewReader("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	in := publishIngest(t, strm, formats, testLog(t))
 	var now time.Time
 	in.now = func() time.Time { return now }
 	for _, p := range pkts {

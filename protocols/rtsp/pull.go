@@ -3,7 +3,6 @@ package rtsp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -23,10 +22,11 @@ import (
 // as a refused connection, a description with no carried format, or a stream that went quiet
 // for ReadTimeout (10 s).
 func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
-	u, transport, where, log, err := target("pull", o.URL, o.Log)
+	ep, err := newEndpoint("pull", o.URL, o.Log)
 	if err != nil {
 		return err
 	}
+	u, transport, log := ep.u, ep.transport, ep.log
 
 	var lossLog, errLog atomic.Int64
 	c := &gortsplib.Client{
@@ -49,17 +49,12 @@ func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
 		},
 	}
 	if err := c.Start2(); err != nil {
-		return fmt.Errorf("rtsp pull %s: %w", where, err)
+		return ep.wrap(err)
 	}
 	stop := closeOnDone(ctx, c.Close)
 	defer stop()
 
-	fail := func(step string, err error) error {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("rtsp pull %s: %s: %w", where, step, err)
-	}
+	fail := func(step string, err error) error { return ep.fail(ctx, step, err) }
 	desc, _, err := c.Describe(u)
 	if err != nil {
 		return fail("describe", err)

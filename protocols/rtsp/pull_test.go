@@ -77,7 +77,7 @@ func TestPull(t *testing.T) {
 			t.Logf("units %v", c.counts())
 		})
 	}
-	p.stop()
+	p.Interrupt(10 * time.Second)
 }
 
 // TestPullRemoteEnds checks that Pull returns nil when the remote ends the stream after media
@@ -88,7 +88,7 @@ func TestPullRemoteEnds(t *testing.T) {
 	p := startPublisher(t, rs.url, "tcp", "libx264", "aac", 4)
 	waitTracks(t, rs.strm, 2)
 	_, c, _, wait := startPull(t, rs.url+"?rtsp_transport=tcp")
-	if err := p.wait(30 * time.Second); err != nil {
+	if err := p.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err, ok := wait(30 * time.Second); !ok {

@@ -3,7 +3,6 @@ package rtsp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -29,10 +28,11 @@ var ErrTracksChanged = errors.New("tracks changed")
 // stream closes, ErrTracksChanged (wrapped) when a new publisher brought other tracks, and an
 // error when the server refuses or drops the session.
 func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOptions) error {
-	u, _, where, log, err := target("push", o.URL, o.Log)
+	ep, err := newEndpoint("push", o.URL, o.Log)
 	if err != nil {
 		return err
 	}
+	u, log := ep.u, ep.log
 
 	outs := make([]*outTrack, len(tracks))
 	desc := &description.Session{}
@@ -46,7 +46,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 		desc.Medias = append(desc.Medias, o.media)
 	}
 	if len(desc.Medias) == 0 {
-		return fmt.Errorf("rtsp push %s: no track that RTSP carries", where)
+		return ep.wrap(errors.New("no track that RTSP carries"))
 	}
 
 	tcp := gortsplib.TransportTCP
@@ -67,7 +67,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 		},
 	}
 	if err := c.Start2(); err != nil {
-		return fmt.Errorf("rtsp push %s: %w", where, err)
+		return ep.wrap(err)
 	}
 	readCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,12 +83,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 	defer wg.Wait()
 	defer stop()
 
-	fail := func(step string, err error) error {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("rtsp push %s: %s: %w", where, step, err)
-	}
+	fail := func(step string, err error) error { return ep.fail(ctx, step, err) }
 	if _, err := c.Announce(u, desc); err != nil {
 		return fail("announce", err)
 	}
@@ -114,7 +109,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 		}
 		if err := p.write(r, au); err != nil {
 			if errors.Is(err, ErrTracksChanged) {
-				return fmt.Errorf("rtsp push %s: %w", where, err)
+				return ep.wrap(err)
 			}
 			return fail("write", err)
 		}

@@ -47,7 +47,7 @@ func TestPush(t *testing.T) {
 	checkProbe(t, ffprobe(t, out, true), "h264", "aac")
 	st := dst.strm.Stats()
 	t.Logf("pushed stream: %.0f kbit/s, %.1f fps, units %v", st.Bitrate, st.FPS, c.counts())
-	p.stop()
+	p.Interrupt(10 * time.Second)
 	c.check(t)
 }
 

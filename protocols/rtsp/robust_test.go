@@ -31,8 +31,8 @@ func TestReconnect(t *testing.T) {
 		})
 		if i == 2 {
 			time.Sleep(time.Second)
-			p.kill()
-		} else if err := p.wait(30 * time.Second); err != nil {
+			p.Kill()
+		} else if err := p.Wait(30 * time.Second); err != nil {
 			t.Fatalf("publisher %d: %v", i+1, err)
 		}
 		testutil.Eventually(t, 20*time.Second, fmt.Sprintf("publisher %d to leave", i+1), func() bool { return !rs.strm.Publishing() })
@@ -132,7 +132,7 @@ func TestRobustness(t *testing.T) {
 		testutil.Eventually(t, 20*time.Second, transport+" publisher after the noise", func() bool {
 			return rs.strm.Publishing() && c.count(0) >= 25
 		})
-		if err := p.wait(30 * time.Second); err != nil {
+		if err := p.Wait(30 * time.Second); err != nil {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, 20*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })

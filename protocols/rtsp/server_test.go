@@ -39,7 +39,7 @@ func TestServerPublish(t *testing.T) {
 					n++
 				}
 			}
-			if err := p.wait(30 * time.Second); err != nil {
+			if err := p.Wait(30 * time.Second); err != nil {
 				t.Fatal(err)
 			}
 			want := float64(srcVideoKbps + srcAudioKbps)
@@ -81,7 +81,7 @@ func TestServerCodecs(t *testing.T) {
 			if tc.video == media.CodecH265 && len(tracks[0].Params.VPS) == 0 {
 				t.Error("H.265 track without VPS")
 			}
-			if err := p.wait(30 * time.Second); err != nil {
+			if err := p.Wait(30 * time.Second); err != nil {
 				t.Fatal(err)
 			}
 			testutil.Eventually(t, 15*time.Second, "publisher to leave", func() bool { return !rs.strm.Publishing() })
@@ -111,7 +111,7 @@ func TestServerSecondPublisher(t *testing.T) {
 	waitTracks(t, rs.strm, 2)
 
 	second := startPublisher(t, rs.url, "tcp", "libx264", "aac", 2)
-	err := second.wait(30 * time.Second)
+	err := second.Wait(30 * time.Second)
 	if err == nil {
 		t.Fatal("second publisher was not refused")
 	}
@@ -122,14 +122,14 @@ func TestServerSecondPublisher(t *testing.T) {
 	if !rs.strm.Publishing() {
 		t.Error("first publisher lost its place")
 	}
-	if err := first.wait(30 * time.Second); err != nil {
+	if err := first.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 15*time.Second, "first publisher to leave", func() bool { return !rs.strm.Publishing() })
 
 	third := startPublisher(t, rs.url, "udp", "libx264", "aac", 3)
 	waitTracks(t, rs.strm, 2)
-	if err := third.wait(30 * time.Second); err != nil {
+	if err := third.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if d := rs.strm.Discontinuities(); d != 1 {
@@ -151,7 +151,7 @@ func TestServerReaders(t *testing.T) {
 			checkProbe(t, ffprobe(t, out, true), "h264", "aac")
 		})
 	}
-	p.stop()
+	p.Interrupt(10 * time.Second)
 }
 
 // checkProbe checks ffprobe's streams: the video at the source's size and the audio, with
@@ -212,13 +212,13 @@ func TestServerStaleAnnounce(t *testing.T) {
 		t.Fatalf("ANNOUNCE answered %q, %v", line, err)
 	}
 	early := startPublisher(t, rs.url, "tcp", "libx264", "aac", 2)
-	if err := early.wait(30 * time.Second); err == nil || !strings.Contains(err.Error(), "503") {
+	if err := early.Wait(30 * time.Second); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("publisher while the claim is fresh: %v, want 503", err)
 	}
 	time.Sleep(2 * time.Second)
 	late := startPublisher(t, rs.url, "tcp", "libx264", "aac", 2)
 	waitTracks(t, rs.strm, 2)
-	if err := late.wait(30 * time.Second); err != nil {
+	if err := late.Wait(30 * time.Second); err != nil {
 		t.Errorf("publisher after the claim expired: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package rtsp
 
 import (
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 
@@ -78,19 +77,4 @@ func redactRaw(raw string) string {
 		return "(invalid URL)"
 	}
 	return u.Redacted()
-}
-
-// target parses the URL of a pull or push (op, for the error): the URL, the transport its
-// query asks for, where it is (its password redacted), and log (slog.Default() when nil)
-// narrowed to it.
-func target(op, rawurl string, log *slog.Logger) (*base.URL, *gortsplib.Transport, string, *slog.Logger, error) {
-	u, transport, err := parseURL(rawurl)
-	if err != nil {
-		return nil, nil, "", nil, fmt.Errorf("rtsp %s %s: %w", op, redactRaw(rawurl), err)
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	where := redact(u)
-	return u, transport, where, log.With("url", where), nil
 }

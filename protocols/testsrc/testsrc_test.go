@@ -3,18 +3,19 @@ package testsrc
 import (
 	"context"
 	"errors"
-	"github.com/sluicemedia/sluice/internal/testutil"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
+
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
@@ -135,33 +136,10 @@ func childFFmpeg(mark string) int {
 func TestRunE2E(t *testing.T) {
 	ffmpeg := testutil.RequireFFmpeg(t)
 	s := stream.New("test-video", stream.Options{})
-	r, err := s.NewReader("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var aus []*media.AccessUnit
-	rctx, rcancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			au, err := r.Read(rctx)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			aus = append(aus, au)
-			mu.Unlock()
-		}
-	}()
-	defer func() { rcancel(); wg.Wait(); r.Close() }()
+	collected := streamtest.Collect(t, s)
 
 	p := Params{FPS: 25, Width: 640, Height: 360, DurationSec: 600, BitrateKbps: 1000}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, s, Options{FFmpeg: ffmpeg, Params: p}) }()
+	run := testutil.Go(t, func(ctx context.Context) error { return Run(ctx, s, Options{FFmpeg: ffmpeg, Params: p}) })
 
 	checkRates(t, s, float64(p.BitrateKbps+AudioKbps), 25)
 	// Let 6 s of media through, for 3 key frames at least.
@@ -175,15 +153,7 @@ func TestRunE2E(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no ffmpeg child found")
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run after cancel: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	run.Stop(t, 15*time.Second)
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ffmpeg %d still exists after Run returned", pid)
 	}
@@ -193,8 +163,7 @@ func TestRunE2E(t *testing.T) {
 		tracks[0].Params.Width != 640 || tracks[0].Params.Height != 360 || tracks[1].Params.SampleRate != 48000 {
 		t.Fatalf("tracks %+v", tracks)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	aus := collected.Snapshot()
 	last := map[int]int64{}
 	var keys []int64
 	for i, au := range aus {

@@ -84,15 +84,22 @@ func TestWrongPassphrase(t *testing.T) {
 	}
 }
 
-func TestDecryptKeyNotHeld(t *testing.T) {
-	s, err := NewSender(testPass, 16, Refresh{})
+// newPair returns a sender of keyLen-byte keys under testPass and a receiver of its KM.
+func newPair(tb testing.TB, keyLen int) (*Sender, *Receiver) {
+	tb.Helper()
+	s, err := NewSender(testPass, keyLen, Refresh{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	r, err := NewReceiver(testPass, s.KM(nil))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return s, r
+}
+
+func TestDecryptKeyNotHeld(t *testing.T) {
+	_, r := newPair(t, 16)
 	p := []byte("plain payload")
 	for _, tc := range []struct {
 		kk   KeyIndex
@@ -108,14 +115,7 @@ func TestDecryptKeyNotHeld(t *testing.T) {
 }
 
 func TestUpdateRefusalsLeaveReceiver(t *testing.T) {
-	s, err := NewSender(testPass, 16, Refresh{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewReceiver(testPass, s.KM(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, r := newPair(t, 16)
 	other, err := NewSender("another-passphrase", 16, Refresh{})
 	if err != nil {
 		t.Fatal(err)

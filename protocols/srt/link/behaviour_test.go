@@ -50,13 +50,7 @@ func TestFanOutOneSendmmsg(t *testing.T) {
 	tr.written.Store(0)
 	batches := tr.batches.Load()
 	m := l.m
-	now := m.now()
-	list := m.clk.takeReady()
-	for _, c := range list {
-		m.serve(c, now)
-	}
-	m.clk.giveBack(list)
-	_ = m.cout.flush(m.tr)
+	sendReady(m)
 	if got := tr.written.Load(); got != int64(len(conns)) {
 		t.Fatalf("%d datagrams sent, want %d", got, len(conns))
 	}
@@ -155,11 +149,7 @@ func TestSlowReaderDoesNotBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		s, _, err := ln.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, _ := accept(ctx, t, ln)
 		senders, receivers = append(senders, c), append(receivers, s)
 	}
 	msg := make([]byte, DefaultPayloadSize)
@@ -251,11 +241,7 @@ func TestMemoryPerConnection(t *testing.T) {
 	var senders []*Conn
 	for i := range n {
 		startSLTQuiet(t, fmt.Sprintf("srt://%s?streamid=reader%d&latency=200", ln.Addr(), i), "file://con")
-		s, _, err := ln.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, _ := accept(ctx, t, ln)
 		senders = append(senders, s)
 	}
 	msg := make([]byte, DefaultPayloadSize)
@@ -294,26 +280,37 @@ func TestTailLossRetransmitted(t *testing.T) {
 	if !c.peerNAK {
 		t.Fatal("the peer should send periodic NAK reports")
 	}
+	rexmits, _, _ := tailResent(t, c, func(now int64) int64 {
+		return now + tailRexmitMin + c.rtt + 4*c.rttVar + ackInterval
+	})
+	if rexmits != 5 {
+		t.Fatalf("%d of the 5 unacknowledged packets sent again", rexmits)
+	}
+}
+
+// tailResent writes a tail of 5 packets on c and sends them, lost (no ACK comes); then it
+// serves c at the time after(now) says and returns how many of the 5 it sent again, and the
+// two times.
+func tailResent(t *testing.T, c *Conn, after func(now int64) int64) (rexmits int, now, at int64) {
+	t.Helper()
 	for range 5 {
 		if _, err := c.Write([]byte("tail")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	out := newOutbox(readOutboxSize)
-	now := c.m.now()
-	c.service(now, out) // sent, and lost: no ACK comes
+	now = c.m.now()
+	c.service(now, out)
 	out.reset()
-	c.service(now+tailRexmitMin+c.rtt+4*c.rttVar+ackInterval, out)
-	rexmits := 0
+	at = after(now)
+	c.service(at, out)
 	for i := range out.n {
 		var d wire.Data
 		if wire.ParseData(out.msgs[i].Buffers[0], &d) == nil && d.Retransmitted {
 			rexmits++
 		}
 	}
-	if rexmits != 5 {
-		t.Fatalf("%d of the 5 unacknowledged packets sent again", rexmits)
-	}
+	return rexmits, now, at
 }
 
 // TestLightACKShrinksWindow: what a light ACK acknowledges still fills the receiver's buffer

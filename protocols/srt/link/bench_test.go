@@ -97,13 +97,7 @@ func BenchmarkSendPath(b *testing.B) {
 		if _, err := c.Write(payload); err != nil {
 			b.Fatal(err)
 		}
-		now := m.now()
-		list := m.clk.takeReady()
-		for _, rc := range list {
-			m.serve(rc, now)
-		}
-		m.clk.giveBack(list)
-		_ = m.cout.flush(m.tr)
+		now := sendReady(m)
 		c.mu.Lock()
 		end := c.snd.sentEnd
 		c.mu.Unlock()
@@ -143,13 +137,7 @@ func BenchmarkSendShared(b *testing.B) {
 			}
 		}
 		pl.Release()
-		now := m.now()
-		list := m.clk.takeReady()
-		for _, c := range list {
-			m.serve(c, now)
-		}
-		m.clk.giveBack(list)
-		_ = m.cout.flush(m.tr)
+		now := sendReady(m)
 		c0 := conns[0]
 		c0.mu.Lock()
 		end := c0.snd.sentEnd

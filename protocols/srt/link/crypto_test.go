@@ -101,18 +101,8 @@ func TestKeyRefresh(t *testing.T) {
 		startSLT(t, "udp://"+loopback(in), fmt.Sprintf("srt://%s?passphrase=%s&kmrefreshrate=300&kmpreannounce=100", ln.Addr(), testPassphrase))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c, _, err := ln.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		time.Sleep(200 * time.Millisecond)
-		go feedUDP(ctx, t, loopback(in), clip, interopRate)
-		got, err := readAll(ctx, c, len(all))
-		if err != nil {
-			t.Fatalf("after %d messages: %v", len(got), err)
-		}
-		sameMessages(t, got, clip)
+		c, _ := accept(ctx, t, ln)
+		relayClip(ctx, t, c, in, clip, 200*time.Millisecond, "libsrt to ours")
 		c.mu.Lock()
 		applied := c.kmApplied
 		c.mu.Unlock()
@@ -126,15 +116,18 @@ func TestKeyRefresh(t *testing.T) {
 // sides with the right reason.
 func TestPassphraseMismatch(t *testing.T) {
 	ctx := context.Background()
+	// Each pair of passphrases, with what our side reports and what libsrt reports.
+	cases := []struct {
+		listener, caller string
+		want             error
+		libsrtWant       string
+	}{
+		{testPassphrase, "another-secret", ErrBadPassphrase, "Incorrect passphrase"},
+		{testPassphrase, "", ErrNoPassphrase, "Password required or unexpected"},
+		{"", testPassphrase, ErrNoPassphrase, "Password required or unexpected"},
+	}
 	t.Run("ours-to-ours", func(t *testing.T) {
-		for _, c := range []struct {
-			listener, caller string
-			want             error
-		}{
-			{testPassphrase, "another-secret", ErrBadPassphrase},
-			{testPassphrase, "", ErrNoPassphrase},
-			{"", testPassphrase, ErrNoPassphrase},
-		} {
+		for _, c := range cases {
 			ln := listen(t, Config{Passphrase: c.listener}, func(*Request) Reject {
 				t.Error("decide ran for a connection the encryption check refuses")
 				return RejectNone
@@ -146,14 +139,7 @@ func TestPassphraseMismatch(t *testing.T) {
 		}
 	})
 	t.Run("ours-to-libsrt", func(t *testing.T) {
-		for _, c := range []struct {
-			listener, caller string
-			want             error
-		}{
-			{testPassphrase, "another-secret", ErrBadPassphrase},
-			{testPassphrase, "", ErrNoPassphrase},
-			{"", testPassphrase, ErrNoPassphrase},
-		} {
+		for _, c := range cases {
 			port := udpPort(t)
 			startSLT(t, fmt.Sprintf("srt://%s?mode=listener%s", loopback(port), kmQuery(c.listener, 0)), "file://con")
 			var err error
@@ -169,14 +155,7 @@ func TestPassphraseMismatch(t *testing.T) {
 		}
 	})
 	t.Run("libsrt-to-ours", func(t *testing.T) {
-		for _, c := range []struct {
-			listener, caller string
-			want             string
-		}{
-			{testPassphrase, "another-secret", "Incorrect passphrase"},
-			{testPassphrase, "", "Password required or unexpected"},
-			{"", testPassphrase, "Password required or unexpected"},
-		} {
+		for _, c := range cases {
 			ln := listen(t, Config{Passphrase: c.listener}, nil)
 			s := startSLT(t, "-a:no", "-t:3", fmt.Sprintf("srt://%s?%s", ln.Addr(), strings.TrimPrefix(kmQuery(c.caller, 0), "&")), "file://con")
 			select {
@@ -184,8 +163,8 @@ func TestPassphraseMismatch(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("srt-live-transmit did not give up")
 			}
-			if out := s.stderr(); !strings.Contains(out, c.want) {
-				t.Errorf("our listener %q, libsrt caller %q: libsrt did not report %q:\n%s", c.listener, c.caller, c.want, out)
+			if out := s.stderr(); !strings.Contains(out, c.libsrtWant) {
+				t.Errorf("our listener %q, libsrt caller %q: libsrt did not report %q:\n%s", c.listener, c.caller, c.libsrtWant, out)
 			}
 		}
 	})

@@ -232,6 +232,46 @@ func readAll(ctx context.Context, c *Conn, want int) ([][]byte, error) {
 	return got, nil
 }
 
+// sendReady is the first half of a mux round, run by hand: it serves the connections that are
+// ready now and sends what they made in one batch, leaving the due timers alone. It returns
+// the round's time.
+func sendReady(m *mux) int64 {
+	now := m.now()
+	list := m.clk.takeReady()
+	for _, c := range list {
+		m.serve(c, now)
+	}
+	m.clk.giveBack(list)
+	_ = m.cout.flush(m.tr)
+	return now
+}
+
+// accept accepts the next connection on ln within ctx, failing the test otherwise; the
+// connection is closed when the test ends.
+func accept(ctx context.Context, t testing.TB, ln *Listener) (*Conn, *Request) {
+	t.Helper()
+	c, req, err := ln.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, req
+}
+
+// relayClip feeds clip to the UDP input port in of srt-live-transmit at interopRate, once
+// settle has passed (it reads its input only once connected), and checks that c receives
+// the same messages; what names the path in failures.
+func relayClip(ctx context.Context, t testing.TB, c *Conn, in int, clip [][]byte, settle time.Duration, what string) {
+	t.Helper()
+	time.Sleep(settle)
+	go feedUDP(ctx, t, loopback(in), clip, interopRate)
+	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
+	if err != nil {
+		t.Fatalf("%s: after %d messages: %v", what, len(got), err)
+	}
+	sameMessages(t, got, clip)
+}
+
 // sameMessages checks that got are exactly want, in order.
 func sameMessages(t testing.TB, got, want [][]byte) {
 	t.Helper()

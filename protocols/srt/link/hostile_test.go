@@ -58,11 +58,7 @@ func TestHostileInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer caller.Close()
-	live, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer live.Close()
+	live, _ := accept(ctx, t, ln)
 	attackDone := make(chan struct{})
 	var sent int
 	var wg sync.WaitGroup
@@ -206,18 +202,8 @@ func TestHostileInput(t *testing.T) {
 	// A real libsrt caller connects and streams.
 	in := udpPort(t)
 	startSLT(t, "udp://"+loopback(in), fmt.Sprintf("srt://%s?streamid=after&latency=200", ln.Addr()))
-	c, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	time.Sleep(200 * time.Millisecond)
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
-	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
-	if err != nil {
-		t.Fatalf("libsrt after the attack: %d messages: %v", len(got), err)
-	}
-	sameMessages(t, got, clip)
+	c, _ := accept(ctx, t, ln)
+	relayClip(ctx, t, c, in, clip, 200*time.Millisecond, "libsrt after the attack")
 }
 
 // TestHostileListenerAnswers: a caller whose listener answers with the crashing conclusion,

@@ -35,24 +35,14 @@ func interopCallerSendsKL(t *testing.T, passphrase string, keyLen int) {
 	startSLT(t, "udp://"+loopback(in), url)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, req, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, req := accept(ctx, t, ln)
 	if sid := <-sids; sid != "publish/live/cam1" || req.StreamID() != sid || c.StreamID() != sid {
 		t.Errorf("stream id %q / %q", sid, req.StreamID())
 	}
 	if c.Latency() != 200*time.Millisecond || req.Encrypted() != (passphrase != "") {
 		t.Errorf("latency %v encrypted %v", c.Latency(), req.Encrypted())
 	}
-	time.Sleep(200 * time.Millisecond) // srt-live-transmit reads its UDP input once connected
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
-	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
-	if err != nil {
-		t.Fatalf("after %d messages: %v", len(got), err)
-	}
-	sameMessages(t, got, clip)
+	relayClip(ctx, t, c, in, clip, 200*time.Millisecond, "libsrt caller to ours")
 	if st := c.Stats(); st.PktRecvUniq != uint64(len(clip)) || st.RTT <= 0 {
 		t.Errorf("stats %+v", st)
 	}
@@ -75,13 +65,7 @@ func interopListenerSends(t *testing.T, passphrase string, keyLen int) {
 	if c.Latency() != 200*time.Millisecond {
 		t.Errorf("negotiated latency %v, want the listener's 200 ms", c.Latency())
 	}
-	time.Sleep(300 * time.Millisecond)
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
-	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
-	if err != nil {
-		t.Fatalf("after %d messages: %v", len(got), err)
-	}
-	sameMessages(t, got, clip)
+	relayClip(ctx, t, c, in, clip, 300*time.Millisecond, "libsrt listener to ours")
 }
 
 // TestInteropLibsrtCallerReads: our listener → libsrt caller.
@@ -98,11 +82,7 @@ func interopCallerReads(t *testing.T, passphrase string, keyLen int) {
 	s := startSLT(t, fmt.Sprintf("srt://%s?streamid=#!::r=live/cam1,m=request%s", ln.Addr(), kmQuery(passphrase, keyLen)), "file://con")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, req, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, req := accept(ctx, t, ln)
 	if req.StreamID() != "#!::r=live/cam1,m=request" {
 		t.Errorf("stream id %q", req.StreamID())
 	}

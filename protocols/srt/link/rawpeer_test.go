@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -18,16 +19,7 @@ type rawPeer struct {
 
 func newRawPeer(t testing.TB, addr string) *rawPeer {
 	t.Helper()
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.DialUDP("udp", nil, ua)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return &rawPeer{t: t, c: c, id: 0x1234567}
+	return &rawPeer{t: t, c: testutil.DialUDP(t, addr), id: 0x1234567}
 }
 
 func (r *rawPeer) send(b []byte) {

@@ -213,24 +213,9 @@ func TestTailRexmitAfterStall(t *testing.T) {
 	c.mu.Lock()
 	c.rtt, c.rttVar, c.rttSeen = 54321, 78397, true
 	c.mu.Unlock()
-	for range 5 {
-		if _, err := c.Write([]byte("tail")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := newOutbox(readOutboxSize)
-	now := c.m.now()
-	c.service(now, out) // sent, and lost: no ACK comes
-	out.reset()
-	at := now + max(c.sndLatency/lossRounds, tailRexmitMin) + 1000
-	c.service(at, out)
-	rexmits := 0
-	for i := range out.n {
-		var d wire.Data
-		if wire.ParseData(out.msgs[i].Buffers[0], &d) == nil && d.Retransmitted {
-			rexmits++
-		}
-	}
+	rexmits, now, at := tailResent(t, c, func(now int64) int64 {
+		return now + max(c.sndLatency/lossRounds, tailRexmitMin) + 1000
+	})
 	if rexmits != 5 || at-now >= c.sndLatency {
 		t.Fatalf("%d of the 5 unacknowledged packets sent again %d µs after (latency %d µs)", rexmits, at-now, c.sndLatency)
 	}
