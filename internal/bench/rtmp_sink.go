@@ -39,7 +39,7 @@ func listenRTMP(port int, key string, log *slog.Logger) (*rtmpSink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rtmp receiver on port %d: %w", port, err)
 	}
-	srv := &rtmp.Server{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), Registry: reg, Logger: log}
+	srv := &rtmp.Server{ListenAddr: fmt.Sprintf("127.0.0.1:%d", port), Registry: reg, Log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &rtmpSink{Port: port, Key: key, strm: strm, reader: r, cancel: cancel,
 		served: make(chan error, 1), read: make(chan struct{}), got: Received{FirstPTS: -1}}

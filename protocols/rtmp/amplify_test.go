@@ -77,7 +77,7 @@ func TestAmplification(t *testing.T) {
 	base := testutil.TakeBaseline()
 	func() {
 		reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
-		srv := &Server{Registry: reg, MaxConnections: 320, MaxConnectionsPerAddr: 100, Logger: testLog(t)}
+		srv := &Server{Registry: reg, MaxConnections: 320, MaxConnectionsPerAddr: 100, Log: testLog(t)}
 		addr, stop := startServerStop(t, srv)
 		defer stop()
 
@@ -146,7 +146,7 @@ func TestAmplification(t *testing.T) {
 // TestSetupTimeout closes connections that do not publish or play in time, however they
 // trickle: one stuck in the handshake, one that sends a message every 300 ms after it.
 func TestSetupTimeout(t *testing.T) {
-	srv := &Server{Registry: stream.NewRegistry(stream.Options{}), SetupTimeout: time.Second, Logger: testLog(t)}
+	srv := &Server{Registry: stream.NewRegistry(stream.Options{}), SetupTimeout: time.Second, Log: testLog(t)}
 	addr := startServer(t, srv)
 	start := time.Now()
 
@@ -196,7 +196,7 @@ func TestSetupTimeout(t *testing.T) {
 func TestSlowPublisher(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
-	srv := &Server{Registry: reg, SetupTimeout: time.Second, ReadTimeout: time.Second, Logger: testLog(t)}
+	srv := &Server{Registry: reg, SetupTimeout: time.Second, ReadTimeout: time.Second, Log: testLog(t)}
 	addr := startServer(t, srv)
 
 	cl, err := dial(context.Background(), target{Addr: addr, App: "live", Name: "slow", TCURL: "rtmp://" + addr + "/live"}, testLog(t))

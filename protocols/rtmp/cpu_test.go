@@ -27,7 +27,7 @@ func cpuTime(tb testing.TB) time.Duration {
 func BenchmarkServerCPU(b *testing.B) {
 	testutil.RequireFFmpeg(b)
 	reg := stream.NewRegistry(stream.Options{Log: testLog(b)})
-	srv := &Server{Registry: reg, Logger: testLog(b)}
+	srv := &Server{Registry: reg, Log: testLog(b)}
 	addr := startServer(b, srv)
 	url := fmt.Sprintf("rtmp://%s/live/bench", addr)
 	args := append(testutil.Pattern{Width: 1280, Height: 720, SampleRate: 44100, Realtime: true}.Args(),

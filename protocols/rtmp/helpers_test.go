@@ -45,8 +45,8 @@ func startServerStop(t testing.TB, srv *Server) (string, func()) {
 	if srv.ListenAddr == "" {
 		srv.ListenAddr = "127.0.0.1:0"
 	}
-	if srv.Logger == nil {
-		srv.Logger = testLog(t)
+	if srv.Log == nil {
+		srv.Log = testLog(t)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -24,7 +24,7 @@ func Listen(ctx context.Context, s *stream.Stream, o ListenOptions) error {
 		ListenAddr:            o.Addr,
 		App:                   "*",
 		Publish:               func(string) (*stream.Publisher, error) { return s.Publish() },
-		Logger:                o.Log,
+		Log:                   o.Log,
 		MaxConnections:        listenMaxConnections,
 		MaxConnectionsPerAddr: listenMaxPerAddr,
 	}

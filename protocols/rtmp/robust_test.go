@@ -75,7 +75,7 @@ func TestRobustness(t *testing.T) {
 	base := testutil.TakeBaseline()
 	func() {
 		reg := stream.NewRegistry(stream.Options{Log: testLog(t)})
-		srv := &Server{Registry: reg, Logger: testLog(t)}
+		srv := &Server{Registry: reg, Log: testLog(t)}
 		addr, stop := startServerStop(t, srv)
 		defer stop()
 
@@ -163,7 +163,7 @@ func FuzzServerSession(f *testing.F) {
 		f.Add(append(append([]byte{3}, make([]byte, 2*1536)...), tc.in...))
 	}
 	reg := stream.NewRegistry(stream.Options{Log: discardLog})
-	srv := &Server{Registry: reg, Logger: discardLog}
+	srv := &Server{Registry: reg, Log: discardLog}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sc := newServerConn(srv, fakeConn{bytes.NewReader(b)}, discardLog)
 		sc.serve(context.Background())

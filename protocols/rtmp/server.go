@@ -51,8 +51,8 @@ type Server struct {
 	Publish func(key string) (*stream.Publisher, error)
 	// Publishers, when set, is told of every publishing session. Default: none.
 	Publishers Publishers
-	// Logger receives connection events, never one per packet. Default slog.Default().
-	Logger *slog.Logger
+	// Log receives connection events, never one per packet. Default slog.Default().
+	Log *slog.Logger
 	// ReadTimeout ends a connection that sent nothing for this long: during the handshake,
 	// the commands and publishing. Players, which send almost nothing, are exempt once
 	// playing. Default 10 s.
@@ -253,8 +253,8 @@ func (s *Server) lookup(key string) (*stream.Stream, bool) {
 }
 
 func (s *Server) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
+	if s.Log != nil {
+		return s.Log
 	}
 	return slog.Default()
 }
