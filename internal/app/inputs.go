@@ -74,17 +74,18 @@ func (in *inputs) listenAddr(input storage.Input) string {
 	return in.cfg.mediaAddr(input.InputStreamListenPort.Port)
 }
 
+// sourceWith binds a protocol input's entry point to its options.
+func sourceWith[O any](run func(context.Context, *stream.Stream, O) error, o O) sourceFunc {
+	return func(ctx context.Context, s *stream.Stream) error { return run(ctx, s, o) }
+}
+
 // source maps an input type to its protocol; probe reports an SRT input's link.
 func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger) (sourceFunc, error) {
 	switch input.InputType {
 	case kinds.InputRTMPListen:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return rtmp.Listen(ctx, s, rtmp.ListenOptions{Addr: in.listenAddr(input), Log: log})
-		}, nil
+		return sourceWith(rtmp.Listen, rtmp.ListenOptions{Addr: in.listenAddr(input), Log: log}), nil
 	case kinds.InputRTMPURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return rtmp.Pull(ctx, s, rtmp.PullOptions{URL: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(rtmp.Pull, rtmp.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputSRTListen:
 		opts := srt.Options{}
 		if input.InputStreamURL != "" {
@@ -102,59 +103,37 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 			return l.Run(ctx)
 		}, nil
 	case kinds.InputSRTURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return srt.Pull(ctx, s, srt.PullOptions{URL: input.InputStreamURL, Log: log, Probe: probe})
-		}, nil
+		return sourceWith(srt.Pull, srt.PullOptions{URL: input.InputStreamURL, Log: log, Probe: probe}), nil
 	case kinds.InputRTSPListen:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return rtsp.Listen(ctx, s, rtsp.ServerConfig{Addr: in.listenAddr(input), Log: log})
-		}, nil
+		return sourceWith(rtsp.Listen, rtsp.ServerConfig{Addr: in.listenAddr(input), Log: log}), nil
 	case kinds.InputRTSPURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return rtsp.Pull(ctx, s, rtsp.PullOptions{URL: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(rtsp.Pull, rtsp.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputUDPListen:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return udp.Listen(ctx, s, udp.Options{Addr: in.listenAddr(input), Log: log})
-		}, nil
+		return sourceWith(udp.Listen, udp.Options{Addr: in.listenAddr(input), Log: log}), nil
 	case kinds.InputUDPURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return udp.Pull(ctx, s, udp.Options{URL: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(udp.Pull, udp.Options{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputHTTPListen:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return httpts.Listen(ctx, s, httpts.ServerOptions{Addr: in.listenAddr(input), Log: log})
-		}, nil
+		return sourceWith(httpts.Listen, httpts.ServerOptions{Addr: in.listenAddr(input), Log: log}), nil
 	case kinds.InputHTTPURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return httpts.Pull(ctx, s, httpts.PullOptions{URL: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(httpts.Pull, httpts.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputHLSURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return hls.Pull(ctx, s, hls.PullOptions{URL: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(hls.Pull, hls.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputMPEGDASHURL:
-		return func(ctx context.Context, s *stream.Stream) error {
-			return dash.Pull(ctx, s, dash.PullOptions{URL: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(dash.Pull, dash.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputOther:
 		// Records stored before the policy (or under a wider one) are held to it at each start.
 		policy := api.InputPolicy{Schemes: in.cfg.InputSchemes, AllowLocalFiles: in.cfg.AllowLocalFiles}
 		if err := policy.Check(input.InputStreamURL); err != nil {
 			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
 		}
-		return func(ctx context.Context, s *stream.Stream) error {
-			return ffin.Run(ctx, s, ffin.Options{FFmpeg: in.cfg.FFmpeg, Address: input.InputStreamURL, Log: log})
-		}, nil
+		return sourceWith(ffin.Run, ffin.Options{FFmpeg: in.cfg.FFmpeg, Address: input.InputStreamURL, Log: log}), nil
 	case kinds.InputGenerateVideo:
 		p := testsrc.Params{FPS: input.EncodingRate, SoundHz: input.SoundHz, Width: input.ResolutionWidth,
 			Height: input.ResolutionHeight, DurationSec: input.VideoDurationSec, BitrateKbps: input.TestVideoBitrate}
 		if _, err := testsrc.Args(p); err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, s *stream.Stream) error {
-			return testsrc.Run(ctx, s, testsrc.Options{FFmpeg: in.cfg.FFmpeg, Params: p, Log: log})
-		}, nil
+		return sourceWith(testsrc.Run, testsrc.Options{FFmpeg: in.cfg.FFmpeg, Params: p, Log: log}), nil
 	}
 	return nil, fmt.Errorf("input type %s is not built in this version", input.InputType)
 }

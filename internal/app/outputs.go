@@ -78,40 +78,33 @@ func waitTracks(ctx context.Context, s *stream.Stream) ([]media.Track, error) {
 	}
 }
 
+// sendWith binds a protocol output's entry point to its options.
+func sendWith[O any](send func(context.Context, *stream.Reader, []media.Track, O) error, o O) sendFunc {
+	return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error { return send(ctx, r, tracks, o) }
+}
+
 // sender maps an output type to its protocol; probe reports an SRT output's link.
 func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger) (sendFunc, error) {
 	target := out.OutputStreamURL
 	switch out.OutputType {
 	case kinds.OutputOtherRTMPURL:
-		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return rtmp.Push(ctx, r, tracks, rtmp.PushOptions{URL: target, Key: out.OutputStreamKey, Log: log})
-		}, nil
+		return sendWith(rtmp.Push, rtmp.PushOptions{URL: target, Key: out.OutputStreamKey, Log: log}), nil
 	case kinds.OutputLocalRTMPURL:
 		return o.localRTMP(out)
 	case kinds.OutputRTSPURL:
-		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return rtsp.Push(ctx, r, tracks, rtsp.PushOptions{URL: target, Log: log})
-		}, nil
+		return sendWith(rtsp.Push, rtsp.PushOptions{URL: target, Log: log}), nil
 	case kinds.OutputSRTURL:
-		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return srt.Send(ctx, r, tracks, srt.SendOptions{URL: target, Log: log, Probe: probe})
-		}, nil
+		return sendWith(srt.Send, srt.SendOptions{URL: target, Log: log, Probe: probe}), nil
 	case kinds.OutputUDPURL:
-		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return udp.Send(ctx, r, tracks, udp.SendOptions{URL: target, Log: log})
-		}, nil
+		return sendWith(udp.Send, udp.SendOptions{URL: target, Log: log}), nil
 	case kinds.OutputRTPURL:
-		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return udp.SendRTP(ctx, r, tracks, udp.SendOptions{URL: target, Log: log})
-		}, nil
+		return sendWith(udp.SendRTP, udp.SendOptions{URL: target, Log: log}), nil
 	case kinds.OutputHTTPURL:
 		u, method, err := httpMethod(target)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
-			return httpts.Send(ctx, r, tracks, httpts.SendOptions{URL: u, Method: method, Log: log})
-		}, nil
+		return sendWith(httpts.Send, httpts.SendOptions{URL: u, Method: method, Log: log}), nil
 	}
 	return nil, fmt.Errorf("output type %s is not built in this version", out.OutputType)
 }

@@ -1,9 +1,9 @@
 // Players, restreams and recordings: the list (live state, input bitrate, last error), the
 // create form, and the player and restream pages.
-import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow, toast } from './dom.js';
+import { h, fill, stateBadge, fmtKbps, fmtTime, sparkline, copyRow } from './dom.js';
 import { call } from './api.js';
-import { modules, getRecord, leaveRecord, recordBitrate, bitrateHistory, lastBitrate, recordForm, actionButtons, recordHead } from './modules.js';
-import { liveTable } from './rows.js';
+import { modules, getRecord, leaveRecord, recordBitrate, bitrateHistory, lastBitrate, recordHead } from './modules.js';
+import { listPage } from './list.js';
 
 function summary(key, r) {
   if (key === 'players') return 'port ' + r.vod_port;
@@ -12,59 +12,15 @@ function summary(key, r) {
 }
 
 export function processList(key) {
-  const m = modules[key];
-  const formBox = h('section', { class: 'form-box', hidden: true, 'aria-label': 'New ' + m.noun });
-  const body = h('tbody');
-  const newBtn = h('button', { type: 'button', class: 'primary', id: 'new-record' }, 'New ' + m.noun);
-  const el = h('section', { class: 'page', dataset: { page: key } },
-    h('div', { class: 'page-head' }, h('h1', {}, m.title), newBtn),
-    formBox,
-    h('div', { class: 'table-wrap' },
-      h('table', { class: 'records' },
-        h('caption', { class: 'sr-only' }, m.title + ', updated live'),
-        h('thead', {}, h('tr', {},
-          h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, 'Details'),
-          h('th', { scope: 'col' }, 'Input bitrate'), h('th', { scope: 'col' }, 'Last error'), h('th', { scope: 'col' }, 'Actions'))),
-        body)));
-  const view = { el, title: m.title };
-
-  newBtn.addEventListener('click', async () => {
-    if (!formBox.hidden) { formBox.hidden = true; return; }
-    try {
-      const form = await recordForm(key, null, (id) => {
-        formBox.hidden = true;
-        location.hash = '#/' + key + '/' + id;
-      }, () => { formBox.hidden = true; newBtn.focus(); });
-      fill(formBox, h('h2', {}, 'New ' + m.noun), form.el);
-      formBox.hidden = false;
-      form.el.querySelector('input, select').focus();
-    } catch (err) { toast(err.message, 'error'); }
-  });
-
   const bitrateCell = (id, state) => h('td', { class: 'bitrate' }, h('span', { class: 'num' }, fmtKbps(state === 'stopped' ? 0 : lastBitrate(id))), ' ',
     sparkline(bitrateHistory(id), { label: 'input bitrate, last 2 minutes' }));
-  const table = liveTable({
-    body, m, reload: () => view.reload(),
-    empty: () => h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No ' + m.noun + 's yet.')),
-    row: (r) => h('tr', { dataset: { id: r.id, name: r[m.name], state: r.state } },
-      h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r[m.name])),
-      h('td', {}, stateBadge(r.state)),
-      h('td', {}, summary(key, r)),
-      bitrateCell(r.id, r.state),
-      h('td', { class: 'error-text' }, r.last_error || ''),
-      h('td', { class: 'actions' }, actionButtons(key, r, () => view.reload()))),
+  const { view, table } = listPage(key, {
+    columns: ['Details', 'Input bitrate'],
+    cells: (r) => [h('td', {}, summary(key, r)), bitrateCell(r.id, r.state)],
   });
-
-  // The records: at first, on created and removed events, and every 30 s (every 2 s while the
-  // event stream is down).
-  view.refresh = async () => {
-    const mark = table.mark();
-    table.render(await call('/api/' + m.api + '/getAll'), mark);
-  };
-  view.onEvent = (ev) => table.apply(ev);
   // The bitrates, every 2 s: events do not carry them.
   view.sample = async () => {
-    const stats = await call('/api/' + m.api + '/getStat');
+    const stats = await call('/api/' + modules[key].api + '/getStat');
     for (const st of stats) {
       recordBitrate(st.id, st.bitrate);
       const e = table.rows.get(st.id);

@@ -1,50 +1,16 @@
 // SRT and RTMP server modules: the list, the create form, and a server's page with the publish
 // and play addresses for encoders (filled with this host, the port and a stream name) and the
 // streams published now.
-import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow, toast } from './dom.js';
+import { h, fill, stateBadge, fmtKbps, fmtTime, copyRow } from './dom.js';
 import { call } from './api.js';
-import { modules, getRecord, leaveRecord, recordForm, actionButtons, recordHead } from './modules.js';
-import { liveTable } from './rows.js';
+import { modules, getRecord, leaveRecord, recordHead } from './modules.js';
+import { listPage } from './list.js';
 
 export function serverList(key) {
-  const m = modules[key];
-  const formBox = h('section', { class: 'form-box', hidden: true, 'aria-label': 'New ' + m.noun });
-  const body = h('tbody');
-  const newBtn = h('button', { type: 'button', class: 'primary', id: 'new-record' }, 'New ' + m.noun);
-  const el = h('section', { class: 'page', dataset: { page: key } },
-    h('div', { class: 'page-head' }, h('h1', {}, m.title), newBtn), formBox,
-    h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
-      h('caption', { class: 'sr-only' }, m.title),
-      h('thead', {}, h('tr', {}, ['Name', 'State', 'Port', 'Last error', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
-      body)));
-  const view = { el, title: m.title };
-  newBtn.addEventListener('click', async () => {
-    if (!formBox.hidden) { formBox.hidden = true; return; }
-    try {
-      const form = await recordForm(key, null, (id) => { location.hash = '#/' + key + '/' + id; }, () => { formBox.hidden = true; });
-      fill(formBox, h('h2', {}, 'New ' + m.noun), form.el);
-      formBox.hidden = false;
-      form.el.querySelector('input').focus();
-    } catch (err) { toast(err.message, 'error'); }
-  });
-  const table = liveTable({
-    body, m, reload: () => view.reload(),
-    empty: () => h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No ' + m.noun + 's yet.')),
-    row: (r) => h('tr', { dataset: { id: r.id, name: r.server_name, state: r.state } },
-      h('th', { scope: 'row' }, h('a', { href: '#/' + key + '/' + r.id }, r.server_name)),
-      h('td', {}, stateBadge(r.state)),
-      h('td', { class: 'num' }, r.server_port + (key === 'srt-servers' ? '/UDP' : '/TCP')),
-      h('td', { class: 'error-text' }, r.last_error || ''),
-      h('td', { class: 'actions' }, actionButtons(key, r, () => view.reload()))),
-  });
-  // The records: at first, on created and removed events, and every 30 s (every 2 s while the
-  // event stream is down); state events update their row.
-  view.refresh = async () => {
-    const mark = table.mark();
-    table.render(await call('/api/' + m.api + '/getAll'), mark);
-  };
-  view.onEvent = (ev) => table.apply(ev);
-  return view;
+  return listPage(key, {
+    columns: ['Port'],
+    cells: (r) => [h('td', { class: 'num' }, r.server_port + (key === 'srt-servers' ? '/UDP' : '/TCP'))],
+  }).view;
 }
 
 function slug(name) { return name.toLowerCase().replace(/ /g, '-'); }
