@@ -77,70 +77,53 @@ func startedJob(t *testing.T, ctx context.Context, stall time.Duration) (*jobSet
 	return js, wait, stop
 }
 
-// TestJobKilled: ffmpeg killed from outside makes Run fail, quoting how it ended.
-func TestJobKilled(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	js, wait, _ := startedJob(t, ctx, 0)
-	pid := int(js.pid.Load())
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err, ok := wait(20 * time.Second)
-	if !ok {
-		t.Fatal("Run did not return after ffmpeg was killed")
-	}
-	t.Logf("Run: %v", err)
-	if err == nil || ctx.Err() != nil {
-		t.Fatalf("Run returned %v, want an error", err)
-	}
-	if !pidGone(pid) {
-		t.Errorf("ffmpeg %d still exists", pid)
-	}
-}
-
-// TestJobCancel: ending ctx stops ffmpeg; none is left when Run returns.
-func TestJobCancel(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	jctx, jcancel := context.WithCancel(ctx)
-	js, wait, _ := startedJob(t, jctx, 0)
-	pid := int(js.pid.Load())
-	jcancel()
-	err, ok := wait(20 * time.Second)
-	if !ok {
-		t.Fatal("Run did not return after cancel")
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Run returned %v, want context.Canceled", err)
-	}
-	if !pidGone(pid) {
-		t.Errorf("ffmpeg %d still exists after Run returned", pid)
-	}
-}
-
-// TestJobStall: a stopped ffmpeg is killed by the watchdog within StallTimeout + 2 s.
-func TestJobStall(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+// TestJobEnds: however a running job ends (ffmpeg killed from outside, ctx cancelled, ffmpeg
+// stopped and caught by the watchdog within StallTimeout + 2 s), Run returns in time with the
+// error that says so, and no ffmpeg is left.
+func TestJobEnds(t *testing.T) {
 	const stall = 3 * time.Second
-	js, wait, _ := startedJob(t, ctx, stall)
-	pid := int(js.pid.Load())
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stopped := time.Now()
-	err, ok := wait(stall + 2*time.Second)
-	if !ok {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("watchdog did not fire within %v", stall+2*time.Second)
-	}
-	t.Logf("Run after %v: %v", time.Since(stopped).Round(time.Millisecond), err)
-	if !errors.Is(err, ErrStalled) {
-		t.Errorf("Run returned %v, want ErrStalled", err)
-	}
-	if !pidGone(pid) {
-		t.Errorf("ffmpeg %d still exists", pid)
+	for _, tc := range []struct {
+		name   string
+		stall  time.Duration
+		end    func(t *testing.T, pid int, cancel context.CancelFunc)
+		within time.Duration
+		want   func(err error) bool
+	}{
+		{"killed", 0, func(t *testing.T, pid int, _ context.CancelFunc) {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}, 20 * time.Second, func(err error) bool { return err != nil && strings.Contains(err.Error(), "killed") }},
+		{"cancelled", 0, func(_ *testing.T, _ int, cancel context.CancelFunc) { cancel() },
+			20 * time.Second, func(err error) bool { return errors.Is(err, context.Canceled) }},
+		{"stalled", stall, func(t *testing.T, pid int, _ context.CancelFunc) {
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+		}, stall + 2*time.Second, func(err error) bool { return errors.Is(err, ErrStalled) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			jctx, jcancel := context.WithCancel(ctx)
+			defer jcancel()
+			js, wait, _ := startedJob(t, jctx, tc.stall)
+			pid := int(js.pid.Load())
+			tc.end(t, pid, jcancel)
+			ended := time.Now()
+			err, ok := wait(tc.within)
+			if !ok {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("Run did not return within %v", tc.within)
+			}
+			t.Logf("Run after %v: %v", time.Since(ended).Round(time.Millisecond), err)
+			if !tc.want(err) {
+				t.Errorf("Run returned %v", err)
+			}
+			if !pidGone(pid) {
+				t.Errorf("ffmpeg %d still exists after Run returned", pid)
+			}
+		})
 	}
 }
 
