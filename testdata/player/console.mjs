@@ -171,6 +171,16 @@ async function setField(form, key, value) {
   else await input.fill(String(value));
 }
 
+// newForm opens the list page of a kind of record (players, restreams, ...) and its create form.
+async function newForm(page, base, key) {
+  await page.goto(base + '/#/' + key);
+  await page.locator(`[data-page="${key}"][data-loaded="true"]`).waitFor();
+  await page.click('#new-record');
+  const form = page.locator('form.record-form');
+  await form.waitFor();
+  return form;
+}
+
 async function fieldValue(form, key) {
   return form.locator(`[data-field="${key}"] input, [data-field="${key}"] select`).first().inputValue();
 }
@@ -199,11 +209,7 @@ async function scenario(ctx) {
   });
 
   await step('create a player through the form', async () => {
-    await page.goto(base + '/#/players');
-    await page.locator('[data-page="players"][data-loaded="true"]').waitFor();
-    await page.click('#new-record');
-    const form = page.locator('form.record-form');
-    await form.waitFor();
+    const form = await newForm(page, base, 'players');
     for (const k of ['initial_live_manifest_size', 'live_sync_duration_count', 'hls_fragment_size', 'hls_fragment_length',
       'dash_fragment_size', 'dash_fragment_length', 'input.input_type']) {
       result.prefilled[k] = await fieldValue(form, k);
@@ -270,11 +276,7 @@ async function scenario(ctx) {
   });
 
   await step('a restream with a bad output shows the error at the field', async () => {
-    await page.goto(base + '/#/restreams');
-    await page.locator('[data-page="restreams"][data-loaded="true"]').waitFor();
-    await page.click('#new-record');
-    const form = page.locator('form.record-form');
-    await form.waitFor();
+    const form = await newForm(page, base, 'restreams');
     await setField(form, 'restream_name', 'to-platform');
     await setField(form, 'output.output_type', 'OUTPUT_TYPE_SRT_URL');
     await setField(form, 'output.output_stream_url', 'udp://127.0.0.1:9');
@@ -289,11 +291,7 @@ async function scenario(ctx) {
   });
 
   await step('record, stop, see the file, play and download it', async () => {
-    await page.goto(base + '/#/recordings');
-    await page.locator('[data-page="recordings"][data-loaded="true"]').waitFor();
-    await page.click('#new-record');
-    const form = page.locator('form.record-form');
-    await form.waitFor();
+    const form = await newForm(page, base, 'recordings');
     await setField(form, 'recording_name', 'archive');
     await setField(form, 'input.resolution_width', 640);
     await setField(form, 'input.resolution_height', 360);
@@ -321,11 +319,7 @@ async function scenario(ctx) {
 
   await step('SRT and RTMP server modules', async () => {
     for (const [key, port] of [['srt-servers', opts['srt-port']], ['rtmp-servers', opts['rtmp-port']]]) {
-      await page.goto(base + '/#/' + key);
-      await page.locator(`[data-page="${key}"][data-loaded="true"]`).waitFor();
-      await page.click('#new-record');
-      const form = page.locator('form.record-form');
-      await form.waitFor();
+      const form = await newForm(page, base, key);
       await setField(form, 'server_name', key === 'srt-servers' ? 'Studio Feeds' : 'studio');
       await setField(form, 'server_port', port);
       await form.locator('button[type=submit]').click();
