@@ -3,6 +3,8 @@ package crypt
 import (
 	"fmt"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // BenchmarkEncrypt and BenchmarkDecrypt measure the per-packet path on 1316-byte payloads
@@ -15,7 +17,7 @@ func BenchmarkEncrypt(b *testing.B) {
 
 func BenchmarkDecrypt(b *testing.B) {
 	benchPackets(b, func(b *testing.B, _ *Sender, r *Receiver, seq uint32, p []byte) {
-		if err := r.Decrypt(EvenKey, seq, p); err != nil {
+		if err := r.Decrypt(wire.KeyEven, seq, p); err != nil {
 			b.Fatal(err)
 		}
 	})

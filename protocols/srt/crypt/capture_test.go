@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // A tiny reader of the libpcap capture files under testdata/ (the classic format, not pcapng):
@@ -139,7 +141,7 @@ const (
 // srtData is a data packet of a capture.
 type srtData struct {
 	seq     uint32
-	kk      KeyIndex
+	kk      wire.KeyIndex
 	rexmit  bool
 	payload []byte
 }
@@ -168,7 +170,7 @@ func srtEvents(t testing.TB, dgs []datagram) []srtEvent {
 		if w0>>31 == 0 {
 			// Data: the second word is PP(2) O(1) KK(2) R(1) message number(26).
 			evs = append(evs, srtEvent{from: d.src, data: &srtData{
-				seq: w0 & 0x7FFFFFFF, kk: KeyIndex(w1 >> 27 & 3), rexmit: w1>>26&1 == 1, payload: p[srtHeaderLen:],
+				seq: w0 & 0x7FFFFFFF, kk: wire.KeyIndex(w1 >> 27 & 3), rexmit: w1>>26&1 == 1, payload: p[srtHeaderLen:],
 			}})
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"crypto/cipher"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // The CTR loop against the standard library's CTR mode started at the counter block SRT
@@ -65,10 +67,10 @@ func TestEncryptDecryptAllocateNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { s.Encrypt(seq, p); seq++ }); a != 0 {
 		t.Errorf("Encrypt: %v allocations per packet", a)
 	}
-	if a := testing.AllocsPerRun(100, func() { _ = r.Decrypt(EvenKey, seq, p) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { _ = r.Decrypt(wire.KeyEven, seq, p) }); a != 0 {
 		t.Errorf("Decrypt: %v allocations per packet", a)
 	}
-	if a := testing.AllocsPerRun(100, func() { _ = r.Decrypt(OddKey, seq, p) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { _ = r.Decrypt(wire.KeyOdd, seq, p) }); a != 0 {
 		t.Errorf("Decrypt with a key not held: %v allocations per packet", a)
 	}
 }

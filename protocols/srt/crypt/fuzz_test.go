@@ -3,6 +3,8 @@ package crypt
 import (
 	"errors"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // FuzzNewReceiver feeds arbitrary KM bytes to NewReceiver and Update with a fixed passphrase:
@@ -39,7 +41,7 @@ func FuzzNewReceiver(f *testing.F) {
 		}
 		p := make([]byte, 1316)
 		held := 0
-		for _, kk := range []KeyIndex{EvenKey, OddKey} {
+		for _, kk := range []wire.KeyIndex{wire.KeyEven, wire.KeyOdd} {
 			if r.Has(kk) {
 				held++
 				if err := r.Decrypt(kk, 12345, p); err != nil {

@@ -3,34 +3,9 @@ package crypt
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
-
-// KeyIndex is the KK field of a data packet: which SEK encrypted it.
-type KeyIndex uint8
-
-// The KK values. In a data packet only NoKey, EvenKey and OddKey occur; a Key Material message
-// may carry BothKeys.
-const (
-	NoKey    KeyIndex = 0
-	EvenKey  KeyIndex = 1
-	OddKey   KeyIndex = 2
-	BothKeys KeyIndex = 3
-)
-
-// String names the key index.
-func (k KeyIndex) String() string {
-	switch k {
-	case NoKey:
-		return "none"
-	case EvenKey:
-		return "even"
-	case OddKey:
-		return "odd"
-	case BothKeys:
-		return "both"
-	}
-	return fmt.Sprintf("KeyIndex(%d)", uint8(k))
-}
 
 // Key Material message constants (draft-sharabayko-srt §3.2.2; libsrt haicrypt/hcrypt_msg.h).
 const (
@@ -65,19 +40,19 @@ const (
 // KM is a parsed Key Material message (the KMREQ/KMRSP handshake extension payload and the CIF
 // of the KM refresh control message). Salt and Wrap alias the parsed bytes.
 type KM struct {
-	Keys   KeyIndex // KK: which SEKs the wrap carries (even, odd or both; both means even first)
-	KEKI   uint32   // key encryption key index; 0 is the passphrase's key, the only one supported
-	Cipher uint8    // CipherAESCTR
-	Auth   uint8    // AuthNone
-	SE     uint8    // SEMPEGTSSRT
-	KeyLen int      // length of one SEK in bytes: 16, 24 or 32
-	Salt   []byte   // SaltLen bytes
-	Wrap   []byte   // WrapICVLen bytes of integrity check value, then the wrapped SEK(s)
+	Keys   wire.KeyIndex // KK: which SEKs the wrap carries (even, odd or both; both means even first)
+	KEKI   uint32        // key encryption key index; 0 is the passphrase's key, the only one supported
+	Cipher uint8         // CipherAESCTR
+	Auth   uint8         // AuthNone
+	SE     uint8         // SEMPEGTSSRT
+	KeyLen int           // length of one SEK in bytes: 16, 24 or 32
+	Salt   []byte        // SaltLen bytes
+	Wrap   []byte        // WrapICVLen bytes of integrity check value, then the wrapped SEK(s)
 }
 
 // KeyCount returns how many SEKs the message carries.
 func (k *KM) KeyCount() int {
-	if k.Keys == BothKeys {
+	if k.Keys == wire.KeyBoth {
 		return 2
 	}
 	return 1
@@ -103,8 +78,8 @@ func ParseKM(b []byte) (KM, error) {
 		return k, fmt.Errorf("%w: signature %#04x, want %#04x", ErrInvalidKM, sign, KMSign)
 	}
 	// The 6 bits above KK are reserved; libsrt ignores them, and so do we.
-	k.Keys = KeyIndex(b[3] & 3)
-	if k.Keys == NoKey {
+	k.Keys = wire.KeyIndex(b[3] & 3)
+	if k.Keys == wire.KeyNone {
 		return k, fmt.Errorf("%w: KK is 0 (no key)", ErrInvalidKM)
 	}
 	k.KEKI = binary.BigEndian.Uint32(b[4:8])

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // validKM builds a well-formed KM: keyLen-byte keys, kk says which, arbitrary wrap bytes.
-func validKM(kk KeyIndex, keyLen int) []byte {
+func validKM(kk wire.KeyIndex, keyLen int) []byte {
 	n := 1
-	if kk == BothKeys {
+	if kk == wire.KeyBoth {
 		n = 2
 	}
 	k := KM{Keys: kk, Cipher: CipherAESCTR, SE: SEMPEGTSSRT, KeyLen: keyLen,
@@ -31,35 +33,35 @@ var kmCases = []struct {
 	b    []byte
 	want error // nil, ErrInvalidKM or ErrUnsupportedCipher
 }{
-	{"even 128", validKM(EvenKey, 16), nil},
-	{"odd 192", validKM(OddKey, 24), nil},
-	{"both 256", validKM(BothKeys, 32), nil},
-	{"both 128", validKM(BothKeys, 16), nil},
+	{"even 128", validKM(wire.KeyEven, 16), nil},
+	{"odd 192", validKM(wire.KeyOdd, 24), nil},
+	{"both 256", validKM(wire.KeyBoth, 32), nil},
+	{"both 128", validKM(wire.KeyBoth, 16), nil},
 	{"empty", nil, ErrInvalidKM},
-	{"header only", validKM(EvenKey, 16)[:KMHeaderLen], ErrInvalidKM},
-	{"one byte short", validKM(EvenKey, 16)[:MinKMLen-1], ErrInvalidKM},
-	{"one byte long", append(validKM(EvenKey, 16), 0), ErrInvalidKM},
-	{"both keys but one wrapped", with(validKM(EvenKey, 16), 3, 3), ErrInvalidKM},
-	{"S bit", with(validKM(EvenKey, 16), 0, 0x92), ErrInvalidKM},
-	{"version 2", with(validKM(EvenKey, 16), 0, 0x22), ErrInvalidKM},
-	{"media stream packet type", with(validKM(EvenKey, 16), 0, 0x11), ErrInvalidKM},
-	{"TS sync byte", with(validKM(EvenKey, 16), 0, 0x47), ErrInvalidKM},
-	{"signature", with(validKM(EvenKey, 16), 2, 0x28), ErrInvalidKM},
-	{"no key", with(validKM(EvenKey, 16), 3, 0), ErrInvalidKM},
-	{"KEKI 1", with(validKM(EvenKey, 16), 7, 1), ErrInvalidKM},
-	{"cipher none", with(validKM(EvenKey, 16), 8, 0), ErrUnsupportedCipher},
-	{"AES-ECB", with(validKM(EvenKey, 16), 8, 1), ErrUnsupportedCipher},
-	{"AES-GCM", with(with(validKM(EvenKey, 16), 8, CipherAESGCM), 9, 1), ErrUnsupportedCipher},
-	{"auth with CTR", with(validKM(EvenKey, 16), 9, 1), ErrInvalidKM},
-	{"SE MPEG-TS/UDP", with(validKM(EvenKey, 16), 10, 1), ErrInvalidKM},
-	{"salt 8", with(validKM(EvenKey, 16), 14, 2), ErrInvalidKM},
-	{"salt 0", with(validKM(EvenKey, 16), 14, 0), ErrInvalidKM},
-	{"salt 1020", with(validKM(EvenKey, 16), 14, 255), ErrInvalidKM},
-	{"key 20", with(validKM(EvenKey, 16), 15, 5), ErrInvalidKM},
-	{"key 0", with(validKM(EvenKey, 16), 15, 0), ErrInvalidKM},
-	{"key 1020", with(validKM(EvenKey, 16), 15, 255), ErrInvalidKM},
-	{"key 32 in a 16 message", with(validKM(EvenKey, 16), 15, 8), ErrInvalidKM},
-	{"reserved bits ignored", with(with(validKM(EvenKey, 16), 3, 0xFD), 11, 0xFF), nil},
+	{"header only", validKM(wire.KeyEven, 16)[:KMHeaderLen], ErrInvalidKM},
+	{"one byte short", validKM(wire.KeyEven, 16)[:MinKMLen-1], ErrInvalidKM},
+	{"one byte long", append(validKM(wire.KeyEven, 16), 0), ErrInvalidKM},
+	{"both keys but one wrapped", with(validKM(wire.KeyEven, 16), 3, 3), ErrInvalidKM},
+	{"S bit", with(validKM(wire.KeyEven, 16), 0, 0x92), ErrInvalidKM},
+	{"version 2", with(validKM(wire.KeyEven, 16), 0, 0x22), ErrInvalidKM},
+	{"media stream packet type", with(validKM(wire.KeyEven, 16), 0, 0x11), ErrInvalidKM},
+	{"TS sync byte", with(validKM(wire.KeyEven, 16), 0, 0x47), ErrInvalidKM},
+	{"signature", with(validKM(wire.KeyEven, 16), 2, 0x28), ErrInvalidKM},
+	{"no key", with(validKM(wire.KeyEven, 16), 3, 0), ErrInvalidKM},
+	{"KEKI 1", with(validKM(wire.KeyEven, 16), 7, 1), ErrInvalidKM},
+	{"cipher none", with(validKM(wire.KeyEven, 16), 8, 0), ErrUnsupportedCipher},
+	{"AES-ECB", with(validKM(wire.KeyEven, 16), 8, 1), ErrUnsupportedCipher},
+	{"AES-GCM", with(with(validKM(wire.KeyEven, 16), 8, CipherAESGCM), 9, 1), ErrUnsupportedCipher},
+	{"auth with CTR", with(validKM(wire.KeyEven, 16), 9, 1), ErrInvalidKM},
+	{"SE MPEG-TS/UDP", with(validKM(wire.KeyEven, 16), 10, 1), ErrInvalidKM},
+	{"salt 8", with(validKM(wire.KeyEven, 16), 14, 2), ErrInvalidKM},
+	{"salt 0", with(validKM(wire.KeyEven, 16), 14, 0), ErrInvalidKM},
+	{"salt 1020", with(validKM(wire.KeyEven, 16), 14, 255), ErrInvalidKM},
+	{"key 20", with(validKM(wire.KeyEven, 16), 15, 5), ErrInvalidKM},
+	{"key 0", with(validKM(wire.KeyEven, 16), 15, 0), ErrInvalidKM},
+	{"key 1020", with(validKM(wire.KeyEven, 16), 15, 255), ErrInvalidKM},
+	{"key 32 in a 16 message", with(validKM(wire.KeyEven, 16), 15, 8), ErrInvalidKM},
+	{"reserved bits ignored", with(with(validKM(wire.KeyEven, 16), 3, 0xFD), 11, 0xFF), nil},
 }
 
 func TestParseKM(t *testing.T) {
@@ -85,7 +87,7 @@ func TestParseKM(t *testing.T) {
 }
 
 func TestKMAppendRoundTrip(t *testing.T) {
-	for _, kk := range []KeyIndex{EvenKey, OddKey, BothKeys} {
+	for _, kk := range []wire.KeyIndex{wire.KeyEven, wire.KeyOdd, wire.KeyBoth} {
 		for _, n := range []int{16, 24, 32} {
 			b := validKM(kk, n)
 			k, err := ParseKM(b)

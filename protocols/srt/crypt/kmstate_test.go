@@ -3,6 +3,8 @@ package crypt
 import (
 	"errors"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 func TestParseKMState(t *testing.T) {
@@ -19,7 +21,7 @@ func TestParseKMState(t *testing.T) {
 		{nil, 0, false},
 		{[]byte{4, 0, 0}, 0, false},
 		{[]byte{4, 0, 0, 0, 0}, 0, false},
-		{validKM(EvenKey, 16), 0, false},
+		{validKM(wire.KeyEven, 16), 0, false},
 	} {
 		state, ok := ParseKMState(tc.b)
 		if state != tc.state || ok != tc.ok {

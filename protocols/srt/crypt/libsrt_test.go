@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // The captures under testdata are real sessions between two srt-live-transmit (libsrt 1.5.1)
@@ -14,9 +16,9 @@ import (
 // decryptCapture decrypts every data packet the capture's data sender sent, in capture order,
 // applying the KM refreshes that sender announced, and checks each payload becomes MPEG-TS.
 // It returns the packets decrypted per key.
-func decryptCapture(t *testing.T, name string, evs []srtEvent, r *Receiver, dataFrom uint16) map[KeyIndex]int {
+func decryptCapture(t *testing.T, name string, evs []srtEvent, r *Receiver, dataFrom uint16) map[wire.KeyIndex]int {
 	t.Helper()
-	perKey := map[KeyIndex]int{}
+	perKey := map[wire.KeyIndex]int{}
 	var plainTS int
 	for i, e := range evs {
 		if e.from != dataFrom {
@@ -45,7 +47,7 @@ func decryptCapture(t *testing.T, name string, evs []srtEvent, r *Receiver, data
 		perKey[d.kk]++
 	}
 	// A ciphertext looks like TS by chance with odds of 1 in 256 per TS packet in it.
-	if total := perKey[EvenKey] + perKey[OddKey]; plainTS > total/20 {
+	if total := perKey[wire.KeyEven] + perKey[wire.KeyOdd]; plainTS > total/20 {
 		t.Errorf("%s: %d of %d data packets are MPEG-TS before decryption", name, plainTS, total)
 	}
 	return perKey
@@ -70,7 +72,7 @@ func TestLibsrtCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if k.KeyLen != tc.keyLen || k.Keys != EvenKey || len(km) != KMHeaderLen+SaltLen+WrapICVLen+tc.keyLen {
+			if k.KeyLen != tc.keyLen || k.Keys != wire.KeyEven || len(km) != KMHeaderLen+SaltLen+WrapICVLen+tc.keyLen {
 				t.Fatalf("libsrt KM: %d bytes, %v key of %d", len(km), k.Keys, k.KeyLen)
 			}
 			// Our sender's KM has libsrt's header byte for byte (the KK, lengths, cipher, SE).
@@ -97,7 +99,7 @@ func TestLibsrtCaptures(t *testing.T) {
 				dataFrom = otherPort(t, evs, caller)
 			}
 			perKey := decryptCapture(t, tc.file, evs, r, dataFrom)
-			if perKey[EvenKey] < 90 || len(perKey) != 1 {
+			if perKey[wire.KeyEven] < 90 || len(perKey) != 1 {
 				t.Fatalf("decrypted %v packets per key, want ≥ 90, all with the even key", perKey)
 			}
 
@@ -161,7 +163,7 @@ func TestLibsrtRefresh(t *testing.T) {
 		if e.from == caller && e.refresh && e.kmCmd == extKMREQ {
 			refreshes++
 			k, err := ParseKM(e.km)
-			if err != nil || k.Keys != BothKeys || k.KeyLen != 16 {
+			if err != nil || k.Keys != wire.KeyBoth || k.KeyLen != 16 {
 				t.Fatalf("refresh KM: %v keys of %d: %v", k.Keys, k.KeyLen, err)
 			}
 		}
@@ -170,12 +172,12 @@ func TestLibsrtRefresh(t *testing.T) {
 		t.Fatalf("%d KM refreshes in the capture, want 2", refreshes)
 	}
 	perKey := decryptCapture(t, "refresh.pcap", evs, r, caller)
-	if perKey[EvenKey] < 250 || perKey[OddKey] < 150 {
+	if perKey[wire.KeyEven] < 250 || perKey[wire.KeyOdd] < 150 {
 		t.Fatalf("decrypted %v packets per key, want ≥ 250 even and ≥ 150 odd", perKey)
 	}
 	// The stale receiver holds the handshake's even key only.
 	var switches, firstPeriod, later int
-	prev := EvenKey
+	prev := wire.KeyEven
 	for _, e := range evs {
 		if e.data == nil || e.from != caller {
 			continue
@@ -192,7 +194,7 @@ func TestLibsrtRefresh(t *testing.T) {
 				t.Fatalf("seq %d: first period with the handshake key: %v", e.data.seq, err)
 			}
 			firstPeriod++
-		case e.data.kk == OddKey:
+		case e.data.kk == wire.KeyOdd:
 			if !errors.Is(err, ErrUnknownKey) {
 				t.Fatalf("seq %d: odd packet without the refresh KM: %v, want ErrUnknownKey", e.data.seq, err)
 			}

@@ -1,6 +1,10 @@
 package crypt
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
+)
 
 // Receiver decrypts one direction of a connection. It is used by one goroutine at a time;
 // Update may be called between Decrypts.
@@ -30,18 +34,18 @@ func (r *Receiver) Update(km []byte) error {
 }
 
 // Decrypt decrypts payload in place; an error when kk names a key it does not hold
-// (ErrUnknownKey, ErrNotEncrypted for NoKey), the payload then left as it was. It allocates
+// (ErrUnknownKey, ErrNotEncrypted for wire.KeyNone), the payload then left as it was. It allocates
 // nothing, errors included.
-func (r *Receiver) Decrypt(kk KeyIndex, seq uint32, payload []byte) error {
+func (r *Receiver) Decrypt(kk wire.KeyIndex, seq uint32, payload []byte) error {
 	switch kk {
-	case EvenKey, OddKey:
+	case wire.KeyEven, wire.KeyOdd:
 		k := r.keys[kk-1]
 		if k == nil {
 			return ErrUnknownKey
 		}
 		k.xor(seq, payload)
 		return nil
-	case NoKey:
+	case wire.KeyNone:
 		return ErrNotEncrypted
 	}
 	return ErrUnknownKey
@@ -51,8 +55,8 @@ func (r *Receiver) Decrypt(kk KeyIndex, seq uint32, payload []byte) error {
 func (r *Receiver) KeyLen() int { return r.keyLen }
 
 // Has reports whether the Receiver holds the key kk names.
-func (r *Receiver) Has(kk KeyIndex) bool {
-	return (kk == EvenKey || kk == OddKey) && r.keys[kk-1] != nil
+func (r *Receiver) Has(kk wire.KeyIndex) bool {
+	return (kk == wire.KeyEven || kk == wire.KeyOdd) && r.keys[kk-1] != nil
 }
 
 func (r *Receiver) apply(km []byte, first bool) error {
@@ -91,11 +95,11 @@ func (r *Receiver) apply(km []byte, first bool) error {
 
 // slots lists the key slots ([0] even, [1] odd) a KM's KK fills, in the order of its wrapped
 // keys: with both, the even key comes first.
-func slots(kk KeyIndex) []int {
+func slots(kk wire.KeyIndex) []int {
 	switch kk {
-	case EvenKey:
+	case wire.KeyEven:
 		return []int{0}
-	case OddKey:
+	case wire.KeyOdd:
 		return []int{1}
 	}
 	return []int{0, 1}

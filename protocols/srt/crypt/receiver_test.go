@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 const testPass = "sluice-crypt-test" // also the passphrase of the captures under testdata
@@ -34,15 +36,15 @@ func TestRoundTripKeyLengths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.KeyLen != keyLen || k.Keys != EvenKey || len(km) != KMHeaderLen+SaltLen+WrapICVLen+keyLen {
+		if k.KeyLen != keyLen || k.Keys != wire.KeyEven || len(km) != KMHeaderLen+SaltLen+WrapICVLen+keyLen {
 			t.Fatalf("key %d: KM of %d bytes announces %v keys of %d", keyLen, len(km), k.Keys, k.KeyLen)
 		}
 		r, err := NewReceiver(testPass, km)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.KeyLen() != keyLen || !r.Has(EvenKey) || r.Has(OddKey) {
-			t.Fatalf("key %d: receiver has length %d, even %v, odd %v", keyLen, r.KeyLen(), r.Has(EvenKey), r.Has(OddKey))
+		if r.KeyLen() != keyLen || !r.Has(wire.KeyEven) || r.Has(wire.KeyOdd) {
+			t.Fatalf("key %d: receiver has length %d, even %v, odd %v", keyLen, r.KeyLen(), r.Has(wire.KeyEven), r.Has(wire.KeyOdd))
 		}
 		for i := range 50 {
 			seq := uint32(0x7FFFFFF0+i) & 0x7FFFFFFF // across the 31-bit wrap
@@ -50,7 +52,7 @@ func TestRoundTripKeyLengths(t *testing.T) {
 			_, _ = rng.Read(plain)
 			p := bytes.Clone(plain)
 			kk, announce := s.Encrypt(seq, p)
-			if kk != EvenKey || announce {
+			if kk != wire.KeyEven || announce {
 				t.Fatalf("packet %d: KK %v, announce %v", i, kk, announce)
 			}
 			if bytes.Equal(p, plain) && len(p) > 8 {
@@ -102,9 +104,9 @@ func TestDecryptKeyNotHeld(t *testing.T) {
 	_, r := newPair(t, 16)
 	p := []byte("plain payload")
 	for _, tc := range []struct {
-		kk   KeyIndex
+		kk   wire.KeyIndex
 		want error
-	}{{OddKey, ErrUnknownKey}, {NoKey, ErrNotEncrypted}, {BothKeys, ErrUnknownKey}, {KeyIndex(9), ErrUnknownKey}} {
+	}{{wire.KeyOdd, ErrUnknownKey}, {wire.KeyNone, ErrNotEncrypted}, {wire.KeyBoth, ErrUnknownKey}, {wire.KeyIndex(9), ErrUnknownKey}} {
 		if err := r.Decrypt(tc.kk, 1, p); !errors.Is(err, tc.want) {
 			t.Errorf("Decrypt with KK %v: %v, want %v", tc.kk, err, tc.want)
 		}
@@ -182,14 +184,14 @@ func TestSenderFromKM(t *testing.T) {
 		caller.Encrypt(uint32(i), make([]byte, 10))
 	}
 	oddOnly := caller.KM(nil)
-	if k, err := ParseKM(oddOnly); err != nil || k.Keys != OddKey {
+	if k, err := ParseKM(oddOnly); err != nil || k.Keys != wire.KeyOdd {
 		t.Fatalf("KM after one full refresh: %v, %v", k.Keys, err)
 	}
 	s, err := SenderFromKM(testPass, oddOnly, Refresh{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kk, _ := s.Encrypt(1, make([]byte, 10)); kk != OddKey {
+	if kk, _ := s.Encrypt(1, make([]byte, 10)); kk != wire.KeyOdd {
 		t.Errorf("SenderFromKM of an odd-key KM encrypts with %v", kk)
 	}
 }

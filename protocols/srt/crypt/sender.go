@@ -3,6 +3,8 @@ package crypt
 import (
 	"crypto/rand"
 	"fmt"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // phase is where a Sender is in its key refresh cycle.
@@ -105,9 +107,9 @@ func (s *Sender) KeyLen() int { return s.keyLen }
 // made and KM announces both (announce); after Rate the next key encrypts and KM, still with both,
 // is announced again in case the first one was lost; PreAnnounce packets later the old key is
 // retired and KM announces the new key alone (nothing to send: the peer has it).
-func (s *Sender) Encrypt(seq uint32, payload []byte) (kk KeyIndex, announce bool) {
+func (s *Sender) Encrypt(seq uint32, payload []byte) (kk wire.KeyIndex, announce bool) {
 	s.keys[s.active].xor(seq, payload)
-	kk = KeyIndex(s.active + 1)
+	kk = wire.KeyIndex(s.active + 1)
 	s.count++
 	switch {
 	case s.phase == steady && s.count >= s.rate-s.pre:
@@ -153,7 +155,7 @@ func (s *Sender) buildKM() error {
 	n := 0
 	for i, k := range s.keys {
 		if k != nil {
-			msg.Keys |= KeyIndex(1 << i)
+			msg.Keys |= wire.KeyIndex(1 << i)
 			n += copy(plain[n:], k.key[:k.n])
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 func TestRefreshResolve(t *testing.T) {
@@ -76,11 +78,11 @@ func TestRefreshSchedule(t *testing.T) {
 	// What reaches the receiver, in order: packets, and the KMs the link sends on announce.
 	type arrival struct {
 		seq          uint32
-		kk           KeyIndex
+		kk           wire.KeyIndex
 		plain, ciphr []byte
 		km           []byte
 	}
-	var wire []arrival
+	var sent []arrival
 	var held *arrival // the last packet before each switch, delivered after the next one
 	var trace strings.Builder
 	for i := 1; i <= 3*rate; i++ {
@@ -102,14 +104,14 @@ func TestRefreshSchedule(t *testing.T) {
 		if i%rate == 0 {
 			held = &pk
 		} else {
-			wire = append(wire, pk)
+			sent = append(sent, pk)
 			if held != nil {
-				wire = append(wire, *held)
+				sent = append(sent, *held)
 				held = nil
 			}
 		}
 		if announce {
-			wire = append(wire, arrival{km: s.KM(nil)})
+			sent = append(sent, arrival{km: s.KM(nil)})
 		}
 	}
 	// Key n encrypts packets n*rate+1 .. (n+1)*rate; the next key is announced (both keys in the
@@ -122,7 +124,7 @@ func TestRefreshSchedule(t *testing.T) {
 		t.Errorf("schedule:\n got %s\nwant %s", trace.String(), want)
 	}
 	lateOld := 0
-	for _, a := range wire {
+	for _, a := range sent {
 		if a.km != nil {
 			if err := r.Update(a.km); err != nil {
 				t.Fatal(err)
@@ -145,7 +147,7 @@ func TestRefreshSchedule(t *testing.T) {
 	}
 	// The receiver without the refresh KMs fails on the odd key, and the even key of the third
 	// period is a new one: decrypting with the first even key gives garbage.
-	for _, pk := range wire {
+	for _, pk := range sent {
 		if pk.km != nil {
 			continue
 		}
@@ -156,7 +158,7 @@ func TestRefreshSchedule(t *testing.T) {
 			if err != nil || !bytes.Equal(p, pk.plain) {
 				t.Fatalf("seq %d: first key: %v", pk.seq, err)
 			}
-		case pk.kk == OddKey:
+		case pk.kk == wire.KeyOdd:
 			if !errors.Is(err, ErrUnknownKey) {
 				t.Fatalf("seq %d: odd key without its KM: %v", pk.seq, err)
 			}
@@ -166,7 +168,7 @@ func TestRefreshSchedule(t *testing.T) {
 			}
 		}
 	}
-	if k, err := ParseKM(first); err != nil || k.Keys != EvenKey {
+	if k, err := ParseKM(first); err != nil || k.Keys != wire.KeyEven {
 		t.Fatalf("first KM: %v, %v", k.Keys, err)
 	}
 }

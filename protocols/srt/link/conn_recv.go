@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
@@ -173,7 +172,7 @@ func (c *Conn) onData(p *packet, now int64, out *outbox) bool {
 	}
 	wasEmpty := r.buf.count == 0
 	headMissing := r.buf.at(0) == nil
-	p.seq, p.ts, p.key, p.rexmit = d.Seq, r.unwrap(d.Timestamp), uint8(d.Key), d.Retransmitted
+	p.seq, p.ts, p.key, p.rexmit = d.Seq, r.unwrap(d.Timestamp), d.Key, d.Retransmitted
 	if !r.buf.put(off, p) {
 		c.st.pktRecvDup++
 		return false
@@ -411,7 +410,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 				r.buf.pop()
 				payload := pk.buf[wire.HeaderSize:pk.n]
 				r.bufBytes -= len(payload)
-				if pk.key != 0 && !c.decryptLocked(pk, payload) {
+				if pk.key != wire.KeyNone && !c.decryptLocked(pk, payload) {
 					putPacket(pk)
 					continue
 				}
@@ -490,7 +489,7 @@ func (c *Conn) waitRead(wait int64, caughtUp <-chan struct{}) {
 
 // decryptLocked decrypts payload in place; false when it cannot (counted).
 func (c *Conn) decryptLocked(p *packet, payload []byte) bool {
-	if c.rcrypt == nil || c.rcrypt.Decrypt(crypt.KeyIndex(p.key), p.seq, payload) != nil {
+	if c.rcrypt == nil || c.rcrypt.Decrypt(p.key, p.seq, payload) != nil {
 		c.st.pktRecvUndecrypt++
 		return false
 	}

@@ -142,7 +142,7 @@ func (c *Conn) write(pl *Payload, b *Batch) (int, error) {
 	if c.scrypt != nil {
 		// pl is this connection's own copy (Write's, or WriteShared's for an encrypting one).
 		kk, announce := c.scrypt.Encrypt(seq, pl.b[:pl.n])
-		d.Key = wire.KeyIndex(kk)
+		d.Key = kk
 		if announce {
 			s.km = c.scrypt.KM(s.km[:0])
 			s.kmNext, s.kmLeft = now, kmRetries

@@ -3,6 +3,8 @@ package link
 import (
 	"net/netip"
 	"sync"
+
+	"github.com/sluicemedia/sluice/protocols/srt/wire"
 )
 
 // bufSize is the size of every packet buffer: a 1500-byte MSS less nothing, so a datagram of
@@ -19,9 +21,9 @@ type packet struct {
 
 	// Set when the packet enters the receive buffer.
 	seq    uint32
-	ts     int64 // unwrapped timestamp, microseconds of the peer's clock
-	key    uint8 // KK bits
-	rexmit bool  // R flag: a retransmission
+	ts     int64         // unwrapped timestamp, microseconds of the peer's clock
+	key    wire.KeyIndex // KK bits
+	rexmit bool          // R flag: a retransmission
 }
 
 var packetPool = sync.Pool{New: func() any { return new(packet) }}

@@ -45,15 +45,32 @@ const (
 )
 
 // KeyIndex is the KK field of a data packet: which stream encrypting key (SEK) encrypted the
-// payload.
+// payload; a Key Material message (package crypt) carries the same field.
 type KeyIndex uint8
 
-// Key indexes of a data packet.
+// The KK values. In a data packet only KeyNone, KeyEven and KeyOdd occur; a Key Material
+// message may carry KeyBoth.
 const (
 	KeyNone KeyIndex = 0
 	KeyEven KeyIndex = 1
 	KeyOdd  KeyIndex = 2
+	KeyBoth KeyIndex = 3
 )
+
+// String names the key index.
+func (k KeyIndex) String() string {
+	switch k {
+	case KeyNone:
+		return "none"
+	case KeyEven:
+		return "even"
+	case KeyOdd:
+		return "odd"
+	case KeyBoth:
+		return "both"
+	}
+	return fmt.Sprintf("KeyIndex(%d)", uint8(k))
+}
 
 // Data is a parsed data packet. Payload aliases the datagram it was parsed from.
 type Data struct {
