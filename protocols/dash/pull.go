@@ -30,8 +30,8 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 	return livepull.Pull{Name: "dash", Document: "MPD", Config: cfg.Config}.Do(ctx, rawurl, s, log, cfg.run)
 }
 
-// run reads the MPD with the tunables cfg, follows its video and audio representations and publishes their units
-// until the presentation ends, one fails or ctx ends.
+// run reads the MPD with the tunables cfg, follows its video and audio representations and
+// publishes their units until the presentation ends, one fails or ctx ends.
 func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger) error {
 	m, err := parseManifest(pr.Body, pr.Final, time.Now())
 	if err != nil {

@@ -31,8 +31,8 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 	return livepull.Pull{Name: "hls", Document: "playlist", Config: cfg.Config}.Do(ctx, rawurl, s, log, cfg.run)
 }
 
-// run reads the primary playlist with the tunables cfg, follows the chosen renditions and publishes their units
-// until the playlist ends, a rendition fails or ctx ends.
+// run reads the primary playlist with the tunables cfg, follows the chosen renditions and
+// publishes their units until the playlist ends, a rendition fails or ctx ends.
 func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger) error {
 	pl, err := parsePlaylist(pr.Body)
 	if err != nil {
