@@ -12,6 +12,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
 // next is the segment a follower fetches next.
@@ -31,7 +32,7 @@ type follower struct {
 	ld   *loader
 	cfg  config
 	log  *slog.Logger
-	out  chan<- ingest.Batch
+	feed livepull.Feed // to the merger
 
 	p       *period       // the period being played
 	target  time.Duration // start time in p, for the first segment
@@ -42,11 +43,7 @@ type follower struct {
 	readFor string // period and representation the reader's init segment is of
 	fresh   time.Time
 	count   int64
-	broken  int // unreadable segments in a row
 }
-
-// maxBroken is how many unreadable segments in a row end a pull.
-const maxBroken = 3
 
 // run follows the presentation until it ends (nil), fails, or ctx ends.
 func (f *follower) run(ctx context.Context) error {
@@ -215,22 +212,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	f.started, f.lastT, f.nextN, f.fresh = true, nx.t, nx.number+1, time.Now()
 	f.count++
 	tracks, units, err := f.reader.segment(b)
-	if err != nil {
-		// One broken segment is skipped (the next key frame recovers); several in a row end
-		// the pull.
-		if f.broken++; f.broken >= maxBroken {
-			return fmt.Errorf("segment %s (%d unreadable in a row): %w", su.Redacted(), f.broken, err)
-		}
-		f.log.Warn("dash: segment skipped", "url", su.Redacted(), "error", err)
-		return nil
-	}
-	f.broken = 0
-	select {
-	case f.out <- ingest.Batch{Tracks: tracks, Units: units}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return f.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units}, err)
 }
 
 // stillWanted is told of a failed segment request: it asks for a newer MPD and tells whether

@@ -27,15 +27,12 @@ func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	p := livepull.Pull{Name: "dash", Document: "MPD", Config: cfg.Config}
-	return p.Do(ctx, rawurl, log, func(ctx context.Context, pr livepull.Primary, log *slog.Logger) error {
-		return run(ctx, pr, s, log, cfg)
-	})
+	return livepull.Pull{Name: "dash", Document: "MPD", Config: cfg.Config}.Do(ctx, rawurl, s, log, cfg.run)
 }
 
-// run reads the MPD, follows its video and audio representations and publishes their units
-// until the presentation ends, one fails or ctx ends.
-func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger, cfg config) error {
+// run reads the MPD with the tunables cfg, follows its video and audio representations and
+// publishes their units until the presentation ends, one fails or ctx ends.
+func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger) error {
 	m, err := parseManifest(pr.Body, pr.Final, time.Now())
 	if err != nil {
 		return err
@@ -58,7 +55,7 @@ func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.L
 		f := &follower{kind: kind, man: man, ld: ld, cfg: cfg, log: log, p: p, target: target}
 		followers = append(followers, f)
 		lr.Sources = append(lr.Sources, livepull.Source{Name: kindName(kind), Run: func(ctx context.Context, out chan<- ingest.Batch) error {
-			f.out = out
+			f.feed = livepull.Feed{Out: out, Log: log, Name: "dash"}
 			return f.run(ctx)
 		}})
 	}

@@ -3,7 +3,7 @@ package dash
 import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/fmp4"
-	"github.com/sluicemedia/sluice/packager/nal"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
 // repReader turns the media segments of one representation into access units of its track
@@ -11,7 +11,7 @@ import (
 // is the presentation's time 0 (the period's start minus the presentationTimeOffset).
 type repReader struct {
 	ti       *fmp4.InitTrack
-	video    *nal.Fixer
+	conv     *livepull.TrackUnits
 	next     uint64 // decode time after the last sample, for fragments without tfdt
 	shift    int64  // in the track's clock rate
 	announce bool   // the track is to be announced with the next units
@@ -21,11 +21,8 @@ type repReader struct {
 // is where the representation's media time 0 lies on the presentation timeline, in 90 kHz
 // ticks.
 func newRepReader(ti *fmp4.InitTrack, presentation int64) *repReader {
-	r := &repReader{ti: ti, announce: true, shift: media.Rescale(presentation, 90000, ti.Track.ClockRate)}
-	if p := ti.Track.Params; ti.Track.Codec.IsVideo() {
-		r.video = nal.NewFixer(ti.Track.Codec, p.VPS, p.SPS, p.PPS)
-	}
-	return r
+	return &repReader{ti: ti, conv: livepull.NewTrackUnits(ti), announce: true,
+		shift: media.Rescale(presentation, 90000, ti.Track.ClockRate)}
 }
 
 // segment reads one media segment. tracks is the representation's track when it is to be
@@ -36,40 +33,17 @@ func (r *repReader) segment(b []byte) (tracks []media.Track, units []*media.Acce
 		return nil, nil, err
 	}
 	r.next = next
-	tr := &r.ti.Track
-	ts := int(r.ti.Timescale)
 	units = make([]*media.AccessUnit, 0, len(samples))
 	for _, s := range samples {
-		dts := int64(s.DTS)
-		au := &media.AccessUnit{Key: true,
-			DTS: media.Rescale(dts, ts, tr.ClockRate) + r.shift,
-			PTS: media.Rescale(dts+s.CTO, ts, tr.ClockRate) + r.shift}
-		if r.video == nil {
-			if len(s.Data) == 0 {
-				continue
-			}
-			au.Payload = [][]byte{s.Data}
+		au, changed := r.conv.Unit(s, r.shift)
+		r.announce = r.announce || changed
+		if au != nil {
 			units = append(units, au)
-			continue
 		}
-		nalus, err := fmp4.SplitNALUnits(s.Data)
-		if err != nil {
-			continue // one broken sample: the next key frame recovers
-		}
-		var changed bool
-		au.Payload, au.Key, changed = r.video.Fix(nalus)
-		if changed {
-			tr.Params = r.video.Params()
-			r.announce = true
-		}
-		if len(au.Payload) == 0 {
-			continue
-		}
-		units = append(units, au)
 	}
 	if r.announce {
 		r.announce = false
-		tracks = []media.Track{*tr}
+		tracks = []media.Track{r.conv.Track}
 	}
 	return tracks, units, nil
 }

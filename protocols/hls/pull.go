@@ -28,15 +28,12 @@ func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
 }
 
 func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, cfg config) error {
-	p := livepull.Pull{Name: "hls", Document: "playlist", Config: cfg.Config}
-	return p.Do(ctx, rawurl, log, func(ctx context.Context, pr livepull.Primary, log *slog.Logger) error {
-		return run(ctx, pr, s, log, cfg)
-	})
+	return livepull.Pull{Name: "hls", Document: "playlist", Config: cfg.Config}.Do(ctx, rawurl, s, log, cfg.run)
 }
 
-// run reads the primary playlist, follows the chosen renditions and publishes their units
-// until the playlist ends, a rendition fails or ctx ends.
-func run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger, cfg config) error {
+// run reads the primary playlist with the tunables cfg, follows the chosen renditions and
+// publishes their units until the playlist ends, a rendition fails or ctx ends.
+func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger) error {
 	pl, err := parsePlaylist(pr.Body)
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)

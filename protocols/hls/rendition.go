@@ -12,10 +12,8 @@ import (
 
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
-
-// maxBroken is how many unreadable segments in a row end a pull.
-const maxBroken = 3
 
 // errEncrypted is returned for segments under EXT-X-KEY encryption.
 var errEncrypted = errors.New("encrypted segments (EXT-X-KEY) are not supported")
@@ -30,7 +28,7 @@ type rendition struct {
 	ld   *loader
 	cfg  config
 	log  *slog.Logger
-	out  chan<- ingest.Batch
+	feed livepull.Feed // to the merger
 
 	pl       *playlist.Media
 	next     int64         // media sequence number of the next segment to download; -1 before the start
@@ -39,14 +37,14 @@ type rendition struct {
 	edge     int64         // newest sequence number seen listed
 	reader   segmentReader
 	initURI  string // EXT-X-MAP the fMP4 reader was made with
-	broken   int    // unreadable segments in a row
 	rangeURI string // resource of the last byte-range segment, and where its range ended
 	rangeEnd uint64
 	segments int64
 }
 
 func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Logger, out chan<- ingest.Batch) *rendition {
-	return &rendition{name: name, u: u, ld: ld, cfg: cfg, log: log.With("rendition", name), out: out,
+	log = log.With("rendition", name)
+	return &rendition{name: name, u: u, ld: ld, cfg: cfg, log: log, feed: livepull.Feed{Out: out, Log: log, Name: "hls"},
 		next: -1, edge: -1, target: 10 * time.Second, fresh: time.Now()}
 }
 
@@ -183,25 +181,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 	r.next++
 	r.segments++
 	tracks, units, err := r.reader.segment(body)
-	if err != nil {
-		// One broken segment is skipped (the next key frame recovers); several in a row end
-		// the pull.
-		if r.broken++; r.broken >= maxBroken {
-			return fmt.Errorf("segment %s (%d unreadable in a row): %w", su.Redacted(), r.broken, err)
-		}
-		r.log.Warn("hls: segment skipped", "url", su.Redacted(), "error", err)
-		return nil
-	}
-	r.broken = 0
-	if tracks == nil && len(units) == 0 && !disc {
-		return nil
-	}
-	select {
-	case r.out <- ingest.Batch{Tracks: tracks, Units: units, Disc: disc}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return r.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units, Disc: disc}, err)
 }
 
 // prepareReader makes the segment reader: MPEG-TS without EXT-X-MAP, fMP4 with one (read

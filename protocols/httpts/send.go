@@ -13,8 +13,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
-	"github.com/sluicemedia/sluice/packager/mpegts"
-	"github.com/sluicemedia/sluice/protocols/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/internal/tsmux"
 )
 
 // Send limits.
@@ -60,11 +59,10 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 		return fmt.Errorf("method %q, want POST or PUT", method)
 	}
 	log = log.With("output", "http", "url", rawurl)
-	out, err := mpegts.NewRemuxer(tracks, r.Stream())
+	out, err := tsmux.New(r, tracks, log)
 	if err != nil {
 		return err
 	}
-	out.OnTracks = func(changed []media.Track) { log.Info("tracks changed", "tracks", ingest.Describe(changed)) }
 	reqCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -99,7 +97,7 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 	var stalled atomic.Bool
 	stall := time.AfterFunc(sendStall, func() { stalled.Store(true); cancel() })
 	stall.Stop()
-	err = pump(ctx, r, out, pw, stall)
+	err = pump(ctx, out, pw, stall)
 	if err == nil {
 		// The stream ended or ctx ended: finish the body and take the answer.
 		_ = pw.Close()
@@ -132,29 +130,11 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 var errAnswered = errors.New("request over")
 
 // pump muxes units into the body until ctx ends or the stream closes (nil) or a write fails.
-func pump(ctx context.Context, r *stream.Reader, out *mpegts.Remuxer, w io.Writer, stall *time.Timer) error {
-	var buf []byte
-	for {
-		au, err := r.Read(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		var ok bool
-		buf, _, ok, err = out.AppendAccessUnit(buf[:0], au)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
+func pump(ctx context.Context, out *tsmux.Muxer, w io.Writer, stall *time.Timer) error {
+	return out.Run(ctx, nil, func(buf []byte, _ int64, _ *media.AccessUnit) ([]byte, error) {
 		stall.Reset(sendStall)
-		_, err = w.Write(buf)
+		_, err := w.Write(buf)
 		stall.Stop()
-		if err != nil {
-			return err
-		}
-	}
+		return buf[:0], err
+	})
 }

@@ -48,7 +48,8 @@ const (
 // ServerOptions tune a Server. The zero value uses the defaults.
 type ServerOptions struct {
 	// Addr is where Listen binds: host:port as net.Listen takes it; an empty host is every
-	// local address. NewServer does not use it.
+	// local address, port 0 any free port. Required by Listen: an empty Addr fails. NewServer
+	// does not use it.
 	Addr string
 	// IdleTimeout ends a publisher whose body brings less than 4 KiB in this long (one that
 	// stopped or trickles); default 5 s. A live body of any real rate lasts for ever.
@@ -119,11 +120,14 @@ func (srv *Server) ConnStats() connlimit.Stats {
 	return connlimit.Stats{}
 }
 
-// Listen serves a new Server for s on opts.Addr until ctx ends (then nil); it fails when the
-// port cannot be bound.
+// Listen serves a new Server for s on opts.Addr until ctx ends (then nil); it fails when
+// opts.Addr is empty or the port cannot be bound.
 func Listen(ctx context.Context, s *stream.Stream, opts ServerOptions) error {
 	var lc net.ListenConfig
 	addr := opts.Addr
+	if addr == "" {
+		return errors.New("http listen: no address (ServerOptions.Addr is empty; want host:port, :0 for any free port)")
+	}
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("http listen %s: %w", addr, err)

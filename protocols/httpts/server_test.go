@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,21 +20,8 @@ import (
 // startServer serves a Server for s on a loopback port until the test ends.
 func startServer(t *testing.T, s *stream.Stream) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	srv := NewServer(s, ServerOptions{})
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	_, addr := serveOpts(t, s, ServerOptions{})
+	return "http://" + addr
 }
 
 // publishHTTP runs ffmpeg sending the test source to url.
@@ -49,22 +36,7 @@ func TestServerFFmpegPOST(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	s := stream.New("http-post", stream.Options{})
 	base := startServer(t, s)
-	col := streamtest.Collect(t, s)
-	var wg sync.WaitGroup
-	var pubErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		pubErr = publishHTTP(t, base+"/live/stream", 10, "-f", "mpegts")
-	}()
-	streamtest.CheckRates(t, s, float64(streamtest.CBRVideoKbps+streamtest.CBRAudioKbps), 25)
-	wg.Wait()
-	if pubErr != nil {
-		t.Fatal(pubErr)
-	}
-	testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-	streamtest.CheckCBRTracks(t, s.Tracks())
-	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
+	streamtest.CheckCBRLive(t, s, func() error { return publishHTTP(t, base+"/live/stream", 10, "-f", "mpegts") }, 200)
 }
 
 func TestServerFFmpegPUTAndFLV(t *testing.T) {
@@ -86,12 +58,7 @@ func TestServerFFmpegPUTAndFLV(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
-			streamtest.CheckCBRTracks(t, s.Tracks())
-			aus := col.Snapshot()
-			if len(aus) < 100 {
-				t.Fatalf("%d units, want about 3 s", len(aus))
-			}
-			streamtest.CheckUnits(t, s.Tracks(), aus)
+			streamtest.CheckCBRReceived(t, s, col, 100, 10*time.Second) // about 3 s
 		})
 	}
 }
@@ -194,5 +161,15 @@ func TestServerRandomBytes(t *testing.T) {
 	streamtest.CheckCBRTracks(t, s.Tracks())
 	if aus := col.Snapshot(); len(aus) < 50 {
 		t.Fatalf("%d units after the random body", len(aus))
+	}
+}
+
+// TestListenNoAddr: an empty Addr is refused at once, not bound to a random port.
+func TestListenNoAddr(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := Listen(ctx, stream.New("http-noaddr", stream.Options{}), ServerOptions{}); err == nil || !strings.Contains(err.Error(), "no address") {
+		t.Fatalf("Listen with an empty Addr: %v, want a no-address error", err)
 	}
 }

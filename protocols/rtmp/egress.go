@@ -9,6 +9,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/flv"
+	protoingest "github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // egress writes a Stream's units to one connection as RTMP messages on one message stream:
@@ -86,7 +87,7 @@ func (e *egress) configure(tracks []media.Track, ts int64) error {
 		}
 	}
 	if len(carried) == 0 {
-		return fmt.Errorf("rtmp: no track RTMP can carry in %s", describeTracks(tracks))
+		return fmt.Errorf("rtmp: no track RTMP can carry in %s", protoingest.Describe(tracks))
 	}
 	pk, err := flv.NewPacketizer(carried)
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/flv"
+	protoingest "github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
 // ingest turns the audio, video and data messages of one publishing session into access
@@ -62,7 +62,7 @@ func (in *ingest) tag(typ flv.TagType, ts uint32, body []byte, now time.Time) er
 			return err
 		}
 		in.tracks = true
-		in.log.Info("rtmp: tracks", "tracks", describeTracks(tracks))
+		in.log.Info("rtmp: tracks", "tracks", protoingest.Describe(tracks))
 	}
 	for au := in.depack.Next(); au != nil; au = in.depack.Next() {
 		au.Arrival = now
@@ -106,21 +106,4 @@ func (in *ingest) close() {
 	if in != nil {
 		in.pub.Close()
 	}
-}
-
-func describeTracks(tracks []media.Track) string {
-	s := ""
-	for i, t := range tracks {
-		if i > 0 {
-			s += ", "
-		}
-		s += t.Codec.String()
-		if t.Params.Width > 0 {
-			s += fmt.Sprintf(" %dx%d", t.Params.Width, t.Params.Height)
-		}
-		if t.Params.SampleRate > 0 {
-			s += fmt.Sprintf(" %d Hz", t.Params.SampleRate)
-		}
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // TestListenReconnect publishes to a listen input, stops and starts again three times: the
@@ -27,21 +28,7 @@ func TestListenReconnect(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- Listen(ctx, s, ListenOptions{Addr: addr, Log: testLog(t)}) }()
 
-		discs := make(chan int, 1)
-		rctx, rcancel := context.WithCancel(context.Background())
-		go func() {
-			n := 0
-			for {
-				au, err := r.Read(rctx)
-				if err != nil {
-					discs <- n
-					return
-				}
-				if au.Discontinuity {
-					n++
-				}
-			}
-		}()
+		readerDiscs := streamtest.CountDiscontinuities(r)
 
 		url := "rtmp://" + addr + "/any/thing"
 		for i := range 3 {
@@ -86,8 +73,7 @@ func TestListenReconnect(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("Listen: %v", err)
 		}
-		rcancel()
-		if n := <-discs; n != 3 {
+		if n := readerDiscs(); n != 3 {
 			t.Errorf("reader saw %d discontinuities, want 3", n)
 		}
 	}()

@@ -18,6 +18,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
 // The constant-bitrate source of the end-to-end tests: 1000 kbit/s H.264 and 64 kbit/s AAC.
@@ -45,6 +46,21 @@ func testLog(t testing.TB) *slog.Logger {
 
 // portOf returns the port of a listening address.
 func portOf(a net.Addr) int { return a.(*net.UDPAddr).Port }
+
+// dialSRT calls the SRT listener at addr with o (stream ID, latency, buffers) and fails the
+// test when it cannot.
+func dialSRT(t testing.TB, addr string, o Options) *link.Conn {
+	t.Helper()
+	conf, err := o.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := link.Dial(context.Background(), addr, conf)
+	if err != nil {
+		t.Fatalf("dial %s: %v", o.StreamID, err)
+	}
+	return c
+}
 
 // ffmpegProc is an ffmpeg child with its output kept for failure messages.
 type ffmpegProc struct {

@@ -1,14 +1,13 @@
 package srt
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/testutil"
-
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
 // TestListenerReconnect sends 2 MB of random datagrams, then publishes four times in a row to
@@ -36,21 +35,7 @@ func TestListenerReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	discs := make(chan int, 1)
-	readCtx, cancelRead := context.WithCancel(context.Background())
-	go func() {
-		n := 0
-		for {
-			au, err := r.Read(readCtx)
-			if err != nil {
-				discs <- n
-				return
-			}
-			if au.Discontinuity {
-				n++
-			}
-		}
-	}()
+	readerDiscs := streamtest.CountDiscontinuities(r)
 
 	for i := range 4 {
 		secs := 2
@@ -81,8 +66,7 @@ func TestListenerReconnect(t *testing.T) {
 	if got := s.Discontinuities(); got != 3 {
 		t.Fatalf("Discontinuities() = %d, want 3", got)
 	}
-	cancelRead()
-	if got := <-discs; got != 3 {
+	if got := readerDiscs(); got != 3 {
 		t.Fatalf("reader saw %d discontinuities, want 3", got)
 	}
 	if err := stop(); err != nil {

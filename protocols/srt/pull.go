@@ -14,21 +14,15 @@ import (
 // mode=listener it listens on the URL's address instead and takes one publisher. It returns nil
 // when ctx ended, or when the remote ended the stream after media flowed; an error otherwise.
 func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
-	rawurl, log, probe := o.URL, o.Log, o.Probe
-	if log == nil {
-		log = slog.Default()
-	}
-	ep, err := ParseURL(rawurl)
+	t, err := newTarget("pull", o.URL, o.Log)
 	if err != nil {
-		return fmt.Errorf("srt pull: %w", err)
+		return err
 	}
-	where := RedactURL(rawurl)
-	log = log.With("srt_pull", where)
 	var res ingestResult
-	if ep.Listen {
-		res, err = pullListen(ctx, ep, s, log, probe)
+	if t.ep.Listen {
+		res, err = pullListen(ctx, t.ep, s, t.log, o.Probe)
 	} else {
-		res, err = pullCall(ctx, ep, s, log, probe)
+		res, err = pullCall(ctx, t, s, o.Probe)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -36,27 +30,22 @@ func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
 	case err == nil, peerEnded(err) && res.units > 0:
 		return nil
 	case peerEnded(err):
-		return fmt.Errorf("srt pull %s: peer left: %w", where, ErrNoMedia)
+		return t.wrap(fmt.Errorf("peer left: %w", ErrNoMedia))
 	}
-	return fmt.Errorf("srt pull %s: %w", where, err)
+	return t.wrap(err)
 }
 
 // pullCall dials the peer and publishes what it sends.
-func pullCall(ctx context.Context, ep Endpoint, s *stream.Stream, log *slog.Logger, probe *Probe) (ingestResult, error) {
-	conf, err := ep.config()
-	if err != nil {
-		return ingestResult{}, err
-	}
-	conf.Log = log
-	conn, err := link.Dial(ctx, ep.Addr, conf)
-	if err != nil {
-		return ingestResult{}, err
-	}
-	defer func() { _ = conn.Close() }()
-	defer probe.track(conn)()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	defer stop()
-	return publishConn(conn, s, nil, log)
+func pullCall(ctx context.Context, t target, s *stream.Stream, probe *Probe) (ingestResult, error) {
+	var res ingestResult
+	err := t.call(ctx, probe, func(conn *link.Conn) error {
+		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+		defer stop()
+		var err error
+		res, err = publishConn(conn, s, nil, t.log)
+		return err
+	})
+	return res, err
 }
 
 // pullListen waits for one caller and publishes what it sends.

@@ -2,7 +2,6 @@ package srt
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,17 +110,7 @@ func TestRelayByteExact(t *testing.T) {
 	base := testutil.TakeBaseline()
 	srv, _, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
-	dial := func(streamID string) *link.Conn {
-		conf, err := Options{StreamID: streamID}.config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := link.Dial(context.Background(), addr, conf)
-		if err != nil {
-			t.Fatalf("dial %s: %v", streamID, err)
-		}
-		return c
-	}
+	dial := func(streamID string) *link.Conn { return dialSRT(t, addr, Options{StreamID: streamID}) }
 	sendClip := func(pub *link.Conn, from, to int) {
 		ps := payloads(clip)
 		for _, p := range ps[from:min(to, len(ps))] {
@@ -248,15 +237,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	srv, _, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
 	dial := func(streamID string, latency time.Duration, rcvBuf int) *link.Conn {
-		conf, err := Options{StreamID: streamID, Latency: latency, RecvBuffer: rcvBuf}.config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := link.Dial(context.Background(), addr, conf)
-		if err != nil {
-			t.Fatalf("dial %s: %v", streamID, err)
-		}
-		return c
+		return dialSRT(t, addr, Options{StreamID: streamID, Latency: latency, RecvBuffer: rcvBuf})
 	}
 	pub := dial("publisher/studio/cam1", 0, 0)
 	for _, p := range ps[:upTo] {

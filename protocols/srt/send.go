@@ -17,42 +17,22 @@ import (
 // Timestamps keep increasing across the stream's discontinuities. It returns nil when ctx
 // ended, and an error when the connection or the reader fails; the caller owns r.
 func Send(ctx context.Context, r *stream.Reader, tracks []media.Track, o SendOptions) error {
-	rawurl, log, probe := o.URL, o.Log, o.Probe
-	if log == nil {
-		log = slog.Default()
-	}
-	ep, err := ParseURL(rawurl)
+	t, err := newTarget("send", o.URL, o.Log)
 	if err != nil {
-		return fmt.Errorf("srt send: %w", err)
+		return err
 	}
-	where := RedactURL(rawurl)
-	log = log.With("srt_send", where)
-	if ep.Listen {
-		err = sendListen(ctx, ep, r, tracks, log, probe)
+	if t.ep.Listen {
+		err = sendListen(ctx, t.ep, r, tracks, t.log, o.Probe)
 	} else {
-		err = sendCall(ctx, ep, r, tracks, log, probe)
+		err = t.call(ctx, o.Probe, func(conn *link.Conn) error {
+			t.log.Info("srt output connected")
+			return sendConn(ctx, conn, r, tracks)
+		})
 	}
 	if ctx.Err() != nil || err == nil {
 		return nil
 	}
-	return fmt.Errorf("srt send %s: %w", where, err)
-}
-
-// sendCall dials the peer and sends to it.
-func sendCall(ctx context.Context, ep Endpoint, r *stream.Reader, tracks []media.Track, log *slog.Logger, probe *Probe) error {
-	conf, err := ep.config()
-	if err != nil {
-		return err
-	}
-	conf.Log = log
-	conn, err := link.Dial(ctx, ep.Addr, conf)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close() }()
-	defer probe.track(conn)()
-	log.Info("srt output connected")
-	return sendConn(ctx, conn, r, tracks)
+	return t.wrap(err)
 }
 
 // sendListen waits for one caller, keeping r drained meanwhile, and sends to it.

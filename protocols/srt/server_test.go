@@ -152,14 +152,7 @@ func TestServerRandomBytes(t *testing.T) {
 	sendRandomDatagrams(t, port, 2<<20)
 
 	// Random bytes inside an SRT connection: no tracks ever come; the session stays bounded.
-	conf, err := Options{StreamID: "publisher/studio/noise"}.config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := link.Dial(context.Background(), fmt.Sprintf("127.0.0.1:%d", port), conf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialSRT(t, fmt.Sprintf("127.0.0.1:%d", port), Options{StreamID: "publisher/studio/noise"})
 	rng := rand.New(rand.NewPCG(1, 2))
 	buf := make([]byte, payloadSize)
 	for range (2 << 20) / payloadSize {
@@ -229,17 +222,7 @@ func TestServerSilentPublishers(t *testing.T) {
 	srv, reg, stop := startServer(t, Options{})
 	addr := fmt.Sprintf("127.0.0.1:%d", portOf(srv.Addr()))
 
-	dialPublisher := func(name string) *link.Conn {
-		conf, err := Options{StreamID: "publisher/studio/" + name}.config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := link.Dial(context.Background(), addr, conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	dialPublisher := func(name string) *link.Conn { return dialSRT(t, addr, Options{StreamID: "publisher/studio/" + name}) }
 	quiet := dialPublisher("quiet")
 	defer quiet.Close()
 	testutil.Eventually(t, 10*time.Second, "the quiet publisher to be listed", func() bool { return len(srv.ActiveStreams()) == 1 })

@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -56,30 +55,14 @@ func FuzzReceive(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := stream.New("fuzz", stream.Options{Log: discard})
-		r, err := s.NewReader("fuzz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		feed := ingest.NewTSFeed(ingest.NewPublisher(s, discard))
-		for off := 0; off < len(data); off += DefaultPktSize {
-			if p := tsPayload(data[off:min(off+DefaultPktSize, len(data))]); p != nil {
-				_, _ = feed.Write(p)
+		streamtest.CheckIngested(t, func(s *stream.Stream) {
+			feed := ingest.NewTSFeed(ingest.NewPublisher(s, discard))
+			for off := 0; off < len(data); off += DefaultPktSize {
+				if p := tsPayload(data[off:min(off+DefaultPktSize, len(data))]); p != nil {
+					_, _ = feed.Write(p)
+				}
 			}
-		}
-		feed.Finish()
-		tracks := s.Tracks()
-		s.Close()
-		var aus []*media.AccessUnit
-		for {
-			au, err := r.Read(context.Background())
-			if err != nil {
-				break
-			}
-			aus = append(aus, au)
-		}
-		if len(aus) > 0 {
-			streamtest.CheckUnits(t, tracks, aus)
-		}
+			feed.Finish()
+		})
 	})
 }

@@ -2,6 +2,7 @@ package udp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 
@@ -12,10 +13,13 @@ import (
 // them into s (INPUT_TYPE_UDP_LISTEN). A publisher session starts with the first datagram of
 // whole sync-aligned TS packets (bare or in RTP) and ends after opts.IdleTimeout without
 // one; the next datagram starts a new session. Other datagrams are ignored. Listen returns nil
-// when ctx ends, or an error when the port cannot be bound or s is closed.
+// when ctx ends, or an error when opts.Addr is empty, the port cannot be bound or s is closed.
 func Listen(ctx context.Context, s *stream.Stream, opts Options) error {
 	opts = opts.withDefaults()
 	addr := opts.Addr
+	if addr == "" {
+		return errors.New("udp listen: no address (Options.Addr is empty; want host:port, :0 for any free port)")
+	}
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		return fmt.Errorf("udp listen %s: %w", addr, err)

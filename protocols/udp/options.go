@@ -16,7 +16,7 @@ const (
 // Options configure Listen and Pull.
 type Options struct {
 	// Addr is where Listen binds: host:port as net.ListenPacket takes it; an empty host is
-	// every local address.
+	// every local address, port 0 any free port. Required by Listen: an empty Addr fails.
 	Addr string
 	// URL is what Pull receives (udp://…, see Pull); it binds what the URL says.
 	URL string

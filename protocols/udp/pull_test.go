@@ -42,8 +42,7 @@ func TestPullUnicastTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Pull did not return after its timeout")
 	}
-	streamtest.CheckCBRTracks(t, s.Tracks())
-	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
+	streamtest.CheckCBRReceived(t, s, col, 1, 10*time.Second)
 }
 
 func TestPullNothingTimeout(t *testing.T) {
@@ -79,9 +78,7 @@ func TestPullMulticastFFmpeg(t *testing.T) {
 	if err := streamtest.RunFFmpeg(context.Background(), t, args...); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "units", func() bool { return len(col.Snapshot()) > 50 })
-	streamtest.CheckCBRTracks(t, s.Tracks())
-	streamtest.CheckUnits(t, s.Tracks(), col.Snapshot())
+	streamtest.CheckCBRReceived(t, s, col, 51, 10*time.Second)
 }
 
 // TestSendPullMulticast sends with Send to a group (TTL 0, out of lo) and receives with Pull
@@ -96,7 +93,5 @@ func TestSendPullMulticast(t *testing.T) {
 	startPull(t, fmt.Sprintf("udp://@%s:%d?localaddr=127.0.0.1", group, port), dst)
 	col := streamtest.Collect(t, dst)
 	startSend(t, src, fmt.Sprintf("udp://%s:%d?ttl=0&localaddr=127.0.0.1", group, port), Send)
-	testutil.Eventually(t, 20*time.Second, "units", func() bool { return len(col.Snapshot()) > 100 })
-	streamtest.CheckCBRTracks(t, dst.Tracks())
-	streamtest.CheckUnits(t, dst.Tracks(), col.Snapshot())
+	streamtest.CheckCBRReceived(t, dst, col, 101, 20*time.Second)
 }

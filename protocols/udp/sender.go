@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -15,7 +14,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
-	"github.com/sluicemedia/sluice/protocols/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/internal/tsmux"
 )
 
 // DefaultPktSize is the MPEG-TS payload of a datagram: 7 packets, 1316 bytes, which with
@@ -61,11 +60,10 @@ func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks [
 	}
 	defer conn.Close()
 	log := opts.Log.With("output", scheme, "url", rawurl)
-	out, err := mpegts.NewRemuxer(tracks, r.Stream())
+	out, err := tsmux.New(r, tracks, log)
 	if err != nil {
 		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)
 	}
-	out.OnTracks = func(changed []media.Track) { log.Info("tracks changed", "tracks", ingest.Describe(changed)) }
 	d := &datagrams{conn: conn, log: log, size: ep.pktSize, rtp: scheme == "rtp"}
 	if d.size == 0 {
 		d.size = DefaultPktSize
@@ -74,7 +72,7 @@ func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks [
 		d.seq, d.ssrc, d.ts0 = uint16(rand.Uint32()), rand.Uint32(), rand.Uint32()
 	}
 	log.Info("sending", "remote", conn.RemoteAddr().String(), "pkt_size", d.size)
-	err = d.run(ctx, r, out)
+	err = d.run(ctx, out)
 	if err != nil {
 		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)
 	}
@@ -136,34 +134,21 @@ type datagrams struct {
 	refused int64
 }
 
-// run reads units until ctx ends or the stream closes.
-func (d *datagrams) run(ctx context.Context, r *stream.Reader, out *mpegts.Remuxer) error {
-	for {
-		au, err := r.Read(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
+// run sends the muxed units until ctx ends or the stream closes.
+func (d *datagrams) run(ctx context.Context, out *tsmux.Muxer) error {
+	return out.Run(ctx, d.buf, func(buf []byte, dts90 int64, au *media.AccessUnit) ([]byte, error) {
 		// The pending unit's datagrams go out until this unit is due.
 		n := len(d.buf)
-		buf, dts90, ok, err := out.AppendAccessUnit(d.buf, au)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
 		d.buf = buf
 		at := d.pace.due(dts90, au.Arrival, time.Now())
 		if d.hasPend {
 			if err := d.flush(ctx, n, at); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		d.pendAt, d.pend90, d.hasPend = at, dts90, true
-	}
+		return d.buf, nil
+	})
 }
 
 // flush sends the whole datagrams in the first n bytes of buf, those of the pending unit,

@@ -83,19 +83,11 @@ func TestRunPipeRefused(t *testing.T) {
 func TestRunPipeCancel(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	s, r := newStream(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- RunPipe(ctx, "ffmpeg", lavfiArgs("60", true), s, discard, false) }()
+	run := testutil.Go(t, func(ctx context.Context) error {
+		return RunPipe(ctx, "ffmpeg", lavfiArgs("60", true), s, discard, false)
+	})
 	testutil.Eventually(t, 15*time.Second, "media flows", func() bool { return s.Stats().UnitsIn > 10 })
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("RunPipe after cancel: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("RunPipe did not return after cancel")
-	}
+	run.Stop(t, 15*time.Second)
 	if s.Publishing() {
 		t.Error("still publishing after RunPipe returned")
 	}

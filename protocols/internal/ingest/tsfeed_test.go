@@ -28,6 +28,16 @@ func feedChunks(t *testing.T, f *TSFeed, b []byte, n int) {
 	}
 }
 
+// feedSession feeds b, in chunks of n bytes, to a new TSFeed publishing into s and finishes
+// it: one publisher session. It returns the feed.
+func feedSession(t *testing.T, s *stream.Stream, b []byte, n int) *TSFeed {
+	t.Helper()
+	f := NewTSFeed(NewPublisher(s, discard))
+	feedChunks(t, f, b, n)
+	f.Finish()
+	return f
+}
+
 // TestTSFeedChunks pushes one program in chunks of odd sizes: the tracks are published once,
 // every whole unit comes out with its timestamps, and Finish drops the access unit still
 // open (counted) and ends the session.
@@ -91,9 +101,7 @@ func TestTSFeedSessions(t *testing.T) {
 	ts := muxTS(t, avTracks(), synthAV(0, 1))
 	s, r := newStream(t)
 	for range 2 {
-		f := NewTSFeed(NewPublisher(s, discard))
-		feedChunks(t, f, ts, 1000)
-		f.Finish()
+		feedSession(t, s, ts, 1000)
 	}
 	if d := s.Discontinuities(); d != 1 {
 		t.Errorf("%d discontinuities, want 1", d)
@@ -180,9 +188,7 @@ func TestTSFeedProgramChange(t *testing.T) {
 	av := synthAV(90000, 3)
 	ts := append(append([]byte{}, first...), muxTS(t, avTracks(), av)...)
 	s, r := newStream(t)
-	f := NewTSFeed(NewPublisher(s, discard))
-	feedChunks(t, f, ts, 777)
-	f.Finish()
+	f := feedSession(t, s, ts, 777)
 	if f.Err() != nil {
 		t.Fatal(f.Err())
 	}
@@ -216,9 +222,7 @@ func TestTSFeedProgramChange(t *testing.T) {
 func TestTSFeedTimelineJump(t *testing.T) {
 	ts := synthTS(t, 48000*100, 48000*100+1024, 48000*100+2048, 0, 1024, 2048)
 	s, r := newStream(t)
-	f := NewTSFeed(NewPublisher(s, discard))
-	feedChunks(t, f, ts, 100)
-	f.Finish()
+	f := feedSession(t, s, ts, 100)
 	if d := s.Discontinuities(); d != 0 {
 		t.Errorf("%d discontinuities, want 0", d)
 	}
@@ -306,9 +310,7 @@ func TestTSFeedCutMidFrame(t *testing.T) {
 	before := muxTS(t, avTracks(), aus)
 	cut := len(before) + (len(ts)-len(before))/2/mpegts.PacketSize*mpegts.PacketSize
 	s, r := newStream(t)
-	f := NewTSFeed(NewPublisher(s, discard))
-	feedChunks(t, f, ts[:cut], 1316)
-	f.Finish()
+	f := feedSession(t, s, ts[:cut], 1316)
 	out := readAll(s, r)
 	if len(out) != len(aus) || f.Stats().IncompletePES != 1 {
 		t.Fatalf("%d units published, %d dropped incomplete; want the %d whole ones and 1", len(out), f.Stats().IncompletePES, len(aus))

@@ -1,6 +1,8 @@
 // Package livepull is the skeleton the HLS and DASH pulls share: the URL check, the loader and
-// the first download, the error and log wrapping of a pull, and the run that publishes the renditions (or representations) it
-// follows into the stream through one ingest.Merger until one ends, fails, or ctx ends. Each
+// the first download, the error and log wrapping of a pull, and the run that publishes the
+// renditions (or representations) it follows into the stream through one ingest.Merger until
+// one ends, fails, or ctx ends; each source's feed to the merger (Feed: broken segments
+// skipped, batches sent) and the conversion of fMP4 samples into units (TrackUnits). Each
 // format keeps only its own playlist or manifest reading and its followers.
 package livepull
 
@@ -43,11 +45,15 @@ type Primary struct {
 	Body   []byte
 }
 
+// RunFunc is a format's part of a pull: it reads the primary document and publishes what it
+// follows into s until the presentation ends, it fails, or ctx ends.
+type RunFunc func(ctx context.Context, pr Primary, s *stream.Stream, log *slog.Logger) error
+
 // Do checks rawurl (http or https), narrows log to the pull (attribute Name+"_pull"), makes
-// the pull's loader, downloads the primary document and calls run with it. It returns nil when
-// ctx ended, whatever run returned; the error wrapped with Name and the URL (its password
-// redacted) otherwise.
-func (p Pull) Do(ctx context.Context, rawurl string, log *slog.Logger, run func(ctx context.Context, pr Primary, log *slog.Logger) error) error {
+// the pull's loader, downloads the primary document and calls run with it and s. It returns
+// nil when ctx ended, whatever run returned; the error wrapped with Name and the URL (its
+// password redacted) otherwise.
+func (p Pull) Do(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, run RunFunc) error {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -59,7 +65,7 @@ func (p Pull) Do(ctx context.Context, rawurl string, log *slog.Logger, run func(
 		return fmt.Errorf("%s pull %s: scheme %q, want http or https", p.Name, u.Redacted(), u.Scheme)
 	}
 	log = log.With(p.Name+"_pull", u.Redacted())
-	err = p.primary(ctx, u, log, run)
+	err = p.primary(ctx, u, s, log, run)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -69,14 +75,14 @@ func (p Pull) Do(ctx context.Context, rawurl string, log *slog.Logger, run func(
 	return nil
 }
 
-func (p Pull) primary(ctx context.Context, u *url.URL, log *slog.Logger, run func(ctx context.Context, pr Primary, log *slog.Logger) error) error {
+func (p Pull) primary(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, run RunFunc) error {
 	ld := httpget.NewPullLoader(p.Config)
 	defer ld.Close()
 	b, final, err := ld.Get(ctx, u, nil, p.Config.MaxPlaylist)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Document, err)
 	}
-	return run(ctx, Primary{Loader: ld, URL: u, Final: final, Body: b}, log)
+	return run(ctx, Primary{Loader: ld, URL: u, Final: final, Body: b}, s, log)
 }
 
 // Source is one rendition or representation a pull follows.

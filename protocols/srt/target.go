@@ -1,0 +1,53 @@
+package srt
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/sluicemedia/sluice/protocols/srt/link"
+)
+
+// target is the peer a Pull or a Send talks to: its parsed URL, the URL with its passphrase
+// hidden for logs and errors, and the log narrowed to it.
+type target struct {
+	op    string // "pull" or "send", for errors and the log attribute
+	ep    Endpoint
+	where string
+	log   *slog.Logger
+}
+
+// newTarget parses rawurl for op; a nil log is slog.Default().
+func newTarget(op, rawurl string, log *slog.Logger) (target, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ep, err := ParseURL(rawurl)
+	if err != nil {
+		return target{}, fmt.Errorf("srt %s: %w", op, err)
+	}
+	where := RedactURL(rawurl)
+	return target{op: op, ep: ep, where: where, log: log.With("srt_"+op, where)}, nil
+}
+
+// wrap says which operation on which peer err comes from.
+func (t target) wrap(err error) error {
+	return fmt.Errorf("srt %s %s: %w", t.op, t.where, err)
+}
+
+// call dials the peer and runs fn on the connection, which probe reports meanwhile; the
+// connection is closed when fn returns.
+func (t target) call(ctx context.Context, probe *Probe, fn func(conn *link.Conn) error) error {
+	conf, err := t.ep.config()
+	if err != nil {
+		return err
+	}
+	conf.Log = t.log
+	conn, err := link.Dial(ctx, t.ep.Addr, conf)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	defer probe.track(conn)()
+	return fn(conn)
+}
