@@ -9,12 +9,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
@@ -253,18 +255,19 @@ func withinPct(got, want, pct float64) bool {
 // netSplit splits "host:port".
 func netSplit(hp string) (string, string, error) { return net.SplitHostPort(hp) }
 
-// waitUDPBound waits until another process has bound the loopback UDP port.
+// waitUDPBound waits until a socket is bound to the UDP port (ffmpeg's, when p is given, or
+// one of this test's). It reads the kernel's socket table: binding the port to probe it would
+// race the socket it waits for, which then fails with "address in use".
 func waitUDPBound(t testing.TB, port int, p *ffmpegProc) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("ffmpeg to listen on UDP port %d", port), func() bool {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("a socket on UDP port %d", port), func() bool {
 		if p != nil && p.exited() {
 			t.Fatalf("ffmpeg exited: %v\n%s", p.err, p.out.String())
 		}
-		c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		socks, err := procfs.Sockets("udp")
 		if err != nil {
-			return true
+			t.Fatal(err)
 		}
-		c.Close()
-		return false
+		return slices.ContainsFunc(socks, func(s procfs.Socket) bool { return s.Port == port })
 	})
 }
