@@ -18,8 +18,8 @@ import (
 func llFixture(t *testing.T, opts dash.Options) (*segment.Store, *segment.Segmenter, *segtest.Source, *httptest.Server) {
 	t.Helper()
 	st := segment.NewStore(segment.StoreOptions{Window: 30 * time.Second})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: 250 * time.Millisecond, Log: quiet})
-	src := segtest.NewSource(50, wall)
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: 250 * time.Millisecond, Log: segtest.Quiet})
+	src := segtest.NewSource(50, segtest.Wall)
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ const partTarget = 333 * time.Millisecond
 func newLowLatencyFixture(t testing.TB, opts hls.Options) *fixture {
 	t.Helper()
 	opts.PartTarget, opts.FragmentSize = partTarget, time.Second
-	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: wall, Now: wall, Base: "/hls/p1/p1/",
+	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: segtest.Wall, Now: segtest.Wall, Base: "/hls/p1/p1/",
 		Target: time.Second, PartTarget: partTarget, Rate: 25})
 }
 
@@ -63,7 +63,7 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 	f.Feed(t, 12*time.Second)
 	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
 	win := f.Store.Snapshot()
-	body := playlist(t, f)
+	body := f.GetOK(t, "index.m3u8")
 
 	if v := lines(body, "#EXT-X-VERSION:"); len(v) != 1 || v[0] != "#EXT-X-VERSION:9" {
 		t.Errorf("version %v", v)
@@ -271,7 +271,7 @@ func TestLowLatencyPreload(t *testing.T) {
 	f.Feed(t, 3*time.Second)
 	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
 	o := f.Store.Snapshot().Open
-	hint := attr(lines(playlist(t, f), "#EXT-X-PRELOAD-HINT:")[0], "URI")
+	hint := attr(lines(f.GetOK(t, "index.m3u8"), "#EXT-X-PRELOAD-HINT:")[0], "URI")
 	if hint != partName(f.Store, o.Seq, 1) {
 		t.Fatalf("hint %s", hint)
 	}
@@ -330,7 +330,7 @@ func TestLowLatencyDeltaUpdate(t *testing.T) {
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 20 * time.Second})
 	f.Feed(t, 25*time.Second)
 	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
-	full := playlist(t, f)
+	full := f.GetOK(t, "index.m3u8")
 	_, delta := f.Get(t, http.MethodGet, "index.m3u8?_HLS_skip=YES")
 	sc := lines(full, "#EXT-X-SERVER-CONTROL:")[0]
 	until := secondsOf(t, attr(sc, "CAN-SKIP-UNTIL"))

@@ -20,8 +20,8 @@ import (
 func lowLatencyRun(t *testing.T, d time.Duration) (*segment.Store, []*segment.Segment) {
 	t.Helper()
 	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	src := segtest.NewSource(25, wall)
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
+	src := segtest.NewSource(25, segtest.Wall)
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func lowLatencyRun(t *testing.T, d time.Duration) (*segment.Store, []*segment.Se
 func TestPartials(t *testing.T) {
 	t.Parallel()
 	st, opens := lowLatencyRun(t, 8500*time.Millisecond)
-	classic, _ := run(t, segtest.NewSource(25, wall), time.Second, 8500*time.Millisecond)
+	classic, _ := run(t, segtest.NewSource(25, segtest.Wall), time.Second, 8500*time.Millisecond)
 	segs, want := st.Snapshot().Segments, classic.Snapshot().Segments
 	if len(segs) != len(want) || len(segs) < 7 {
 		t.Fatalf("%d low-latency segments, %d classic", len(segs), len(want))
@@ -188,8 +188,8 @@ func checkJoined(t *testing.T, st *segment.Store, limit time.Duration, allIndepe
 func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 	t.Parallel()
 	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	src := segtest.NewSource(25, wall)
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
+	src := segtest.NewSource(25, segtest.Wall)
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +213,8 @@ func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 	}
 
 	audio := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	asg := segment.NewSegmenter(audio, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	asrc := &segtest.Source{Audio: mediatest.AAC(0), Wall: wall}
+	asg := segment.NewSegmenter(audio, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
+	asrc := &segtest.Source{Audio: mediatest.AAC(0), Wall: segtest.Wall}
 	if err := asg.SetTracks(asrc.Tracks()); err != nil {
 		t.Fatal(err)
 	}
@@ -236,9 +236,9 @@ func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 func TestPartsDoNotWaitForAudio(t *testing.T) {
 	t.Parallel()
 	const part = 333 * time.Millisecond
-	src := segtest.NewSource(25, wall)
+	src := segtest.NewSource(25, segtest.Wall)
 	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: part, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: part, Log: segtest.Quiet})
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
@@ -284,9 +284,9 @@ func TestPartsDoNotWaitForAudio(t *testing.T) {
 func TestPartEndsWithItsLastFrame(t *testing.T) {
 	t.Parallel()
 	const frame = 40 * time.Millisecond
-	src := segtest.NewSource(25, wall)
+	src := segtest.NewSource(25, segtest.Wall)
 	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
