@@ -15,24 +15,6 @@ import (
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
-// ffmpegTS encodes two seconds of a test pattern and a sine tone into MPEG-TS.
-func ffmpegTS(t *testing.T, vcodec, acodec string) []byte {
-	t.Helper()
-	ffmpeg := testutil.RequireFFmpeg(t)
-	out := filepath.Join(t.TempDir(), "out.ts")
-	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
-		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
-		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "mpegts", out)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg %s+%s: %v\n%s", vcodec, acodec, err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 type probeStream struct {
 	CodecName    string `json:"codec_name"`
 	Width        int    `json:"width"`
@@ -77,7 +59,7 @@ func TestDemuxFFmpeg(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.vcodec+"+"+tc.acodec, func(t *testing.T) {
 			t.Parallel()
-			ts := ffmpegTS(t, tc.vcodec, tc.acodec)
+			ts := testutil.PatternFile(t, tc.vcodec, tc.acodec, "mpegts")
 			d := NewDemuxer(bytes.NewReader(ts))
 			tracks, err := d.Tracks()
 			if err != nil {
