@@ -10,6 +10,15 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
+// restartFeed restarts src after gap (a new publisher session) and feeds d more of it into sg.
+func restartFeed(t *testing.T, src *segtest.Source, sg *segment.Segmenter, gap, d time.Duration) {
+	t.Helper()
+	src.Restart(gap)
+	if err := src.Feed(sg, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // run feeds d of a source with the given GOP (frames at 25 fps) into a fresh segmenter.
 func run(t *testing.T, src *segtest.Source, target time.Duration, d time.Duration) (*segment.Store, *segment.Segmenter) {
 	t.Helper()
@@ -125,10 +134,7 @@ func TestForcedCut(t *testing.T) {
 func TestDiscontinuity(t *testing.T) {
 	src := segtest.NewSource(50, segtest.Wall)
 	st, sg := run(t, src, 2*time.Second, 10*time.Second)
-	src.Restart(5 * time.Second)
-	if err := src.Feed(sg, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	restartFeed(t, src, sg, 5*time.Second, 10*time.Second)
 	// A second marker without units in between counts once.
 	src.Restart(time.Second)
 	_ = sg.Discontinuity()
@@ -243,10 +249,7 @@ func TestTimelineStart(t *testing.T) {
 func TestTimelines(t *testing.T) {
 	src := segtest.NewSource(50, segtest.Wall)
 	st, sg := run(t, src, 2*time.Second, 6*time.Second)
-	src.Restart(2 * time.Second)
-	if err := src.Feed(sg, 6*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	restartFeed(t, src, sg, 2*time.Second, 6*time.Second)
 	segs := st.Snapshot().Segments
 	for i, s := range segs {
 		if s.Timeline.Seq != s.DiscSeq || s.Timeline.Origin > s.Start {
