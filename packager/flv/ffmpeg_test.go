@@ -2,11 +2,9 @@ package flv
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,40 +137,13 @@ func checkFFmpegUnits(t *testing.T, aus []*media.AccessUnit) {
 	}
 }
 
-type probeStream struct {
-	CodecName    string `json:"codec_name"`
-	Width        int    `json:"width"`
-	Height       int    `json:"height"`
-	NbReadFrames string `json:"nb_read_frames"`
-}
-
-func ffprobe(t *testing.T, path string) ([]probeStream, error) {
-	t.Helper()
-	testutil.RequireFFmpeg(t) // and ffprobe
-	cmd := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil || stderr.Len() > 0 {
-		return nil, errors.New(stderr.String())
-	}
-	var res struct{ Streams []probeStream }
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ffprobe output: %v", err)
-	}
-	return res.Streams, nil
-}
-
 // TestFileWriterFFprobe rewrites ffmpeg's FLV through the Depacketizer and the FileWriter and
 // lets ffprobe decode every frame.
 func TestFileWriterFFprobe(t *testing.T) {
 	b := testutil.PatternFile(t, "libx264", "aac", "flv")
 	tracks, aus := readFLV(t, b)
 	path := writeFLVFile(t, "rewritten.flv", tracks, aus)
-	streams, err := ffprobe(t, path)
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
+	streams := testutil.ProbeFrames(t, path)
 	if len(streams) != 2 || streams[0].CodecName != "h264" || streams[1].CodecName != "aac" {
 		t.Fatalf("ffprobe streams %+v, want h264 and aac", streams)
 	}

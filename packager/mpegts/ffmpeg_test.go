@@ -2,9 +2,7 @@ package mpegts
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -14,35 +12,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
-
-type probeStream struct {
-	CodecName    string `json:"codec_name"`
-	Width        int    `json:"width"`
-	Height       int    `json:"height"`
-	NbReadFrames string `json:"nb_read_frames"`
-	SampleRate   string `json:"sample_rate"`
-}
-
-// ffprobe returns the streams of a file with their decoded frame counts.
-func ffprobe(t *testing.T, path string) []probeStream {
-	t.Helper()
-	testutil.RequireFFmpeg(t) // and ffprobe
-	cmd := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ffprobe %s: %v\n%s", path, err, stderr.Bytes())
-	}
-	if stderr.Len() > 0 {
-		t.Errorf("ffprobe %s reported:\n%s", path, stderr.Bytes())
-	}
-	var res struct{ Streams []probeStream }
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ffprobe output: %v", err)
-	}
-	return res.Streams
-}
 
 func TestDemuxFFmpeg(t *testing.T) {
 	cases := []struct {
@@ -85,7 +54,7 @@ func TestDemuxFFmpeg(t *testing.T) {
 			if err := os.WriteFile(out, muxAll(t, tracks, aus), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			streams := ffprobe(t, out)
+			streams := testutil.ProbeFrames(t, out)
 			if len(streams) != 2 || streams[0].CodecName != tc.probeV || streams[1].CodecName != tc.probeA {
 				t.Fatalf("ffprobe streams %+v, want %s and %s", streams, tc.probeV, tc.probeA)
 			}
