@@ -60,7 +60,7 @@ func makeClip(t testing.TB, vcodec, acodec string) *clip {
 	if !reordered {
 		t.Fatalf("clip %s has no B-frames", key)
 	}
-	c.duration = ffprobeDuration(t, path)
+	c.duration = testutil.ProbeDuration(t, path)
 	clips[key] = c
 	return c
 }
@@ -101,17 +101,6 @@ func writeFile(t testing.TB, c *clip, opts Options, keepOpen bool) (string, *Wri
 		}
 	}
 	return path, w
-}
-
-// ffprobeDuration returns the duration ffprobe gives a file.
-func ffprobeDuration(t testing.TB, path string) float64 {
-	t.Helper()
-	p := testutil.FFprobe(t, path, false)
-	d, err := strconv.ParseFloat(p.Format.Duration, 64)
-	if err != nil {
-		t.Fatalf("ffprobe %s: duration %q: %v", path, p.Format.Duration, err)
-	}
-	return d
 }
 
 // decodeErrors decodes a whole file with ffmpeg and returns what it reported.

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // progress is what a writer had written after a unit.
@@ -62,7 +64,7 @@ func TestRepairCuts(t *testing.T) {
 				if got == 0 && lo == 0 {
 					continue // cut inside the first chunk: a valid file without media
 				}
-				probed := ffprobeDuration(t, path)
+				probed := testutil.ProbeDuration(t, path)
 				t.Logf("cut at %d of %d: repaired %.3f s, ffprobe %.3f s, written %.3f to %.3f s", cut, len(data), got, probed, lo, hi)
 				for _, d := range []float64{got, probed} {
 					if d < lo-0.1 || d > hi+0.1 {

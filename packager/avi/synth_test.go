@@ -56,29 +56,10 @@ func randBytes(rng *rand.Rand, n int) []byte {
 	return b
 }
 
-// writeSynth writes units into a file and returns its bytes.
+// writeSynth writes units of synthTracks into a file (see writeFile) and returns its bytes.
 func writeSynth(t testing.TB, units []*media.AccessUnit, opts Options, close bool) []byte {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "synth.avi")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := NewWriter(f, synthTracks(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, au := range units {
-		if err := w.WriteUnit(au); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if close {
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, _ := writeFile(t, &clip{tracks: synthTracks(), units: units}, opts, !close)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func checkFile(t *testing.T, c *clip, path, probeV, probeA string) {
 	if s := p.Streams[0]; s.Width != 320 || s.Height != 240 || s.NbFrames != strconv.Itoa(c.videoUnits()) {
 		t.Errorf("video %dx%d with %s frames, want 320x240 with %d", s.Width, s.Height, s.NbFrames, c.videoUnits())
 	}
-	d := ffprobeDuration(t, path)
+	d := testutil.ProbeDuration(t, path)
 	if math.Abs(d-c.duration) > 0.2 {
 		t.Errorf("duration %.3f s, clip %.3f s", d, c.duration)
 	}

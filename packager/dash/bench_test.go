@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/packager/segment"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
@@ -14,15 +15,11 @@ import (
 func BenchmarkManifest(b *testing.B) {
 	st := segtest.BenchStore(b)
 	h := New(st, Options{Window: time.Minute})
-	win := st.Snapshot()
-	var buf []byte
-	b.ReportAllocs()
-	for b.Loop() {
+	segtest.BenchManifest(b, st.Snapshot(), func(buf []byte, win *segment.Window) []byte {
 		h.mu.Lock()
-		buf = h.appendMPD(buf[:0], win, "http://127.0.0.1/hls/p/p/time")
-		h.mu.Unlock()
-	}
-	b.SetBytes(int64(len(buf)))
+		defer h.mu.Unlock()
+		return h.appendMPD(buf, win, "http://127.0.0.1/hls/p/p/time")
+	})
 }
 
 // BenchmarkServeSegment measures a DASH segment request (header and shared bytes joined).

@@ -2,8 +2,6 @@ package dash_test
 
 import (
 	"encoding/xml"
-	"log/slog"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -13,33 +11,13 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
-var (
-	wall  = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	quiet = slog.New(slog.DiscardHandler)
-)
-
 // fixture is segtest's Fixture with the dash handler.
 type fixture = segtest.For[*dash.Handler]
 
 func newFixture(t testing.TB, opts dash.Options) *fixture {
 	t.Helper()
-	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: wall, Now: wall.Add(time.Minute), Base: "http://media.example/hls/p1/p1/"})
-}
-
-// newFixtureWith is newFixture with the fixture's options o.
-func newFixtureWith(t testing.TB, opts dash.Options, o segtest.FixtureOptions) *fixture {
-	t.Helper()
+	o := segtest.FixtureOptions{Window: opts.Window, Wall: segtest.Wall, Now: segtest.Wall.Add(time.Minute), Base: "http://media.example/hls/p1/p1/"}
 	return segtest.NewFor(t, o, func(st *segment.Store) *dash.Handler { return dash.New(st, opts) })
-}
-
-// manifest fetches index.mpd and fails unless it is served.
-func manifest(t *testing.T, f *fixture) string {
-	t.Helper()
-	res, body := f.Get(t, http.MethodGet, "index.mpd")
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("manifest: %d %s", res.StatusCode, body)
-	}
-	return body
 }
 
 // mpd is the part of the MPD schema the tests read.

@@ -38,7 +38,7 @@ func TestLowLatencyManifest(t *testing.T) {
 	}{{"classic", 0}, {"low-latency", 250 * time.Millisecond}} {
 		f := newFixture(t, dash.Options{ID: "p1", FragmentSize: 2 * time.Second, Window: 30 * time.Second, PartTarget: tc.part})
 		f.Feed(t, 8500*time.Millisecond)
-		body := manifest(t, f)
+		body := f.GetOK(t, "index.mpd")
 		full := parseMPD(t, body) // still a valid MPD
 		if tc.part == 0 {
 			classic = full

@@ -28,7 +28,7 @@ func TestWarmUp(t *testing.T) {
 		t.Errorf("body %s", body)
 	}
 	f.Feed(t, 2*time.Second)
-	manifest(t, f)
+	f.GetOK(t, "index.mpd")
 }
 
 func TestManifestText(t *testing.T) {
@@ -61,7 +61,7 @@ func TestManifestText(t *testing.T) {
   <UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="http://media.example/hls/p1/p1/time"/>
 </MPD>
 `
-	if got := manifest(t, f); got != strings.ReplaceAll(want, "ID", f.Store.ID()) {
+	if got := f.GetOK(t, "index.mpd"); got != strings.ReplaceAll(want, "ID", f.Store.ID()) {
 		t.Errorf("manifest:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -74,7 +74,7 @@ func TestPeriods(t *testing.T) {
 	f.Feed(t, 8*time.Second)
 	f.Src.Restart(3 * time.Second)
 	f.Feed(t, 6500*time.Millisecond)
-	m := parseMPD(t, manifest(t, f))
+	m := parseMPD(t, f.GetOK(t, "index.mpd"))
 	if len(m.Periods) != 2 || m.Periods[0].ID != "p0" || m.Periods[1].ID != "p1" {
 		t.Fatalf("periods %+v", m.Periods)
 	}
@@ -91,7 +91,7 @@ func TestPeriods(t *testing.T) {
 		}
 	}
 	f.Feed(t, 10*time.Second)
-	m = parseMPD(t, manifest(t, f))
+	m = parseMPD(t, f.GetOK(t, "index.mpd"))
 	if len(m.Periods) != 1 || m.Periods[0].ID != "p1" || m.Periods[0].Start != "PT11S" {
 		t.Errorf("after sliding out: %+v", m.Periods)
 	}
@@ -104,7 +104,7 @@ func TestPeriodNames(t *testing.T) {
 	f.Feed(t, 6500*time.Millisecond)
 	f.Src.Restart(time.Second)
 	f.Feed(t, 4500*time.Millisecond)
-	m := parseMPD(t, manifest(t, f))
+	m := parseMPD(t, f.GetOK(t, "index.mpd"))
 	if len(m.Periods) != 2 {
 		t.Fatalf("%d periods", len(m.Periods))
 	}
@@ -134,7 +134,7 @@ func TestPeriodNames(t *testing.T) {
 func TestSegmentsFromManifest(t *testing.T) {
 	f := newFixture(t, dash.Options{ID: "p1"})
 	f.Feed(t, 10500*time.Millisecond)
-	m := parseMPD(t, manifest(t, f))
+	m := parseMPD(t, f.GetOK(t, "index.mpd"))
 	for set, as := range m.Periods[0].Sets {
 		res, init := f.Get(t, http.MethodGet, as.Template.Init)
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {

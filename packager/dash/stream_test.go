@@ -14,19 +14,33 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
-// llFixture is a low-latency store (2 s segments, 250 ms parts) served over loopback HTTP.
+// llFixture is a low-latency store (2 s segments, 250 ms parts) served over loopback HTTP,
+// fed 8.5 s of its source: the fifth segment is in progress.
 func llFixture(t *testing.T, opts dash.Options) (*segment.Store, *segment.Segmenter, *segtest.Source, *httptest.Server) {
 	t.Helper()
 	st := segment.NewStore(segment.StoreOptions{Window: 30 * time.Second})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: 250 * time.Millisecond, Log: quiet})
-	src := segtest.NewSource(50, wall)
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: 250 * time.Millisecond, Log: segtest.Quiet})
+	src := segtest.NewSource(50, segtest.Wall)
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
 	opts.PartTarget, opts.FragmentSize = 250*time.Millisecond, 2*time.Second
 	srv := httptest.NewServer(dash.New(st, opts))
 	t.Cleanup(srv.Close)
+	if err := src.Feed(sg, 8500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 	return st, sg, src, srv
+}
+
+// get asks srv for the DASH file name; the caller closes the body.
+func get(t *testing.T, srv *httptest.Server, name string) *http.Response {
+	t.Helper()
+	res, err := http.Get(srv.URL + "/hls/ll/ll/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // openName returns the DASH name of the open segment's video track and its start time.
@@ -43,14 +57,8 @@ func openName(t *testing.T, st *segment.Store) (string, int64, int64) {
 func TestStreamSegmentInProgress(t *testing.T) {
 	t.Parallel()
 	st, sg, src, srv := llFixture(t, dash.Options{ID: "ll"})
-	if err := src.Feed(sg, 8500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
 	name, seq, _ := openName(t, st)
-	res, err := http.Get(srv.URL + "/hls/ll/ll/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := get(t, srv, name)
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK || len(res.TransferEncoding) == 0 || res.TransferEncoding[0] != "chunked" {
 		t.Fatalf("status %d, transfer encoding %v", res.StatusCode, res.TransferEncoding)
@@ -84,35 +92,23 @@ func TestStreamSegmentInProgress(t *testing.T) {
 
 func TestStreamCap(t *testing.T) {
 	t.Parallel()
-	st, sg, src, srv := llFixture(t, dash.Options{ID: "ll", MaxStreams: 1, StreamTimeout: 2 * time.Second})
-	if err := src.Feed(sg, 8500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	st, _, _, srv := llFixture(t, dash.Options{ID: "ll", MaxStreams: 1, StreamTimeout: 2 * time.Second})
 	name, _, _ := openName(t, st)
-	first, err := http.Get(srv.URL + "/hls/ll/ll/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := get(t, srv, name)
 	defer first.Body.Close()
-	second, err := http.Get(srv.URL + "/hls/ll/ll/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := get(t, srv, name)
 	second.Body.Close()
 	if second.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("second stream: status %d, want 503", second.StatusCode)
 	}
 	// The first one ends (aborted) at the timeout with the publisher idle.
 	start := time.Now()
-	_, err = io.ReadAll(first.Body)
+	_, err := io.ReadAll(first.Body)
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Errorf("stream of an idle segment: %v after %v", err, time.Since(start))
 	}
 	// A segment two ahead is not coming: 404 at once.
-	res, err := http.Get(srv.URL + "/hls/ll/ll/dash_" + st.ID() + "_0_0_99999999.m4s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := get(t, srv, "dash_"+st.ID()+"_0_0_99999999.m4s")
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("far segment: status %d", res.StatusCode)

@@ -2,11 +2,9 @@ package flv
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,28 +15,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
-// ffmpegFLV encodes two seconds of a test pattern and a sine tone into FLV; ok is false when
-// ffmpeg refuses the codecs in FLV.
-func ffmpegFLV(t *testing.T, vcodec, acodec string) (b []byte, out string, ok bool) {
-	t.Helper()
-	ffmpeg := testutil.RequireFFmpeg(t)
-	path := filepath.Join(t.TempDir(), "out.flv")
-	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
-		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
-		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "flv", path)...)
-	if vcodec == "libx265" {
-		cmd.Args = append(cmd.Args[:len(cmd.Args)-1], "-x265-params", "log-level=error", path)
-	}
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, lastLine(msg), false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, "", true
-}
-
 func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -47,6 +23,30 @@ func lastLine(b []byte) string {
 		}
 	}
 	return lines[len(lines)-1]
+}
+
+// writeFLVFile writes the units with a FileWriter of tracks into a new file of the test's
+// temporary folder, named name, and returns its path.
+func writeFLVFile(t *testing.T, name string, tracks []media.Track, aus []*media.AccessUnit) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewFileWriter(f, tracks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, au := range aus {
+		if err := w.WriteAccessUnit(au); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // readFLV reads a whole FLV file through a FileReader and a Depacketizer.
@@ -89,10 +89,7 @@ func TestReadFFmpegFLV(t *testing.T) {
 	} {
 		t.Run(tc.vcodec+"+"+tc.acodec, func(t *testing.T) {
 			t.Parallel()
-			b, msg, ok := ffmpegFLV(t, tc.vcodec, tc.acodec)
-			if !ok {
-				t.Fatalf("ffmpeg: %s", msg)
-			}
+			b := testutil.PatternFile(t, tc.vcodec, tc.acodec, "flv")
 			tracks, aus := readFLV(t, b)
 			if len(tracks) != 2 || tracks[0].Codec != tc.video || tracks[1].Codec != tc.audio {
 				t.Fatalf("tracks %+v, want %v and %v", tracks, tc.video, tc.audio)
@@ -140,59 +137,13 @@ func checkFFmpegUnits(t *testing.T, aus []*media.AccessUnit) {
 	}
 }
 
-type probeStream struct {
-	CodecName    string `json:"codec_name"`
-	Width        int    `json:"width"`
-	Height       int    `json:"height"`
-	NbReadFrames string `json:"nb_read_frames"`
-}
-
-func ffprobe(t *testing.T, path string) ([]probeStream, error) {
-	t.Helper()
-	testutil.RequireFFmpeg(t) // and ffprobe
-	cmd := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil || stderr.Len() > 0 {
-		return nil, errors.New(stderr.String())
-	}
-	var res struct{ Streams []probeStream }
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ffprobe output: %v", err)
-	}
-	return res.Streams, nil
-}
-
 // TestFileWriterFFprobe rewrites ffmpeg's FLV through the Depacketizer and the FileWriter and
 // lets ffprobe decode every frame.
 func TestFileWriterFFprobe(t *testing.T) {
-	b, msg, ok := ffmpegFLV(t, "libx264", "aac")
-	if !ok {
-		t.Fatalf("ffmpeg: %s", msg)
-	}
+	b := testutil.PatternFile(t, "libx264", "aac", "flv")
 	tracks, aus := readFLV(t, b)
-	path := filepath.Join(t.TempDir(), "rewritten.flv")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewFileWriter(f, tracks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, au := range aus {
-		if err := w.WriteAccessUnit(au); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	streams, err := ffprobe(t, path)
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
+	path := writeFLVFile(t, "rewritten.flv", tracks, aus)
+	streams := testutil.ProbeFrames(t, path)
 	if len(streams) != 2 || streams[0].CodecName != "h264" || streams[1].CodecName != "aac" {
 		t.Fatalf("ffprobe streams %+v, want h264 and aac", streams)
 	}
@@ -216,23 +167,7 @@ func TestFileWriterFFprobe(t *testing.T) {
 // ffmpeg 6.1 on; the Debian 12 ffmpeg 5.1 this project tests with cannot, so it is not used.)
 func TestFileWriterH265RoundTrip(t *testing.T) {
 	tracks := []media.Track{mediatest.H265(0), mediatest.AAC(1)}
-	path := filepath.Join(t.TempDir(), "h265.flv")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewFileWriter(f, tracks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, au := range mediatest.Synth(tracks, 1, 0, 25, true) {
-		if err := w.WriteAccessUnit(au); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeFLVFile(t, "h265.flv", tracks, mediatest.Synth(tracks, 1, 0, 25, true))
 	b, _ := os.ReadFile(path)
 	got, aus := readFLV(t, b)
 	mediatest.CheckTracks(t, got, tracks)

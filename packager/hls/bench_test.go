@@ -12,13 +12,7 @@ import (
 func BenchmarkPlaylist(b *testing.B) {
 	st := segtest.BenchStore(b)
 	h := New(st, Options{Window: time.Minute})
-	win := st.Snapshot()
-	var buf []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = h.appendPlaylist(buf[:0], win)
-	}
-	b.SetBytes(int64(len(buf)))
+	segtest.BenchManifest(b, st.Snapshot(), h.appendPlaylist)
 }
 
 // BenchmarkServePlaylist measures a playlist request (rendered once per segment, then cached).

@@ -104,8 +104,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 func TestCacheHeadersLowLatency(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 50 * time.Millisecond})
-	f.Feed(t, 4*time.Second)
-	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
+	feedToParts(t, f, 4*time.Second, 2)
 	seq := f.Store.Snapshot().Open.Seq
 	for _, tc := range []struct{ query, want string }{
 		{"", "no-cache"},

@@ -19,8 +19,39 @@ const partTarget = 333 * time.Millisecond
 func newLowLatencyFixture(t testing.TB, opts hls.Options) *fixture {
 	t.Helper()
 	opts.PartTarget, opts.FragmentSize = partTarget, time.Second
-	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: wall, Now: wall, Base: "/hls/p1/p1/",
+	return newFixtureWith(t, opts, segtest.FixtureOptions{Window: opts.Window, Wall: segtest.Wall, Now: segtest.Wall, Base: "/hls/p1/p1/",
 		Target: time.Second, PartTarget: partTarget, Rate: 25})
+}
+
+// feedToParts feeds f d of its source, then unit by unit until the segment in progress has n
+// parts.
+func feedToParts(t *testing.T, f *fixture, d time.Duration, n int) {
+	t.Helper()
+	f.Feed(t, d)
+	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == n })
+}
+
+// getBlocked asks for name in the background and waits (at most 10 s) until the handler counts
+// the request blocked. The channel receives the answer's body, or "status N body" for an answer
+// other than 200 OK.
+func getBlocked(t *testing.T, f *fixture, name string) <-chan string {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() {
+		res, body := f.Get(t, http.MethodGet, name)
+		if res.StatusCode != http.StatusOK {
+			body = "status " + strconv.Itoa(res.StatusCode) + " " + body
+		}
+		done <- body
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.H.Blocked() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not blocked", name)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return done
 }
 
 // attr returns the value of attribute name in a tag line (quotes removed).
@@ -60,10 +91,9 @@ func partName(st *segment.Store, seq int64, i int) string {
 func TestLowLatencyPlaylistRules(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
-	f.Feed(t, 12*time.Second)
-	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
+	feedToParts(t, f, 12*time.Second, 2)
 	win := f.Store.Snapshot()
-	body := playlist(t, f)
+	body := f.GetOK(t, "index.m3u8")
 
 	if v := lines(body, "#EXT-X-VERSION:"); len(v) != 1 || v[0] != "#EXT-X-VERSION:9" {
 		t.Errorf("version %v", v)
@@ -170,29 +200,14 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 func TestLowLatencyBlockingReload(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 30 * time.Second})
-	f.Feed(t, 4*time.Second)
-	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
+	feedToParts(t, f, 4*time.Second, 1)
 	seq := f.Store.Snapshot().Open.Seq
 
 	for _, tc := range []struct{ want, query string }{
 		{partName(f.Store, seq, 1), "_HLS_msn=" + itoa(seq) + "&_HLS_part=1"},
 		{partName(f.Store, seq+1, 0), "_HLS_msn=" + itoa(seq+1) + "&_HLS_part=0"},
 	} {
-		done := make(chan string, 1)
-		go func() {
-			res, body := f.Get(t, http.MethodGet, "index.m3u8?"+tc.query)
-			if res.StatusCode != http.StatusOK {
-				body = "status " + strconv.Itoa(res.StatusCode) + " " + body
-			}
-			done <- body
-		}()
-		deadline := time.Now().Add(10 * time.Second)
-		for f.H.Blocked() != 1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not blocked", tc.query)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		done := getBlocked(t, f, "index.m3u8?"+tc.query)
 		select {
 		case body := <-done:
 			t.Fatalf("%s answered before the part exists:\n%s", tc.query, body)
@@ -268,28 +283,13 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 func TestLowLatencyPreload(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, MaxBlocked: 1, BlockTimeout: 30 * time.Second})
-	f.Feed(t, 3*time.Second)
-	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 1 })
+	feedToParts(t, f, 3*time.Second, 1)
 	o := f.Store.Snapshot().Open
-	hint := attr(lines(playlist(t, f), "#EXT-X-PRELOAD-HINT:")[0], "URI")
+	hint := attr(lines(f.GetOK(t, "index.m3u8"), "#EXT-X-PRELOAD-HINT:")[0], "URI")
 	if hint != partName(f.Store, o.Seq, 1) {
 		t.Fatalf("hint %s", hint)
 	}
-	done := make(chan string, 1)
-	go func() {
-		res, body := f.Get(t, http.MethodGet, hint)
-		if res.StatusCode != http.StatusOK {
-			body = "status " + strconv.Itoa(res.StatusCode) + " " + body
-		}
-		done <- body
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.H.Blocked() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("preload not blocked")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	done := getBlocked(t, f, hint)
 	if res, body := f.Get(t, http.MethodGet, partName(f.Store, o.Seq, 2)); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("over the cap: %d %s", res.StatusCode, body)
 	}
@@ -328,9 +328,8 @@ func TestLowLatencyPreload(t *testing.T) {
 func TestLowLatencyDeltaUpdate(t *testing.T) {
 	t.Parallel()
 	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 20 * time.Second})
-	f.Feed(t, 25*time.Second)
-	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == 2 })
-	full := playlist(t, f)
+	feedToParts(t, f, 25*time.Second, 2)
+	full := f.GetOK(t, "index.m3u8")
 	_, delta := f.Get(t, http.MethodGet, "index.m3u8?_HLS_skip=YES")
 	sc := lines(full, "#EXT-X-SERVER-CONTROL:")[0]
 	until := secondsOf(t, attr(sc, "CAN-SKIP-UNTIL"))

@@ -33,7 +33,7 @@ func TestWarmUp(t *testing.T) {
 		t.Errorf("headers %v", res.Header)
 	}
 	f.Feed(t, 2*time.Second)
-	playlist(t, f)
+	f.GetOK(t, "index.m3u8")
 }
 
 func TestPlaylistText(t *testing.T) {
@@ -61,7 +61,7 @@ seg_ID_2.m4s
 #EXTINF:2.000,
 seg_ID_3.m4s
 `
-	if got := playlist(t, f); got != strings.ReplaceAll(want, "ID", id) {
+	if got := f.GetOK(t, "index.m3u8"); got != strings.ReplaceAll(want, "ID", id) {
 		t.Errorf("playlist:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -71,7 +71,7 @@ seg_ID_3.m4s
 func TestWindow(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
 	f.Feed(t, 40500*time.Millisecond)
-	pl := playlist(t, f)
+	pl := f.GetOK(t, "index.m3u8")
 	if n := len(lines(pl, "#EXTINF:")); n != 5 {
 		t.Errorf("%d segments listed, want 5", n)
 	}
@@ -94,7 +94,7 @@ func TestDiscontinuity(t *testing.T) {
 	f.Feed(t, 8*time.Second) // segments 0..2, and 3 open (the key frame at 8 s is not sent)
 	f.Src.Restart(3 * time.Second)
 	f.Feed(t, 4500*time.Millisecond) // the gap closes 3; 4 and 5 follow it
-	pl := playlist(t, f)
+	pl := f.GetOK(t, "index.m3u8")
 	if n := strings.Count(pl, "#EXT-X-DISCONTINUITY\n"); n != 1 {
 		t.Errorf("%d discontinuity tags, want 1:\n%s", n, pl)
 	}
@@ -107,7 +107,7 @@ func TestDiscontinuity(t *testing.T) {
 		t.Errorf("after the gap:\n%s", pl[i:])
 	}
 	f.Feed(t, 12*time.Second)
-	pl = playlist(t, f)
+	pl = f.GetOK(t, "index.m3u8")
 	if strings.Contains(pl, "#EXT-X-DISCONTINUITY\n") || !strings.Contains(pl, "#EXT-X-DISCONTINUITY-SEQUENCE:1\n") {
 		t.Errorf("after sliding out:\n%s", pl)
 	}
@@ -123,7 +123,7 @@ func TestTracksChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Feed(t, 4500*time.Millisecond)
-	pl := playlist(t, f)
+	pl := f.GetOK(t, "index.m3u8")
 	id := f.Store.ID()
 	maps := lines(pl, "#EXT-X-MAP:")
 	if len(maps) != 2 || maps[0] != `#EXT-X-MAP:URI="init_`+id+`_1.mp4"` || maps[1] != `#EXT-X-MAP:URI="init_`+id+`_2.mp4"` {
@@ -180,7 +180,7 @@ func TestStartTag(t *testing.T) {
 	} {
 		f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: tc.sync, FragmentSize: tc.fragment})
 		f.Feed(t, 8500*time.Millisecond)
-		pl := playlist(t, f)
+		pl := f.GetOK(t, "index.m3u8")
 		starts := lines(pl, "#EXT-X-START:")
 		if len(starts) != 1 {
 			t.Fatalf("%d EXT-X-START tags:\n%s", len(starts), pl)
@@ -210,7 +210,7 @@ func TestClassicHasNoLowLatencyTags(t *testing.T) {
 	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1})
 	f.Feed(t, 6500*time.Millisecond)
 	_, reload := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
-	for _, body := range []string{playlist(t, f), reload} {
+	for _, body := range []string{f.GetOK(t, "index.m3u8"), reload} {
 		if !strings.Contains(body, "#EXTINF:") {
 			t.Fatalf("not a playlist:\n%s", body)
 		}

@@ -2,9 +2,7 @@ package mpegts
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -14,53 +12,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/packager/nal"
 )
-
-// ffmpegTS encodes two seconds of a test pattern and a sine tone into MPEG-TS.
-func ffmpegTS(t *testing.T, vcodec, acodec string) []byte {
-	t.Helper()
-	ffmpeg := testutil.RequireFFmpeg(t)
-	out := filepath.Join(t.TempDir(), "out.ts")
-	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"},
-		testutil.Pattern{Width: 320, Height: 240, SampleRate: 44100}.Args()...),
-		"-t", "2", "-c:v", vcodec, "-g", "25", "-c:a", acodec, "-f", "mpegts", out)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg %s+%s: %v\n%s", vcodec, acodec, err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-type probeStream struct {
-	CodecName    string `json:"codec_name"`
-	Width        int    `json:"width"`
-	Height       int    `json:"height"`
-	NbReadFrames string `json:"nb_read_frames"`
-	SampleRate   string `json:"sample_rate"`
-}
-
-// ffprobe returns the streams of a file with their decoded frame counts.
-func ffprobe(t *testing.T, path string) []probeStream {
-	t.Helper()
-	testutil.RequireFFmpeg(t) // and ffprobe
-	cmd := exec.Command("ffprobe", "-v", "error", "-count_frames", "-show_streams", "-of", "json", path)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ffprobe %s: %v\n%s", path, err, stderr.Bytes())
-	}
-	if stderr.Len() > 0 {
-		t.Errorf("ffprobe %s reported:\n%s", path, stderr.Bytes())
-	}
-	var res struct{ Streams []probeStream }
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ffprobe output: %v", err)
-	}
-	return res.Streams
-}
 
 func TestDemuxFFmpeg(t *testing.T) {
 	cases := []struct {
@@ -77,7 +28,7 @@ func TestDemuxFFmpeg(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.vcodec+"+"+tc.acodec, func(t *testing.T) {
 			t.Parallel()
-			ts := ffmpegTS(t, tc.vcodec, tc.acodec)
+			ts := testutil.PatternFile(t, tc.vcodec, tc.acodec, "mpegts")
 			d := NewDemuxer(bytes.NewReader(ts))
 			tracks, err := d.Tracks()
 			if err != nil {
@@ -103,7 +54,7 @@ func TestDemuxFFmpeg(t *testing.T) {
 			if err := os.WriteFile(out, muxAll(t, tracks, aus), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			streams := ffprobe(t, out)
+			streams := testutil.ProbeFrames(t, out)
 			if len(streams) != 2 || streams[0].CodecName != tc.probeV || streams[1].CodecName != tc.probeA {
 				t.Fatalf("ffprobe streams %+v, want %s and %s", streams, tc.probeV, tc.probeA)
 			}

@@ -193,15 +193,7 @@ func TestAVIPendingBytes(t *testing.T) {
 		{"32 MiB do not wait", mib, 33, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := os.Create(filepath.Join(t.TempDir(), "rec.avi"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			w, err := NewWriter(FormatAVI, f, tracks)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, _ := newFileWriter(t, FormatAVI, tracks)
 			header := w.Size()
 			frame := make([]byte, tc.frame)
 			frame[0], frame[1] = 0xff, 0xf1 // ADTS-like bytes: the writer does not parse AAC

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Eyevinn/mp4ff/mp4"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/flv"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
@@ -96,7 +97,7 @@ func TestMP4StatesDuration(t *testing.T) {
 			if math.Abs(d-segtest.ClipSeconds) > 0.1 {
 				t.Errorf("states %.3f s for a %d s clip", d, segtest.ClipSeconds)
 			}
-			if got := probeDuration(t, path); math.Abs(got-d) > 0.05 {
+			if got := testutil.ProbeDuration(t, path); math.Abs(got-d) > 0.05 {
 				t.Errorf("ffprobe %.3f s, the file states %.3f s", got, d)
 			}
 		})
@@ -127,7 +128,7 @@ func TestMemoryStatesDuration(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := probeDuration(t, path); math.Abs(got-d) > 0.05 {
+	if got := testutil.ProbeDuration(t, path); math.Abs(got-d) > 0.05 {
 		t.Errorf("ffprobe %.3f s, the file states %.3f s", got, d)
 	}
 }
@@ -167,7 +168,7 @@ func TestFLVStatesDuration(t *testing.T) {
 	if len(md.Keyframes) != segtest.ClipSeconds/2 {
 		t.Errorf("index %v, want the %d key frames", md.Keyframes, segtest.ClipSeconds/2)
 	}
-	if got := probeDuration(t, path); math.Abs(got-md.Duration.Seconds()) > 0.05 {
+	if got := testutil.ProbeDuration(t, path); math.Abs(got-md.Duration.Seconds()) > 0.05 {
 		t.Errorf("ffprobe %.3f s, the file states %v", got, md.Duration)
 	}
 }
@@ -212,7 +213,7 @@ func TestRepairStatesDuration(t *testing.T) {
 			if stated < kept.Seconds() || stated > kept.Seconds()+0.1 {
 				t.Errorf("states %.3f s, kept %v", stated, kept)
 			}
-			if got := probeDuration(t, cut); math.Abs(got-stated) > 0.05 {
+			if got := testutil.ProbeDuration(t, cut); math.Abs(got-stated) > 0.05 {
 				t.Errorf("ffprobe %.3f s, the file states %.3f s", got, stated)
 			}
 		})

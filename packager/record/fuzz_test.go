@@ -12,21 +12,7 @@ import (
 func FuzzRepair(f *testing.F) {
 	tracks, aus := syntheticUnits(time.Second)
 	for _, format := range []string{FormatMP4, FormatFLV} {
-		path := filepath.Join(f.TempDir(), "seed."+format)
-		out, err := os.Create(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		w, err := NewWriter(format, out, tracks)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, au := range aus {
-			if err := w.WriteUnit(au); err != nil {
-				f.Fatal(err)
-			}
-		}
-		out.Close()
+		path, _ := writeUnits(f, format, tracks, aus, false)
 		b, _ := os.ReadFile(path)
 		f.Add(b, format == FormatFLV)
 		f.Add(b[:len(b)*2/3], format == FormatFLV)

@@ -1,8 +1,9 @@
 package record
 
 import (
+	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,44 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
+
+// newFileWriter creates a file of the format in the test's temporary folder (closed when the
+// test ends) and a Writer of tracks into it.
+func newFileWriter(t testing.TB, format string, tracks []media.Track) (Writer, *os.File) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "rec."+format))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	w, err := NewWriter(format, f, tracks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, f
+}
+
+// writeUnits records aus into a new file of the format (newFileWriter), closes the writer when
+// close (its Size must then be the file's), and returns the file's path and the writer.
+func writeUnits(t testing.TB, format string, tracks []media.Track, aus []*media.AccessUnit, close bool) (string, Writer) {
+	t.Helper()
+	w, f := newFileWriter(t, format, tracks)
+	for _, au := range aus {
+		if err := w.WriteUnit(au); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if close {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := f.Stat()
+	if w.Size() != st.Size() && close {
+		t.Errorf("Size() = %d, file has %d bytes", w.Size(), st.Size())
+	}
+	return f.Name(), w
+}
 
 // clipUnits demuxes a TS clip into its tracks and units.
 func clipUnits(t testing.TB, path string) ([]media.Track, []*media.AccessUnit) {
@@ -19,17 +58,6 @@ func clipUnits(t testing.TB, path string) ([]media.Track, []*media.AccessUnit) {
 		t.Fatalf("demux %s: %v", path, err)
 	}
 	return tracks, aus
-}
-
-// probeDuration returns the file's duration as ffprobe reports it.
-func probeDuration(t testing.TB, path string) float64 {
-	t.Helper()
-	p := testutil.FFprobe(t, path, false)
-	d, err := strconv.ParseFloat(p.Format.Duration, 64)
-	if err != nil {
-		t.Fatalf("ffprobe %s: duration %q", path, p.Format.Duration)
-	}
-	return d
 }
 
 // codecs returns the codec names ffprobe finds, in stream order.

@@ -9,38 +9,16 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
-// writeFile records units into a new file of the format and returns its path and writer.
+// writeFile records the units of a TS clip into a new file of the format (writeUnits) and
+// returns its path and writer.
 func writeFile(t *testing.T, format, clip string, close bool) (string, Writer) {
 	t.Helper()
 	tracks, aus := clipUnits(t, clip)
-	path := filepath.Join(t.TempDir(), "rec."+format)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := NewWriter(format, f, tracks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, au := range aus {
-		if err := w.WriteUnit(au); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if close {
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, _ := f.Stat()
-	if w.Size() != st.Size() && close {
-		t.Errorf("Size() = %d, file has %d bytes", w.Size(), st.Size())
-	}
-	return path, w
+	return writeUnits(t, format, tracks, aus, close)
 }
 
 func TestFilesReadByFFprobe(t *testing.T) {
@@ -63,7 +41,7 @@ func TestFilesReadByFFprobe(t *testing.T) {
 			if got := codecs(t, path); !slices.Equal(got, c.want) {
 				t.Errorf("codecs %v, want %v", got, c.want)
 			}
-			d := probeDuration(t, path)
+			d := testutil.ProbeDuration(t, path)
 			if math.Abs(d-segtest.ClipSeconds) > 0.5 {
 				t.Errorf("ffprobe duration %.3f s, clip is %d s", d, segtest.ClipSeconds)
 			}
@@ -151,7 +129,7 @@ func TestRepairMP4(t *testing.T) {
 				if d.Seconds() < want-1.6 || d.Seconds() > want+0.5 {
 					t.Errorf("repair at %.0f%%: kept %.2f s, about %.2f s was written", frac*100, d.Seconds(), want)
 				}
-				got := probeDuration(t, cut)
+				got := testutil.ProbeDuration(t, cut)
 				if math.Abs(got-d.Seconds()) > 0.5 {
 					t.Errorf("repair at %.0f%%: ffprobe %.2f s, Repair said %.2f s", frac*100, got, d.Seconds())
 				}
@@ -206,7 +184,7 @@ func TestMemoryWindow(t *testing.T) {
 	if err := os.WriteFile(path, m.MP4(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := probeDuration(t, path); math.Abs(got-m.Duration().Seconds()) > 0.5 {
+	if got := testutil.ProbeDuration(t, path); math.Abs(got-m.Duration().Seconds()) > 0.5 {
 		t.Errorf("ffprobe %.2f s, memory says %v", got, m.Duration())
 	}
 	if got := codecs(t, path); !slices.Equal(got, []string{"h264", "aac"}) {
@@ -242,7 +220,7 @@ func TestMemoryNewTracksStartAfresh(t *testing.T) {
 	if got := codecs(t, path); !slices.Equal(got, []string{"hevc", "aac"}) {
 		t.Errorf("codecs %v, want only the new session's", got)
 	}
-	if got := probeDuration(t, path); math.Abs(got-segtest.ClipSeconds) > 0.5 {
+	if got := testutil.ProbeDuration(t, path); math.Abs(got-segtest.ClipSeconds) > 0.5 {
 		t.Errorf("ffprobe %.2f s, want the last session only", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // AAC, 2 s segments: the cost of cutting (fragment write, store update) is spread over the
 // units of a segment.
 func BenchmarkWriteUnit(b *testing.B) {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	src.FrameSize = 40000
 	// 24 s is a whole number of video frames (600) and AAC frames (1125): laps follow on.
 	const lap = 24 * time.Second
@@ -23,7 +23,7 @@ func BenchmarkWriteUnit(b *testing.B) {
 		units = append(units, src.Next())
 	}
 	st := segment.NewStore(segment.StoreOptions{Window: 20 * time.Second})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: segtest.Quiet})
 	_ = sg.SetTracks(src.Tracks())
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -52,10 +52,10 @@ func BenchmarkWriteUnit(b *testing.B) {
 // listing is that call's duration. (A segment's end is known only when the next key frame
 // arrives.)
 func listingDelays(tb testing.TB, n int) []time.Duration {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	src.FrameSize = 40000 // 8 Mbit/s at 25 fps
 	st := segment.NewStore(segment.StoreOptions{Window: 20 * time.Second})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: segtest.Quiet})
 	_ = sg.SetTracks(src.Tracks())
 	var delays []time.Duration
 	for units := 0; len(delays) < n; units++ {

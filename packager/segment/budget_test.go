@@ -85,15 +85,15 @@ func TestSlowTimestampsHeapBounded(t *testing.T) {
 // runFlood runs the player's path for flood and returns the peak heap in use, the bytes the
 // store kept at the end and the segmenter's counters. Nothing it made outlives it.
 func runFlood(t *testing.T, flood slowFlood, queueBytes int, storeOpts segment.StoreOptions) (int64, int64, segment.SegmenterStats) {
-	strm := stream.New("flood", stream.Options{QueueBytes: queueBytes, Log: quiet})
+	strm := stream.New("flood", stream.Options{QueueBytes: queueBytes, Log: segtest.Quiet})
 	r, err := strm.NewReader("player packager")
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := segment.NewStore(storeOpts)
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: storeOpts.Target, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: storeOpts.Target, Log: segtest.Quiet})
 	done := make(chan error, 1)
-	go func() { done <- segment.Run(context.Background(), r, quiet, sg) }()
+	go func() { done <- segment.Run(context.Background(), r, segtest.Quiet, sg) }()
 
 	pub, err := strm.Publish()
 	if err != nil {
@@ -134,11 +134,11 @@ func runFlood(t *testing.T, flood slowFlood, queueBytes int, storeOpts segment.S
 // TestNormalStreamKeepsWindow: a 50 Mbit/s stream keeps its whole window under the default
 // budgets, and nothing is dropped for them, cut early or evicted for bytes.
 func TestNormalStreamKeepsWindow(t *testing.T) {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	src.FrameSize = 250_000 // 25 fps: 50 Mbit/s
 	opts := segment.StoreOptions{Window: 20 * time.Second, Target: 2 * time.Second}
 	st := segment.NewStore(opts)
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: segtest.Quiet})
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestSegmentByteRate(t *testing.T) {
 		{"no key frames past the byte cap", 40_000, 0, 500_000, 0, false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := segtest.NewSource(tc.gop, wall)
+			src := segtest.NewSource(tc.gop, segtest.Wall)
 			src.FrameSize = tc.frame
 			var logs testutil.SyncBuffer
 			st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
@@ -255,9 +255,9 @@ func TestStoreByteBudget(t *testing.T) {
 			if st.Budget() != tc.budget || tc.opts.Budget() != tc.budget {
 				t.Fatalf("budget %d, want %d", st.Budget(), tc.budget)
 			}
-			src := segtest.NewSource(50, wall)
+			src := segtest.NewSource(50, segtest.Wall)
 			src.FrameSize = 62_500 // 12.5 Mbit/s: 3.1 MB segments, 37.5 MB for the window
-			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
+			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: segtest.Quiet})
 			_ = sg.SetTracks(src.Tracks())
 			if err := src.Feed(sg, 5*time.Second); err != nil {
 				t.Fatal(err)

@@ -19,7 +19,7 @@ func TestClips(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			path := segtest.MakeTS(t, codec)
 			st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: quiet})
+			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: segtest.Quiet})
 			segtest.FeedTS(t, path, time.Now(), sg)
 			segs := st.Snapshot().Segments
 			if len(segs) != 6 {

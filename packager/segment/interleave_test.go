@@ -55,9 +55,9 @@ func TestAudioAlignedWithVideo(t *testing.T) {
 	} {
 		skew := tc.skew
 		t.Run(fmt.Sprintf("%v/parts-%v", skew, tc.part), func(t *testing.T) {
-			src := segtest.NewSource(50, wall) // a key frame every 2 s, presented 2 frames after its DTS
+			src := segtest.NewSource(50, segtest.Wall) // a key frame every 2 s, presented 2 frames after its DTS
 			st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: tc.part, Log: quiet})
+			sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, PartTarget: tc.part, Log: segtest.Quiet})
 			if err := sg.SetTracks(src.Tracks()); err != nil {
 				t.Fatal(err)
 			}
@@ -108,9 +108,9 @@ func TestAudioAlignedWithVideo(t *testing.T) {
 // TestAudioStops: a track that stops sending holds the others back by at most 2 s of media;
 // segments go on.
 func TestAudioStops(t *testing.T) {
-	src := segtest.NewSource(25, wall)
+	src := segtest.NewSource(25, segtest.Wall)
 	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, Log: segtest.Quiet})
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}

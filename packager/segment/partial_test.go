@@ -15,16 +15,24 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
+// lowLatencySegmenter returns a store (an hour's window) and a low-latency segmenter into it
+// (1 s segments, 333 ms parts) set to src's tracks.
+func lowLatencySegmenter(t *testing.T, src *segtest.Source) (*segment.Store, *segment.Segmenter) {
+	t.Helper()
+	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
+	if err := sg.SetTracks(src.Tracks()); err != nil {
+		t.Fatal(err)
+	}
+	return st, sg
+}
+
 // lowLatencyRun feeds d of a 25 fps source with a 1 s GOP into a low-latency segmenter (1 s
 // segments, 333 ms parts), and records every segment in progress the store published.
 func lowLatencyRun(t *testing.T, d time.Duration) (*segment.Store, []*segment.Segment) {
 	t.Helper()
-	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	src := segtest.NewSource(25, wall)
-	if err := sg.SetTracks(src.Tracks()); err != nil {
-		t.Fatal(err)
-	}
+	src := segtest.NewSource(25, segtest.Wall)
+	st, sg := lowLatencySegmenter(t, src)
 	var opens []*segment.Segment
 	end := src.Elapsed() + d
 	for src.Elapsed() < end {
@@ -46,7 +54,7 @@ func lowLatencyRun(t *testing.T, d time.Duration) (*segment.Store, []*segment.Se
 func TestPartials(t *testing.T) {
 	t.Parallel()
 	st, opens := lowLatencyRun(t, 8500*time.Millisecond)
-	classic, _ := run(t, segtest.NewSource(25, wall), time.Second, 8500*time.Millisecond)
+	classic, _ := run(t, segtest.NewSource(25, segtest.Wall), time.Second, 8500*time.Millisecond)
 	segs, want := st.Snapshot().Segments, classic.Snapshot().Segments
 	if len(segs) != len(want) || len(segs) < 7 {
 		t.Fatalf("%d low-latency segments, %d classic", len(segs), len(want))
@@ -187,19 +195,12 @@ func checkJoined(t *testing.T, st *segment.Store, limit time.Duration, allIndepe
 // in progress is then of the new timeline; an audio-only stream is cut into independent parts.
 func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 	t.Parallel()
-	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	src := segtest.NewSource(25, wall)
-	if err := sg.SetTracks(src.Tracks()); err != nil {
-		t.Fatal(err)
-	}
+	src := segtest.NewSource(25, segtest.Wall)
+	st, sg := lowLatencySegmenter(t, src)
 	if err := src.Feed(sg, 2500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	src.Restart(time.Second)
-	if err := src.Feed(sg, 2600*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	restartFeed(t, src, sg, time.Second, 2600*time.Millisecond)
 	win := st.Snapshot()
 	checkJoined(t, st, 333*time.Millisecond, false)
 	var discs int
@@ -212,12 +213,8 @@ func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 		t.Fatalf("%d discontinuities; open %+v", discs, win.Open)
 	}
 
-	audio := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	asg := segment.NewSegmenter(audio, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	asrc := &segtest.Source{Audio: mediatest.AAC(0), Wall: wall}
-	if err := asg.SetTracks(asrc.Tracks()); err != nil {
-		t.Fatal(err)
-	}
+	asrc := &segtest.Source{Audio: mediatest.AAC(0), Wall: segtest.Wall}
+	audio, asg := lowLatencySegmenter(t, asrc)
 	if err := asrc.Feed(asg, 4*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -236,12 +233,8 @@ func TestPartialsAcrossGapAndAudioOnly(t *testing.T) {
 func TestPartsDoNotWaitForAudio(t *testing.T) {
 	t.Parallel()
 	const part = 333 * time.Millisecond
-	src := segtest.NewSource(25, wall)
-	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: part, Log: quiet})
-	if err := sg.SetTracks(src.Tracks()); err != nil {
-		t.Fatal(err)
-	}
+	src := segtest.NewSource(25, segtest.Wall)
+	st, sg := lowLatencySegmenter(t, src)
 	var lags []time.Duration
 	started, origin := false, time.Duration(0)
 	for _, au := range skewedUnits(src, 20*time.Second, 300*time.Millisecond) {
@@ -284,12 +277,8 @@ func TestPartsDoNotWaitForAudio(t *testing.T) {
 func TestPartEndsWithItsLastFrame(t *testing.T) {
 	t.Parallel()
 	const frame = 40 * time.Millisecond
-	src := segtest.NewSource(25, wall)
-	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: quiet})
-	if err := sg.SetTracks(src.Tracks()); err != nil {
-		t.Fatal(err)
-	}
+	src := segtest.NewSource(25, segtest.Wall)
+	st, sg := lowLatencySegmenter(t, src)
 	var keyDTS int64
 	early, published := 0, 0
 	for src.Elapsed() < 10*time.Second {

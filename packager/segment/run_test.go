@@ -22,10 +22,10 @@ func TestRun(t *testing.T) {
 	}
 	defer r.Close()
 	st := segment.NewStore(segment.StoreOptions{})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, Log: segtest.Quiet})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- segment.Run(ctx, r, quiet, sg) }()
+	go func() { done <- segment.Run(ctx, r, segtest.Quiet, sg) }()
 
 	src := segtest.NewSource(25, time.Now())
 	for session := range 3 {

@@ -1,7 +1,6 @@
 package segment_test
 
 import (
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,16 +10,20 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
-var (
-	wall  = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	quiet = slog.New(slog.DiscardHandler)
-)
+// restartFeed restarts src after gap (a new publisher session) and feeds d more of it into sg.
+func restartFeed(t *testing.T, src *segtest.Source, sg *segment.Segmenter, gap, d time.Duration) {
+	t.Helper()
+	src.Restart(gap)
+	if err := src.Feed(sg, d); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // run feeds d of a source with the given GOP (frames at 25 fps) into a fresh segmenter.
 func run(t *testing.T, src *segtest.Source, target time.Duration, d time.Duration) (*segment.Store, *segment.Segmenter) {
 	t.Helper()
 	st := segment.NewStore(segment.StoreOptions{Window: time.Hour})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: target, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: target, Log: segtest.Quiet})
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func TestCutAtKeyFrames(t *testing.T) {
 		{"gop 0.4s target 1s", 10, time.Second, 1200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, _ := run(t, segtest.NewSource(tc.gop, wall), tc.target, 30*time.Second)
+			st, _ := run(t, segtest.NewSource(tc.gop, segtest.Wall), tc.target, 30*time.Second)
 			segs := st.Snapshot().Segments
 			if len(segs) < 5 {
 				t.Fatalf("%d segments", len(segs))
@@ -77,7 +80,7 @@ func TestCutAtKeyFrames(t *testing.T) {
 }
 
 func TestAudioOnly(t *testing.T) {
-	src := &segtest.Source{Audio: mediatest.AAC(0), Wall: wall}
+	src := &segtest.Source{Audio: mediatest.AAC(0), Wall: segtest.Wall}
 	st, _ := run(t, src, 2*time.Second, 20*time.Second)
 	segs := st.Snapshot().Segments
 	if len(segs) < 8 {
@@ -92,7 +95,7 @@ func TestAudioOnly(t *testing.T) {
 }
 
 func TestDropBeforeKeyFrame(t *testing.T) {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	st := segment.NewStore(segment.StoreOptions{})
 	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second})
 	if err := sg.WriteUnit(src.Next()); err == nil {
@@ -112,7 +115,7 @@ func TestDropBeforeKeyFrame(t *testing.T) {
 }
 
 func TestForcedCut(t *testing.T) {
-	src := segtest.NewSource(0, wall) // one key frame, then none
+	src := segtest.NewSource(0, segtest.Wall) // one key frame, then none
 	st := segment.NewStore(segment.StoreOptions{})
 	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, MaxDuration: 4 * time.Second})
 	_ = sg.SetTracks(src.Tracks())
@@ -129,12 +132,9 @@ func TestForcedCut(t *testing.T) {
 }
 
 func TestDiscontinuity(t *testing.T) {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	st, sg := run(t, src, 2*time.Second, 10*time.Second)
-	src.Restart(5 * time.Second)
-	if err := src.Feed(sg, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	restartFeed(t, src, sg, 5*time.Second, 10*time.Second)
 	// A second marker without units in between counts once.
 	src.Restart(time.Second)
 	_ = sg.Discontinuity()
@@ -169,7 +169,7 @@ func TestDiscontinuity(t *testing.T) {
 }
 
 func TestTracksChange(t *testing.T) {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	st, sg := run(t, src, 2*time.Second, 6*time.Second)
 	// The same tracks again change nothing.
 	if err := sg.SetTracks(src.Tracks()); err != nil {
@@ -206,9 +206,9 @@ func TestTracksChange(t *testing.T) {
 }
 
 func TestProgramDateTime(t *testing.T) {
-	st, _ := run(t, segtest.NewSource(50, wall), 2*time.Second, 20*time.Second)
+	st, _ := run(t, segtest.NewSource(50, segtest.Wall), 2*time.Second, 20*time.Second)
 	segs := st.Snapshot().Segments
-	if !segs[0].ProgramDateTime.Equal(wall) {
+	if !segs[0].ProgramDateTime.Equal(segtest.Wall) {
 		t.Errorf("first date %v", segs[0].ProgramDateTime)
 	}
 	for i := 1; i < len(segs); i++ {
@@ -221,9 +221,9 @@ func TestProgramDateTime(t *testing.T) {
 // TestTimelineStart: audio that arrives after the first key frame of a timeline but belongs
 // before it is dropped, and the timeline's origin and date follow its first segment.
 func TestTimelineStart(t *testing.T) {
-	src := segtest.NewSource(25, wall)
+	src := segtest.NewSource(25, segtest.Wall)
 	st := segment.NewStore(segment.StoreOptions{})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, Log: quiet})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, Log: segtest.Quiet})
 	_ = sg.SetTracks(src.Tracks())
 	key := src.Next() // video key frame at 0
 	key.DTS, key.PTS = 90000, 90000
@@ -247,12 +247,9 @@ func TestTimelineStart(t *testing.T) {
 }
 
 func TestTimelines(t *testing.T) {
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	st, sg := run(t, src, 2*time.Second, 6*time.Second)
-	src.Restart(2 * time.Second)
-	if err := src.Feed(sg, 6*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	restartFeed(t, src, sg, 2*time.Second, 6*time.Second)
 	segs := st.Snapshot().Segments
 	for i, s := range segs {
 		if s.Timeline.Seq != s.DiscSeq || s.Timeline.Origin > s.Start {
@@ -280,7 +277,7 @@ func (s shifted) WriteUnit(au *media.AccessUnit) error {
 // segment that lasts the jump.
 func TestTimestampJump(t *testing.T) {
 	for _, jump := range []time.Duration{time.Hour, -30 * time.Second} {
-		src := segtest.NewSource(50, wall)
+		src := segtest.NewSource(50, segtest.Wall)
 		st, sg := run(t, src, 2*time.Second, 40*time.Second)
 		off := map[int]int64{0: int64(jump / time.Second * 90000), 1: int64(jump / time.Second * 48000)}
 		if err := src.Feed(shifted{sg, off}, 6*time.Second); err != nil {

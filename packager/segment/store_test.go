@@ -11,7 +11,7 @@ import (
 func TestStoreWindow(t *testing.T) {
 	st := segment.NewStore(segment.StoreOptions{Window: 20 * time.Second, Grace: 2})
 	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second})
-	src := segtest.NewSource(50, wall)
+	src := segtest.NewSource(50, segtest.Wall)
 	_ = sg.SetTracks(src.Tracks())
 	if err := src.Feed(sg, 61*time.Second); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestStoreWindow(t *testing.T) {
 func TestStoreWait(t *testing.T) {
 	st := segment.NewStore(segment.StoreOptions{})
 	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second})
-	src := segtest.NewSource(25, wall)
+	src := segtest.NewSource(25, segtest.Wall)
 	_ = sg.SetTracks(src.Tracks())
 	ch := st.Wait()
 	if err := src.Feed(sg, 900*time.Millisecond); err != nil {

@@ -1,7 +1,6 @@
 package segtest
 
 import (
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,13 +18,25 @@ import (
 func BenchStore(b *testing.B) *segment.Store {
 	b.Helper()
 	st := segment.NewStore(segment.StoreOptions{Window: time.Minute})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: Quiet})
 	src := NewSource(50, time.Now())
 	_ = sg.SetTracks(src.Tracks())
 	if err := src.Feed(sg, 90*time.Second); err != nil {
 		b.Fatal(err)
 	}
 	return st
+}
+
+// BenchManifest measures render making the manifest of win into a reused buffer, and counts
+// the manifest's size as the bytes of one operation.
+func BenchManifest(b *testing.B, win *segment.Window, render func(buf []byte, win *segment.Window) []byte) {
+	b.Helper()
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = render(buf[:0], win)
+	}
+	b.SetBytes(int64(len(buf)))
 }
 
 // WaitSegments waits (at most 60 s) until the store made n segments.
@@ -51,7 +62,7 @@ func CheckPlaysAcrossGap(t *testing.T, kind string, handler func(*segment.Store)
 	t.Helper()
 	browser.Require(t)
 	st := segment.NewStore(segment.StoreOptions{Window: 30 * time.Second})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: Quiet})
 	srv := httptest.NewServer(handler(st))
 	defer srv.Close()
 	Live(t, LiveOptions{Sessions: 2, SessionLength: 12 * time.Second, Gap: 2 * time.Second}, sg)
@@ -72,7 +83,7 @@ func ServeClip(t testing.TB, codec string, handler func(*segment.Store) http.Han
 	t.Helper()
 	path := MakeTS(t, codec)
 	st := segment.NewStore(segment.StoreOptions{})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: 2 * time.Second, Log: Quiet})
 	FeedTS(t, path, time.Now().Add(-ClipSeconds*time.Second), sg)
 	srv := httptest.NewServer(handler(st))
 	t.Cleanup(srv.Close)

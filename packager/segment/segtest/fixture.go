@@ -11,6 +11,12 @@ import (
 	"github.com/sluicemedia/sluice/packager/segment"
 )
 
+// Wall is the fixed wall-clock time the segment, HLS and DASH tests start their sources at.
+var Wall = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// Quiet is a logger that drops everything, for the segmenters and stores under test.
+var Quiet = slog.New(slog.DiscardHandler)
+
 // Fixture is a store fed by a synthetic source (by default 50 frames a second, a key frame
 // every 50 frames, 2 s segments) and a playback handler over the store: the HLS and DASH
 // handlers' tests.
@@ -45,7 +51,7 @@ func NewFixture(t testing.TB, o FixtureOptions, handler func(*segment.Store) htt
 		o.Rate = 50
 	}
 	st := segment.NewStore(segment.StoreOptions{Window: o.Window, Now: func() time.Time { return o.Now }})
-	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: o.Target, PartTarget: o.PartTarget, Log: slog.New(slog.DiscardHandler)})
+	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: o.Target, PartTarget: o.PartTarget, Log: Quiet})
 	src := NewSource(o.Rate, o.Wall)
 	if err := sg.SetTracks(src.Tracks()); err != nil {
 		t.Fatal(err)
@@ -97,6 +103,17 @@ func (f *Fixture) Get(t testing.TB, method, name string, hdr ...string) (Reply, 
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	return Reply{StatusCode: res.StatusCode, Header: res.Header, ContentLength: res.ContentLength}, string(body)
+}
+
+// GetOK serves a GET for Base + name and fails unless it is answered 200 OK; it returns the
+// body (the HLS and DASH tests' manifests: index.m3u8, index.mpd).
+func (f *Fixture) GetOK(t testing.TB, name string) string {
+	t.Helper()
+	res, body := f.Get(t, http.MethodGet, name)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", name, res.StatusCode, body)
+	}
+	return body
 }
 
 // For is a Fixture with the handler under test kept as its own type (H): the HLS and DASH
