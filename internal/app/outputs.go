@@ -80,7 +80,9 @@ func waitTracks(ctx context.Context, s *stream.Stream) ([]media.Track, error) {
 
 // sendWith binds a protocol output's entry point to its options.
 func sendWith[O any](send func(context.Context, *stream.Reader, []media.Track, O) error, o O) sendFunc {
-	return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error { return send(ctx, r, tracks, o) }
+	return func(ctx context.Context, r *stream.Reader, tracks []media.Track) error {
+		return send(ctx, r, tracks, o)
+	}
 }
 
 // sender maps an output type to its protocol; probe reports an SRT output's link.

@@ -102,15 +102,20 @@ func New(o Options) *Player {
 			InitialLiveManifestSize: o.InitialSegments, LiveSyncDurationCount: o.LiveSyncCount,
 			LowLatency: o.LowLatency}),
 		assets: o.Site.Assets(),
-		hls: hls.New(hlsStore, hls.Options{ID: o.ID, InitialSegments: o.InitialSegments,
-			LiveSyncCount: o.LiveSyncCount, FragmentSize: o.HLS.FragmentSize, Window: o.HLS.Window, PartTarget: partTarget}),
-		dash: dash.New(dashStore, dash.Options{ID: o.ID, InitialSegments: o.InitialSegments,
-			LiveSyncCount: o.LiveSyncCount, FragmentSize: o.DASH.FragmentSize, Window: o.DASH.Window, PartTarget: dashPartTarget(dashStore == hlsStore, partTarget)}),
+		hls:    hls.New(hlsStore, hls.Options{Live: o.live(o.HLS), PartTarget: partTarget}),
+		dash: dash.New(dashStore, dash.Options{Live: o.live(o.DASH),
+			PartTarget: dashPartTarget(dashStore == hlsStore, partTarget)}),
 		hlsStore:   hlsStore,
 		stores:     stores,
 		targets:    targets,
 		partTarget: partTarget,
 	}
+}
+
+// live is the settings of the format f's handler that HLS and DASH share.
+func (o Options) live(f Format) segment.Live {
+	return segment.Live{ID: o.ID, InitialSegments: o.InitialSegments, LiveSyncCount: o.LiveSyncCount,
+		FragmentSize: f.FragmentSize, Window: f.Window}
 }
 
 // dashPartTarget is the DASH handler's PartTarget: the player's part duration when DASH

@@ -14,7 +14,7 @@ import (
 // buffer.
 func BenchmarkManifest(b *testing.B) {
 	st := segtest.BenchStore(b)
-	h := New(st, Options{Window: time.Minute})
+	h := New(st, Options{Live: segment.Live{Window: time.Minute}})
 	segtest.BenchManifest(b, st.Snapshot(), func(buf []byte, win *segment.Window) []byte {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -25,7 +25,7 @@ func BenchmarkManifest(b *testing.B) {
 // BenchmarkServeSegment measures a DASH segment request (header and shared bytes joined).
 func BenchmarkServeSegment(b *testing.B) {
 	st := segtest.BenchStore(b)
-	h := New(st, Options{Window: time.Minute})
+	h := New(st, Options{Live: segment.Live{Window: time.Minute}})
 	s := st.Snapshot().Newest()
 	p, _ := s.Part(0)
 	name := "/dash_" + st.ID() + "_" + itoa(s.Timeline.Seq) + "_0_" + itoa(p.BaseTime) + ".m4s"

@@ -14,6 +14,6 @@ import (
 // in headless Chromium, across an input gap (a new Period).
 func TestDashJSPlays(t *testing.T) {
 	segtest.CheckPlaysAcrossGap(t, "dash", func(st *segment.Store) http.Handler {
-		return dash.New(st, dash.Options{ID: "live", FragmentSize: 2 * time.Second, Window: 30 * time.Second})
+		return dash.New(st, dash.Options{Live: segment.Live{ID: "live", FragmentSize: 2 * time.Second, Window: 30 * time.Second}})
 	}, "/hls/live/live/index.mpd")
 }

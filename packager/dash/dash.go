@@ -40,19 +40,9 @@ const (
 
 // Options configure a Handler; they are the player's DASH settings.
 type Options struct {
-	// ID is the player's ID, quoted in the warm-up answer.
-	ID string
-	// InitialSegments is initial_live_manifest_size: the manifest answers 404 until this many
-	// segments were made. Default 3.
-	InitialSegments int
-	// LiveSyncCount is live_sync_duration_count: suggestedPresentationDelay is this many
-	// fragments. Default 4.
-	LiveSyncCount int
-	// FragmentSize is dash_fragment_size. Default 3 s.
-	FragmentSize time.Duration
-	// Window is dash_fragment_length: the timeShiftBufferDepth and the media the manifest
-	// lists. Default 60 s.
-	Window time.Duration
+	// Live is the player's settings the HLS and DASH handlers share; FragmentSize and
+	// Window are the DASH ones.
+	segment.Live
 	// Now is the clock of the time endpoint. Default time.Now.
 	Now func() time.Time
 	// PartTarget, when set, marks the manifest for low-latency players (LL-DASH, see
@@ -68,10 +58,7 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	opt.Positive(&o.InitialSegments, 3)
-	opt.Positive(&o.LiveSyncCount, 4)
-	opt.Positive(&o.FragmentSize, 3*time.Second)
-	opt.Positive(&o.Window, 60*time.Second)
+	o.Live = o.Live.WithDefaults()
 	opt.Clock(&o.Now)
 	opt.Positive(&o.StreamTimeout, 3*o.FragmentSize)
 	opt.Positive(&o.MaxStreams, 256)

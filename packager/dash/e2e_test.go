@@ -16,7 +16,7 @@ func TestFFprobeReadsDASH(t *testing.T) {
 	for _, tc := range []struct{ codec, probeName string }{{"h264", "h264"}, {"h265", "hevc"}} {
 		t.Run(tc.codec, func(t *testing.T) {
 			srv := segtest.ServeClip(t, tc.codec, func(st *segment.Store) http.Handler {
-				return dash.New(st, dash.Options{ID: "e2e", FragmentSize: 2 * time.Second})
+				return dash.New(st, dash.Options{Live: segment.Live{ID: "e2e", FragmentSize: 2 * time.Second}})
 			})
 			segtest.CheckProbe(t, srv.URL+"/hls/e2e/e2e/index.mpd", tc.probeName, "aac")
 		})

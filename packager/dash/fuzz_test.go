@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/packager/dash"
+	"github.com/sluicemedia/sluice/packager/segment"
 )
 
 // FuzzServe requests arbitrary file names and ranges (they come from the network): the
 // handler answers 200, 206, 404 or 416, and never panics.
 func FuzzServe(f *testing.F) {
-	fx := newFixture(f, dash.Options{ID: "p1", InitialSegments: 1})
+	fx := newFixture(f, dash.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}})
 	if err := fx.Src.Feed(fx.Seg, 6500*time.Millisecond); err != nil {
 		f.Fatal(err)
 	}

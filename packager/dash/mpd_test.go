@@ -11,10 +11,11 @@ import (
 	"github.com/Eyevinn/mp4ff/mp4"
 
 	"github.com/sluicemedia/sluice/packager/dash"
+	"github.com/sluicemedia/sluice/packager/segment"
 )
 
 func TestWarmUp(t *testing.T) {
-	f := newFixture(t, dash.Options{ID: "p1", InitialSegments: 4})
+	f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", InitialSegments: 4}})
 	f.Feed(t, 6500*time.Millisecond) // three segments
 	res, body := f.Get(t, http.MethodGet, "index.mpd")
 	var e struct {
@@ -32,7 +33,7 @@ func TestWarmUp(t *testing.T) {
 }
 
 func TestManifestText(t *testing.T) {
-	f := newFixture(t, dash.Options{ID: "p1", FragmentSize: 2 * time.Second, LiveSyncCount: 4, Window: 30 * time.Second})
+	f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", FragmentSize: 2 * time.Second, LiveSyncCount: 4, Window: 30 * time.Second}})
 	f.Feed(t, 8500*time.Millisecond)
 	want := `<?xml version="1.0" encoding="UTF-8"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="dynamic" availabilityStartTime="2026-03-01T12:00:00.000Z" publishTime="2026-03-01T12:01:00.000Z" minimumUpdatePeriod="PT2S" timeShiftBufferDepth="PT30S" suggestedPresentationDelay="PT8S" minBufferTime="PT2S" maxSegmentDuration="PT2S">
@@ -70,7 +71,7 @@ func TestManifestText(t *testing.T) {
 // first by the media played plus the gap; once the first timeline leaves the window, its
 // Period goes.
 func TestPeriods(t *testing.T) {
-	f := newFixture(t, dash.Options{ID: "p1", Window: 10 * time.Second})
+	f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}})
 	f.Feed(t, 8*time.Second)
 	f.Src.Restart(3 * time.Second)
 	f.Feed(t, 6500*time.Millisecond)
@@ -100,7 +101,7 @@ func TestPeriods(t *testing.T) {
 // TestPeriodNames: a source that restarts its clock after a gap repeats its times; each
 // Period's segments still have their own names.
 func TestPeriodNames(t *testing.T) {
-	f := newFixture(t, dash.Options{ID: "p1"})
+	f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1"}})
 	f.Feed(t, 6500*time.Millisecond)
 	f.Src.Restart(time.Second)
 	f.Feed(t, 4500*time.Millisecond)
@@ -132,7 +133,7 @@ func TestPeriodNames(t *testing.T) {
 // TestSegmentsFromManifest fetches every file the manifest names and checks each is a
 // single-track fragment whose tfdt is its $Time$.
 func TestSegmentsFromManifest(t *testing.T) {
-	f := newFixture(t, dash.Options{ID: "p1"})
+	f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1"}})
 	f.Feed(t, 10500*time.Millisecond)
 	m := parseMPD(t, f.GetOK(t, "index.mpd"))
 	for set, as := range m.Periods[0].Sets {
@@ -170,7 +171,7 @@ func TestSegmentsFromManifest(t *testing.T) {
 
 func TestTimeAndHeaders(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 5, 250e6, time.UTC)
-	f := newFixture(t, dash.Options{ID: "p1", Now: func() time.Time { return now }})
+	f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1"}, Now: func() time.Time { return now }})
 	f.Feed(t, 6500*time.Millisecond)
 	res, body := f.Get(t, http.MethodGet, "time")
 	if res.StatusCode != http.StatusOK || body != "2026-03-01T12:00:05.250Z" || res.Header.Get("Access-Control-Allow-Origin") != "*" {

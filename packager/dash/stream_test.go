@@ -56,7 +56,7 @@ func openName(t *testing.T, st *segment.Store) (string, int64, int64) {
 
 func TestStreamSegmentInProgress(t *testing.T) {
 	t.Parallel()
-	st, sg, src, srv := llFixture(t, dash.Options{ID: "ll"})
+	st, sg, src, srv := llFixture(t, dash.Options{Live: segment.Live{ID: "ll"}})
 	name, seq, _ := openName(t, st)
 	res := get(t, srv, name)
 	defer res.Body.Close()
@@ -92,7 +92,7 @@ func TestStreamSegmentInProgress(t *testing.T) {
 
 func TestStreamCap(t *testing.T) {
 	t.Parallel()
-	st, _, _, srv := llFixture(t, dash.Options{ID: "ll", MaxStreams: 1, StreamTimeout: 2 * time.Second})
+	st, _, _, srv := llFixture(t, dash.Options{Live: segment.Live{ID: "ll"}, MaxStreams: 1, StreamTimeout: 2 * time.Second})
 	name, _, _ := openName(t, st)
 	first := get(t, srv, name)
 	defer first.Body.Close()

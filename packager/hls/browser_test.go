@@ -19,7 +19,7 @@ import (
 // in headless Chromium, across an input gap (EXT-X-DISCONTINUITY).
 func TestHLSJSPlays(t *testing.T) {
 	segtest.CheckPlaysAcrossGap(t, "hls", func(st *segment.Store) http.Handler {
-		return hls.New(st, hls.Options{ID: "live", FragmentSize: 2 * time.Second, Window: 30 * time.Second})
+		return hls.New(st, hls.Options{Live: segment.Live{ID: "live", FragmentSize: 2 * time.Second, Window: 30 * time.Second}})
 	}, "/hls/live/live/index.m3u8")
 }
 
@@ -31,7 +31,7 @@ func TestHLSJSLowLatency(t *testing.T) {
 	browser.Require(t)
 	st := segment.NewStore(segment.StoreOptions{Window: 20 * time.Second, Target: time.Second})
 	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
-	h := hls.New(st, hls.Options{ID: "ll", FragmentSize: time.Second, Window: 20 * time.Second, PartTarget: 333 * time.Millisecond})
+	h := hls.New(st, hls.Options{Live: segment.Live{ID: "ll", FragmentSize: time.Second, Window: 20 * time.Second}, PartTarget: 333 * time.Millisecond})
 	var parts, blocking, skips atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch q := r.URL.Query(); {

@@ -54,7 +54,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 		{6 * time.Second, "public, max-age=3, s-maxage=3"},
 		{10 * time.Second, "public, max-age=5, s-maxage=5"},
 	} {
-		f := newFixture(t, hls.Options{ID: "p1", FragmentSize: tc.fragment, BlockTimeout: 20 * time.Millisecond})
+		f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", FragmentSize: tc.fragment}, BlockTimeout: 20 * time.Millisecond})
 		f.Feed(t, 10*time.Second)
 		res, body := f.Get(t, http.MethodGet, "index.m3u8")
 		if res.StatusCode != http.StatusOK {
@@ -92,7 +92,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 			t.Errorf("missing segment: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 		}
 	}
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 3}})
 	if res, _ := f.Get(t, http.MethodGet, "index.m3u8"); res.StatusCode != http.StatusNotFound || res.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("warming up: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
@@ -103,7 +103,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 // _HLS_part), whose URL names what it waited for, for six segments; parts for good.
 func TestCacheHeadersLowLatency(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 50 * time.Millisecond})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: 50 * time.Millisecond})
 	feedToParts(t, f, 4*time.Second, 2)
 	seq := f.Store.Snapshot().Open.Seq
 	for _, tc := range []struct{ query, want string }{

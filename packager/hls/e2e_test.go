@@ -22,7 +22,7 @@ func TestFFmpegReadsHLS(t *testing.T) {
 	} {
 		t.Run(tc.codec, func(t *testing.T) {
 			srv := segtest.ServeClip(t, tc.codec, func(st *segment.Store) http.Handler {
-				return hls.New(st, hls.Options{ID: "e2e", FragmentSize: 2 * time.Second})
+				return hls.New(st, hls.Options{Live: segment.Live{ID: "e2e", FragmentSize: 2 * time.Second}})
 			})
 			url := srv.URL + "/hls/e2e/e2e/index.m3u8"
 			segtest.CheckProbe(t, url, tc.probeName, tc.audio)

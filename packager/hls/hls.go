@@ -47,18 +47,9 @@ const playlistName = "index.m3u8"
 
 // Options configure a Handler; they are the player's HLS settings.
 type Options struct {
-	// ID is the player's ID, quoted in the warm-up answer.
-	ID string
-	// InitialSegments is initial_live_manifest_size: the playlist answers 404 until this many
-	// segments were made. Default 3.
-	InitialSegments int
-	// LiveSyncCount is live_sync_duration_count: players start this many fragments behind the
-	// live edge (EXT-X-START). Default 4.
-	LiveSyncCount int
-	// FragmentSize is hls_fragment_size. Default 3 s.
-	FragmentSize time.Duration
-	// Window is hls_fragment_length: the duration the playlist lists. Default 60 s.
-	Window time.Duration
+	// Live is the player's settings the HLS and DASH handlers share; FragmentSize and
+	// Window are the HLS ones.
+	segment.Live
 	// BlockTimeout bounds how long a playlist request with _HLS_msn waits for that segment.
 	// Default three fragment sizes.
 	BlockTimeout time.Duration
@@ -77,10 +68,7 @@ type Options struct {
 const aheadLimit = 2
 
 func (o Options) withDefaults() Options {
-	opt.Positive(&o.InitialSegments, 3)
-	opt.Positive(&o.LiveSyncCount, 4)
-	opt.Positive(&o.FragmentSize, 3*time.Second)
-	opt.Positive(&o.Window, 60*time.Second)
+	o.Live = o.Live.WithDefaults()
 	opt.Positive(&o.BlockTimeout, 3*o.FragmentSize)
 	opt.Positive(&o.MaxBlocked, 256)
 	return o

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/packager/hls"
+	"github.com/sluicemedia/sluice/packager/segment"
 )
 
 func TestHeaders(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1"})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1"}})
 	f.Feed(t, 8500*time.Millisecond)
 	id := f.Store.ID()
 	seg := f.Store.Snapshot().Segments[1]

@@ -90,7 +90,7 @@ func partName(st *segment.Store, seq int64, i int) string {
 // its segment's and each listed segment the concatenation of its listed parts.
 func TestLowLatencyPlaylistRules(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}})
 	feedToParts(t, f, 12*time.Second, 2)
 	win := f.Store.Snapshot()
 	body := f.GetOK(t, "index.m3u8")
@@ -199,7 +199,7 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 // ahead is 400 at once; a timeout is 503.
 func TestLowLatencyBlockingReload(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 30 * time.Second})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: 30 * time.Second})
 	feedToParts(t, f, 4*time.Second, 1)
 	seq := f.Store.Snapshot().Open.Seq
 
@@ -268,7 +268,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 	}
 
 	// Timeout: 503.
-	g := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, BlockTimeout: 200 * time.Millisecond})
+	g := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: 200 * time.Millisecond})
 	g.Feed(t, 3500*time.Millisecond)
 	o := g.Store.Snapshot().Open
 	res, body := g.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(o.Seq)+"&_HLS_part="+strconv.Itoa(len(o.Partials)))
@@ -282,7 +282,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 // against MaxBlocked, the one over it 503 at once; the classic handler serves no part.
 func TestLowLatencyPreload(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second, MaxBlocked: 1, BlockTimeout: 30 * time.Second})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, MaxBlocked: 1, BlockTimeout: 30 * time.Second})
 	feedToParts(t, f, 3*time.Second, 1)
 	o := f.Store.Snapshot().Open
 	hint := attr(lines(f.GetOK(t, "index.m3u8"), "#EXT-X-PRELOAD-HINT:")[0], "URI")
@@ -316,7 +316,7 @@ func TestLowLatencyPreload(t *testing.T) {
 		t.Errorf("blocked %d", f.H.Blocked())
 	}
 	// A classic handler over the same store serves no part.
-	classic := hls.New(f.Store, hls.Options{ID: "p1"})
+	classic := hls.New(f.Store, hls.Options{Live: segment.Live{ID: "p1"}})
 	c := &fixture{Fixture: &segtest.Fixture{Store: f.Store, Handler: classic, Base: f.Base}, H: classic}
 	if res, _ := c.Get(t, http.MethodGet, partName(f.Store, o.Seq, 0)); res.StatusCode != http.StatusNotFound {
 		t.Errorf("classic handler serves a part: %d", res.StatusCode)
@@ -327,7 +327,7 @@ func TestLowLatencyPreload(t *testing.T) {
 // lines of the segments more than CAN-SKIP-UNTIL from the end replaced by EXT-X-SKIP.
 func TestLowLatencyDeltaUpdate(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{ID: "p1", Window: 20 * time.Second})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 20 * time.Second}})
 	feedToParts(t, f, 25*time.Second, 2)
 	full := f.GetOK(t, "index.m3u8")
 	_, delta := f.Get(t, http.MethodGet, "index.m3u8?_HLS_skip=YES")

@@ -10,10 +10,11 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/testutil/mediatest"
 	"github.com/sluicemedia/sluice/packager/hls"
+	"github.com/sluicemedia/sluice/packager/segment"
 )
 
 func TestWarmUp(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 3}})
 	f.Feed(t, 4500*time.Millisecond) // two segments
 	res, body := f.Get(t, http.MethodGet, "index.m3u8")
 	if res.StatusCode != http.StatusNotFound {
@@ -37,7 +38,7 @@ func TestWarmUp(t *testing.T) {
 }
 
 func TestPlaylistText(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: 4, FragmentSize: 2 * time.Second})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 3, LiveSyncCount: 4, FragmentSize: 2 * time.Second}})
 	f.Feed(t, 8500*time.Millisecond)
 	id := f.Store.ID()
 	want := `#EXTM3U
@@ -69,7 +70,7 @@ seg_ID_3.m4s
 // TestWindow checks the playlist lists hls_fragment_length of media, and the media sequence
 // follows.
 func TestWindow(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}})
 	f.Feed(t, 40500*time.Millisecond)
 	pl := f.GetOK(t, "index.m3u8")
 	if n := len(lines(pl, "#EXTINF:")); n != 5 {
@@ -90,7 +91,7 @@ func TestWindow(t *testing.T) {
 // TestDiscontinuity: one EXT-X-DISCONTINUITY while the gap is inside the playlist, then the
 // discontinuity sequence takes it over once the segment before the gap slides out.
 func TestDiscontinuity(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", Window: 10 * time.Second})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}})
 	f.Feed(t, 8*time.Second) // segments 0..2, and 3 open (the key frame at 8 s is not sent)
 	f.Src.Restart(3 * time.Second)
 	f.Feed(t, 4500*time.Millisecond) // the gap closes 3; 4 and 5 follow it
@@ -115,7 +116,7 @@ func TestDiscontinuity(t *testing.T) {
 
 // TestTracksChange: a new init segment gets its own EXT-X-MAP after the discontinuity.
 func TestTracksChange(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1"})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1"}})
 	f.Feed(t, 6500*time.Millisecond)
 	f.Src.Video = mediatest.H265(f.Src.Video.ID)
 	f.Src.Restart(time.Second)
@@ -141,7 +142,7 @@ func TestTracksChange(t *testing.T) {
 
 // TestBlockingReload: a playlist request for a segment not yet made waits for it.
 func TestBlockingReload(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Minute})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}, BlockTimeout: time.Minute})
 	f.Feed(t, 4500*time.Millisecond) // segments 0, 1
 	done := make(chan string, 1)
 	go func() {
@@ -178,7 +179,7 @@ func TestStartTag(t *testing.T) {
 		{4, time.Second, "-6.000"}, // segments longer than the fragment size (the GOP)
 		{10, 3 * time.Second, "-30.000"},
 	} {
-		f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 3, LiveSyncCount: tc.sync, FragmentSize: tc.fragment})
+		f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 3, LiveSyncCount: tc.sync, FragmentSize: tc.fragment}})
 		f.Feed(t, 8500*time.Millisecond)
 		pl := f.GetOK(t, "index.m3u8")
 		starts := lines(pl, "#EXT-X-START:")
@@ -207,7 +208,7 @@ func TestStartTag(t *testing.T) {
 // a blocking reload, carries none of the Low-Latency HLS tags, so players that do not know
 // them see what they saw before.
 func TestClassicHasNoLowLatencyTags(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}})
 	f.Feed(t, 6500*time.Millisecond)
 	_, reload := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=1")
 	for _, body := range []string{f.GetOK(t, "index.m3u8"), reload} {
@@ -226,7 +227,7 @@ func TestClassicHasNoLowLatencyTags(t *testing.T) {
 // at once (RFC 8216bis 6.2.5.2); blocked requests are capped per player, the one over the cap
 // answered 503 at once, and every blocked request lets go of its place when answered.
 func TestBlockingReloadLimits(t *testing.T) {
-	f := newFixture(t, hls.Options{ID: "p1", InitialSegments: 1, BlockTimeout: time.Minute, MaxBlocked: 2})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}, BlockTimeout: time.Minute, MaxBlocked: 2})
 	f.Feed(t, 4500*time.Millisecond) // segments 0, 1
 	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=4"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("msn 4 with newest 1: %d %s", res.StatusCode, body)
