@@ -58,7 +58,7 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	o.Live = o.Live.WithDefaults()
+	o.Live = o.WithDefaults()
 	opt.Clock(&o.Now)
 	opt.Positive(&o.StreamTimeout, 3*o.FragmentSize)
 	opt.Positive(&o.MaxStreams, 256)

@@ -68,7 +68,7 @@ type Options struct {
 const aheadLimit = 2
 
 func (o Options) withDefaults() Options {
-	o.Live = o.Live.WithDefaults()
+	o.Live = o.WithDefaults()
 	opt.Positive(&o.BlockTimeout, 3*o.FragmentSize)
 	opt.Positive(&o.MaxBlocked, 256)
 	return o
