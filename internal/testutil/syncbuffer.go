@@ -6,8 +6,11 @@ import (
 )
 
 // SyncBuffer is a bytes.Buffer safe for concurrent use: a log sink the code under test writes
-// while the test reads it.
+// while the test reads it. Max, when above zero, caps what it keeps (in bytes): once the buffer
+// holds more than Max, further writes are dropped (and reported as written), so a chatty child
+// process cannot fill the test's memory. The zero value keeps everything.
 type SyncBuffer struct {
+	Max int
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
@@ -15,6 +18,9 @@ type SyncBuffer struct {
 func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.Max > 0 && b.buf.Len() > b.Max {
+		return len(p), nil
+	}
 	return b.buf.Write(p)
 }
 
