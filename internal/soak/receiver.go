@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // Receiver is an ffmpeg that reads MPEG-TS on a UDP port, as a restream's far end, and counts
@@ -79,11 +81,5 @@ func (r *Receiver) Stop() {
 	if !r.Alive() {
 		return
 	}
-	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT)
-	select {
-	case <-r.done:
-	case <-time.After(2 * time.Second):
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		<-r.done
-	}
+	tooling.StopGroup(r.cmd.Process.Pid, r.done, syscall.SIGINT, 2*time.Second)
 }
