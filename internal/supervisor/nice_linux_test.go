@@ -97,8 +97,7 @@ func TestChildNice(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Run(ctx) }()
 		child := <-pids
-		eventually(t, 5*time.Second, "grandchild pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
-		grandchild := strings.TrimSpace(out.String())
+		grandchild := grandchildPID(t, &out)
 		for p, n := range threadNices(t) {
 			if n != self {
 				t.Errorf("SetNice(%d): server thread %s runs at nice %d while a child runs, want %d", c.set, p, n, self)

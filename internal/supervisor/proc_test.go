@@ -202,8 +202,7 @@ func TestCommandKillsGroupAfterGrace(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.Run(ctx) }()
 	pid := <-started
-	eventually(t, 5*time.Second, "grandchild pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
-	grandchild, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	grandchild, err := strconv.Atoi(grandchildPID(t, &out))
 	if err != nil {
 		t.Fatal(err)
 	}

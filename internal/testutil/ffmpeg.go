@@ -155,12 +155,18 @@ func FFprobe(t testing.TB, target string, count bool) Probe {
 // Eventually polls cond every 50 ms until it holds or d passes.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	EventuallyEvery(t, d, 50*time.Millisecond, what, cond)
+}
+
+// EventuallyEvery polls cond every interval until it holds, and fails t when d passes first.
+func EventuallyEvery(t testing.TB, d, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %v", what, d)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
