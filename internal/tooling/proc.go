@@ -1,10 +1,8 @@
 package tooling
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -13,7 +11,7 @@ import (
 type Proc struct {
 	Name string
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *SyncBuffer
 	done chan struct{}
 	err  error
 }
@@ -23,7 +21,7 @@ type Proc struct {
 func Start(name, bin string, env []string, args ...string) (*Proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cmd.Environ(), env...)
-	out := &lockedBuffer{}
+	out := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -70,24 +68,4 @@ func StopGroup(pid int, done <-chan struct{}, sig syscall.Signal, grace time.Dur
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		<-done
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends b.
-func (l *lockedBuffer) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(b)
-}
-
-// String returns the content.
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

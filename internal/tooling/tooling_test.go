@@ -107,3 +107,30 @@ func TestStartMissingBinary(t *testing.T) {
 		t.Fatalf("err %v, want one naming ghost", err)
 	}
 }
+
+// TestSyncBufferMax: writes from several goroutines all land; with Max, the buffer stops
+// growing once it holds more than Max, while every write still reports success.
+func TestSyncBufferMax(t *testing.T) {
+	t.Parallel()
+	var all SyncBuffer
+	capped := SyncBuffer{Max: 100}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				for _, b := range []*SyncBuffer{&all, &capped} {
+					if n, err := b.Write([]byte("0123456789")); n != 10 || err != nil {
+						t.Errorf("write: %d, %v", n, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(all.String()); n != 2000 {
+		t.Errorf("uncapped buffer holds %d bytes, want 2000", n)
+	}
+	if n := len(capped.String()); n <= 100 || n > 110 {
+		t.Errorf("buffer capped at 100 holds %d bytes, want 101 to 110", n)
+	}
+}
