@@ -63,14 +63,7 @@ func (r *Receiver) URL() string { return fmt.Sprintf("udp://127.0.0.1:%d", r.por
 func (r *Receiver) Frames() int64 { return r.frames.Load() }
 
 // Alive tells whether ffmpeg still runs.
-func (r *Receiver) Alive() bool {
-	select {
-	case <-r.done:
-		return false
-	default:
-		return true
-	}
-}
+func (r *Receiver) Alive() bool { return !tooling.Closed(r.done) }
 
 // Stderr returns what ffmpeg printed on stderr (errors only).
 func (r *Receiver) Stderr() string { return strings.TrimSpace(r.stderr.String()) }

@@ -36,9 +36,13 @@ func Start(name, bin string, env []string, args ...string) (*Proc, error) {
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
 // Exited reports whether the process has ended.
-func (p *Proc) Exited() bool {
+func (p *Proc) Exited() bool { return Closed(p.done) }
+
+// Closed reports, without waiting, whether ch is closed: whether the process whose wait closes
+// it has ended.
+func Closed(ch <-chan struct{}) bool {
 	select {
-	case <-p.done:
+	case <-ch:
 		return true
 	default:
 		return false
