@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"testing"
 
 	"github.com/sluicemedia/sluice/internal/testutil/pgtest"
@@ -12,15 +11,7 @@ import (
 // TestStoreQueryMatchesMemory hold it to SQLite: the main flows, and every list query answered
 // in the database as the API's in-memory rules answer it. One throwaway cluster, a database each.
 func TestContractOnPostgres(t *testing.T) {
-	c, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	c := pgtest.StartTest(t)
 	open := func(t *testing.T) *storage.Store {
 		st, err := storage.OpenPostgres(c.NewDatabase(t))
 		if err != nil {

@@ -40,7 +40,8 @@ func TestConcurrentCreateSamePort(t *testing.T) {
 }
 
 // createAtOnce runs create(0) to create(n-1) in n goroutines at once and counts the calls that
-// succeeded and those refused with refusal; any other error fails the test.
+// succeeded and those refused with refusal; any other error (any error at all when refusal is
+// nil) fails the test.
 func createAtOnce(t *testing.T, n int, refusal error, create func(i int) error) (ok, refused int) {
 	t.Helper()
 	errs := make([]error, n)

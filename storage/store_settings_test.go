@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -42,21 +41,18 @@ func TestSettingOrInitConcurrent(t *testing.T) {
 	var calls atomic.Int32
 	const n = 20
 	values := make([]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			values[i], errs[i] = s.SettingOrInit(ctx, "jwt_secret", func() (string, error) {
-				return fmt.Sprintf("secret-%d", calls.Add(1)), nil
-			})
-		}()
+	ok, _ := createAtOnce(t, n, nil, func(i int) (err error) {
+		values[i], err = s.SettingOrInit(ctx, "jwt_secret", func() (string, error) {
+			return fmt.Sprintf("secret-%d", calls.Add(1)), nil
+		})
+		return err
+	})
+	if ok != n {
+		t.Errorf("%d of %d callers succeeded", ok, n)
 	}
-	wg.Wait()
 	for i := range n {
-		if errs[i] != nil || values[i] != values[0] {
-			t.Errorf("caller %d: %q, %v; caller 0 got %q", i, values[i], errs[i], values[0])
+		if values[i] != values[0] {
+			t.Errorf("caller %d: %q; caller 0 got %q", i, values[i], values[0])
 		}
 	}
 	if c := calls.Load(); c != 1 {

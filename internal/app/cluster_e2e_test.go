@@ -86,15 +86,7 @@ func dumpClusterLogs(t *testing.T, nodes []*clusterNodeProc) {
 // returns its URL and an open handle; both go at the test's end.
 func clusterDatabase(t *testing.T) (string, *sql.DB) {
 	t.Helper()
-	pg, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := pg.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	pg := pgtest.StartTest(t)
 	dbURL := pg.NewDatabase(t)
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {

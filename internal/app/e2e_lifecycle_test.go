@@ -133,22 +133,7 @@ func TestStartRemovePairs(t *testing.T) {
 			return body
 		})
 	}
-	var wg sync.WaitGroup
-	var starts, removes [pairs]int
-	for i := range pairs {
-		wg.Go(func() { starts[i] = ts.try("/api/vod/start", map[string]any{"id": ids[i]}) })
-		wg.Go(func() { removes[i] = ts.try("/api/vod/remove", map[string]any{"id": ids[i]}) })
-	}
-	wg.Wait()
-	won := 0
-	for i := range pairs {
-		if starts[i] == http.StatusOK {
-			won++
-		}
-		if removes[i] != http.StatusOK || (starts[i] != http.StatusOK && starts[i] != http.StatusNotFound) {
-			t.Errorf("pair %d: start %d, remove %d; want remove 200 and start 200 or 404", i, starts[i], removes[i])
-		}
-	}
+	won := testutil.StartRemoveAtOnce(t, "", "vod", ids, ts.try)
 	t.Logf("%d of %d starts came before their remove", won, pairs)
 	checkNothingLeft(t, ts, ports)
 	// Each port can be taken again at once. Only a program other than this one may hold one

@@ -104,17 +104,7 @@ func TestSIGTERMWithHangingClients(t *testing.T) {
 	case <-time.After(3 * budget):
 		t.Fatalf("server still running %v after SIGTERM", 3*budget)
 	}
-	if late := c.logged("still stopping at the shutdown deadline"); len(late) > 0 {
-		t.Errorf("processes were still stopping at the deadline: %q", late)
-	}
-	if cut := c.logged("requests still running at the HTTP shutdown deadline"); len(cut) == 0 {
-		t.Errorf("the hanging requests did not hold the HTTP shutdown to its deadline: the test proves nothing")
-	}
-	for _, pid := range kids {
-		if st, err := procfs.ReadStat(pid); err == nil && !st.Zombie() {
-			t.Errorf("child %d (%s) outlived the server", pid, procfs.Cmdline(pid))
-		}
-	}
+	testutil.CheckHeldShutdown(t, c.logged, kids)
 
 	c = startChild(t, addr, data)
 	for _, id := range recs {

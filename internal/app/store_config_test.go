@@ -39,15 +39,7 @@ func TestConfigStore(t *testing.T) {
 // throwaway one), and the data folder is still made for the recordings.
 func TestOpenStorePostgres(t *testing.T) {
 	t.Parallel()
-	c, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	c := pgtest.StartTest(t)
 	data := filepath.Join(t.TempDir(), "data")
 	cfg, err := ParseConfig("sluice", []string{"--data", data, "--store", c.NewDatabase(t)}, func(string) string { return "" }, io.Discard)
 	if err != nil {

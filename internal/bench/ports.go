@@ -2,44 +2,18 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"sync"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/procfs"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
-var (
-	portMu   sync.Mutex
-	portUsed = map[int]bool{} // ports handed out in this run of the bench, never twice
-)
+// ports hands out the bench's ports: free on TCP and UDP now, never the same twice in a run.
+var ports tooling.Ports
 
 // freePort returns a loopback port free on both TCP and UDP now, not handed out before.
-func freePort() (int, error) {
-	portMu.Lock()
-	defer portMu.Unlock()
-	for range 200 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("free port: %w", err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if portUsed[p] {
-			continue
-		}
-		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		pc.Close()
-		portUsed[p] = true
-		return p, nil
-	}
-	return 0, errors.New("free port: none found in 200 tries")
-}
+func freePort() (int, error) { return ports.Take() }
 
 // waitListening waits until some process listens on port (proto "tcp" or "udp"), read from
 // /proc/net, so that a one-shot listener such as `ffmpeg -listen 1` is not probed.

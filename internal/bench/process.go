@@ -1,92 +1,19 @@
 package bench
 
-import (
-	"bytes"
-	"fmt"
-	"os/exec"
-	"sync"
-	"syscall"
-	"time"
-)
+import "github.com/sluicemedia/sluice/internal/tooling"
 
-// Proc is a child process the bench started: sluice, an ffmpeg reference or publisher.
-type Proc struct {
-	Name string
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan struct{}
-	err  error
-}
+// Proc is a child process the bench started: sluice, an ffmpeg reference or publisher, in its
+// own process group with its output kept.
+type Proc = tooling.Proc
 
 // startProc starts bin with args and env (added to the bench's environment), in its own
 // process group, keeping its output.
 func startProc(name, bin string, env []string, args ...string) (*Proc, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(cmd.Environ(), env...)
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
-	}
-	p := &Proc{Name: name, cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	return p, nil
+	return tooling.Start(name, bin, env, args...)
 }
 
 // ffmpeg starts ffmpeg with args after the quiet options.
 func ffmpeg(name string, args ...string) (*Proc, error) {
 	full := append([]string{"-hide_banner", "-loglevel", "error", "-nostdin", "-y"}, args...)
 	return startProc(name, "ffmpeg", nil, full...)
-}
-
-// Pid is the process id.
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
-
-// Exited reports whether the process has ended.
-func (p *Proc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Output is what the process printed so far.
-func (p *Proc) Output() string { return p.out.String() }
-
-// Stop sends sig (SIGINT lets ffmpeg finish its file, SIGTERM stops sluice gracefully) and
-// kills the process group after grace.
-func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) {
-	if p.Exited() {
-		return
-	}
-	_ = syscall.Kill(-p.Pid(), sig)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends b.
-func (l *lockedBuffer) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(b)
-}
-
-// String returns the content.
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

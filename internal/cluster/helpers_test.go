@@ -118,3 +118,13 @@ func orphanIDs(t *testing.T, n *Node) map[string]bool {
 	}
 	return out
 }
+
+// acquireAll takes the leases of ids for n; any refusal fails the test.
+func acquireAll(t *testing.T, n *Node, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := n.Acquire(timeout(t), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

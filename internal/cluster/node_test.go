@@ -40,11 +40,7 @@ func TestRunRenewsAndReportsLost(t *testing.T) {
 	a := join(t, url, "a", ttl, withLost)
 	b := join(t, url, "b", ttl, nil)
 	ids := records(t, st, 2)
-	for _, id := range ids {
-		if _, err := a.Acquire(timeout(t), id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	acquireAll(t, a, ids)
 	runNode(t, a)
 	time.Sleep(3 * ttl)
 	if o := orphanIDs(t, b); len(o) != 0 {
@@ -103,11 +99,7 @@ func TestPartitionedNodeFencesItself(t *testing.T) {
 	a := join(t, u.String(), "a", ttl, withLost)
 	b := join(t, dbURL, "b", ttl, nil)
 	ids := records(t, st, 3)
-	for _, id := range ids {
-		if _, err := a.Acquire(timeout(t), id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	acquireAll(t, a, ids)
 	runNode(t, a)
 	time.Sleep(ttl)
 	px.paused.Store(true)

@@ -5,8 +5,9 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // The start/remove race (issue 13, item 4).
@@ -59,23 +60,7 @@ func (s *server) raceRound(t *testing.T, round int) int {
 			return body
 		})
 	}
-	starts, removes := make([]int, racePairs), make([]int, racePairs)
-	var wg sync.WaitGroup
-	for i := range racePairs {
-		wg.Go(func() { starts[i] = s.status("/api/vod/start", map[string]any{"id": ids[i]}) })
-		wg.Go(func() { removes[i] = s.status("/api/vod/remove", map[string]any{"id": ids[i]}) })
-	}
-	wg.Wait()
-
-	won := 0
-	for i := range racePairs {
-		if starts[i] == http.StatusOK {
-			won++
-		}
-		if removes[i] != http.StatusOK || (starts[i] != http.StatusOK && starts[i] != http.StatusNotFound) {
-			t.Errorf("round %d, pair %d: start %d, remove %d; want remove 200 and start 200 or 404", round, i, starts[i], removes[i])
-		}
-	}
+	won := testutil.StartRemoveAtOnce(t, fmt.Sprintf("round %d, ", round), "vod", ids, s.status)
 	// Removal answers once the process's children are reaped and its ports closed: nothing
 	// may be left now, without waiting.
 	if kids := s.children(); len(kids) > 0 {

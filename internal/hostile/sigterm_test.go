@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
@@ -133,17 +132,7 @@ func testSIGTERM(t *testing.T) {
 	if took > shutdownBudget+exitSlack {
 		t.Errorf("the server took %v to exit, over its %v budget", took, shutdownBudget)
 	}
-	if late := s.logged("still stopping at the shutdown deadline"); len(late) > 0 {
-		t.Errorf("processes still stopping at the deadline: %q", late)
-	}
-	if cut := s.logged("requests still running at the HTTP shutdown deadline"); len(cut) == 0 {
-		t.Errorf("the hanging clients did not hold the HTTP shutdown to its deadline: the case proves nothing")
-	}
-	for _, pid := range kids {
-		if st, err := procfs.ReadStat(pid); err == nil && !st.Zombie() {
-			t.Errorf("child %d (%s) outlived the server", pid, procfs.Cmdline(pid))
-		}
-	}
+	testutil.CheckHeldShutdown(t, s.logged, kids)
 
 	s = start(t, options{data: data})
 	for _, id := range recs {

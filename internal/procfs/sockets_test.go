@@ -29,16 +29,7 @@ func TestParseSocketLine(t *testing.T) {
 // TestOwnSockets: a TCP listener and a bound UDP socket of this process are in the tables, in
 // their states, with inodes among this process's sockets.
 func TestOwnSockets(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	l, pc := listenBoth(t)
 	inodes, err := SocketInodes(0)
 	if err != nil {
 		t.Fatal(err)
@@ -66,16 +57,7 @@ func TestOwnSockets(t *testing.T) {
 // TestListenersSeesListenersOnly: this process's TCP listener and bound UDP socket are listed;
 // a closed listener and a connected client socket are not.
 func TestListenersSeesListenersOnly(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	l, pc := listenBoth(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,4 +84,21 @@ func TestListenersSeesListenersOnly(t *testing.T) {
 			t.Errorf("TCP %d listed, but it is not listening", p)
 		}
 	}
+}
+
+// listenBoth opens a TCP listener and a bound UDP socket on loopback ports from :0; both are
+// closed when the test ends.
+func listenBoth(t *testing.T) (net.Listener, net.PacketConn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	return l, pc
 }

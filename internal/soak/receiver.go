@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // Receiver is an ffmpeg that reads MPEG-TS on a UDP port, as a restream's far end, and counts
@@ -61,14 +63,7 @@ func (r *Receiver) URL() string { return fmt.Sprintf("udp://127.0.0.1:%d", r.por
 func (r *Receiver) Frames() int64 { return r.frames.Load() }
 
 // Alive tells whether ffmpeg still runs.
-func (r *Receiver) Alive() bool {
-	select {
-	case <-r.done:
-		return false
-	default:
-		return true
-	}
-}
+func (r *Receiver) Alive() bool { return !tooling.Closed(r.done) }
 
 // Stderr returns what ffmpeg printed on stderr (errors only).
 func (r *Receiver) Stderr() string { return strings.TrimSpace(r.stderr.String()) }
@@ -79,11 +74,5 @@ func (r *Receiver) Stop() {
 	if !r.Alive() {
 		return
 	}
-	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT)
-	select {
-	case <-r.done:
-	case <-time.After(2 * time.Second):
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		<-r.done
-	}
+	tooling.StopGroup(r.cmd.Process.Pid, r.done, syscall.SIGINT, 2*time.Second)
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // Server is a bin/sluice the soak started.
@@ -97,14 +99,7 @@ func (s *Server) waitHealthy(ctx context.Context, d time.Duration) error {
 }
 
 // Alive tells whether the server is still running.
-func (s *Server) Alive() bool {
-	select {
-	case <-s.done:
-		return false
-	default:
-		return true
-	}
-}
+func (s *Server) Alive() bool { return !tooling.Closed(s.done) }
 
 // Stop sends SIGTERM and waits up to grace for the server to exit; after that it kills the
 // process group. It returns the exit error, or an error when the kill was needed.

@@ -20,20 +20,7 @@ func BenchmarkFanOut100(b *testing.B) { benchFanOut(b, 100) }
 func BenchmarkWrite1Reader(b *testing.B) { benchFanOut(b, 1) }
 
 func benchFanOut(b *testing.B, readers int) {
-	s := New("bench", Options{Log: slog.New(slog.DiscardHandler), LagLimit: time.Hour})
-	p, err := s.Publish()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.SetTracks(avTracks); err != nil {
-		b.Fatal(err)
-	}
-	// Units are reused round robin: a key frame every 60 video frames, audio in between.
-	units := make([]*media.AccessUnit, 1200)
-	payload := make([]byte, 1000)
-	for i := range units {
-		units[i] = &media.AccessUnit{Track: i % 2, Key: i%120 == 0, Payload: [][]byte{payload}, Arrival: time.Now()}
-	}
+	s, p, units := benchPublisher(b)
 
 	var wg sync.WaitGroup
 	rs := make([]*Reader, readers)
@@ -82,20 +69,8 @@ func benchFanOut(b *testing.B, readers int) {
 // units with the timer stopped: the writer's cost per unit without the scheduler's, which makes
 // BenchmarkFanOut100 vary with how often the readers sleep and wake.
 func BenchmarkFanOut100Drained(b *testing.B) {
-	s := New("bench", Options{Log: slog.New(slog.DiscardHandler), LagLimit: time.Hour})
+	s, p, units := benchPublisher(b)
 	defer s.Close()
-	p, err := s.Publish()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.SetTracks(avTracks); err != nil {
-		b.Fatal(err)
-	}
-	units := make([]*media.AccessUnit, 1200)
-	payload := make([]byte, 1000)
-	for i := range units {
-		units[i] = &media.AccessUnit{Track: i % 2, Key: i%120 == 0, Payload: [][]byte{payload}, Arrival: time.Now()}
-	}
 	rs := make([]*Reader, 100)
 	for i := range rs {
 		rs[i] = mustReader(b, s, fmt.Sprint("reader ", i))
@@ -125,4 +100,24 @@ func BenchmarkFanOut100Drained(b *testing.B) {
 			b.Fatalf("reader %q dropped %d", r.Name(), r.Dropped())
 		}
 	}
+}
+
+// benchPublisher returns a stream of the audio and video tracks with its publisher, and 1200
+// units of 1000 bytes to write round robin: a key frame every 60 video frames, audio in between.
+func benchPublisher(b *testing.B) (*Stream, *Publisher, []*media.AccessUnit) {
+	b.Helper()
+	s := New("bench", Options{Log: slog.New(slog.DiscardHandler), LagLimit: time.Hour})
+	p, err := s.Publish()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.SetTracks(avTracks); err != nil {
+		b.Fatal(err)
+	}
+	units := make([]*media.AccessUnit, 1200)
+	payload := make([]byte, 1000)
+	for i := range units {
+		units[i] = &media.AccessUnit{Track: i % 2, Key: i%120 == 0, Payload: [][]byte{payload}, Arrival: time.Now()}
+	}
+	return s, p, units
 }

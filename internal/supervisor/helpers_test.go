@@ -3,9 +3,12 @@ package supervisor
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -36,16 +39,19 @@ func (r *recorder) states() []State {
 	return out
 }
 
-// eventually fails the test unless cond holds within d.
+// eventually fails the test unless cond holds within d; it polls every 2 ms, to see states
+// that last only a few milliseconds.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testutil.EventuallyEvery(t, d, 2*time.Millisecond, what, cond)
+}
+
+// grandchildPID waits for the line in which a test's shell printed its background child's pid
+// (echo $!) to out, and returns that pid.
+func grandchildPID(t *testing.T, out *testutil.SyncBuffer) string {
+	t.Helper()
+	eventually(t, 5*time.Second, "grandchild pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
+	return strings.TrimSpace(out.String())
 }
 
 // stateIs is a condition for eventually.

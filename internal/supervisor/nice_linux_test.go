@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // niceOf reads the nice value of a task (a process, or a thread under /proc/<pid>/task) from
@@ -79,7 +81,7 @@ func TestChildNice(t *testing.T) {
 		set, want int
 	}{{DefaultNice, min(self+DefaultNice, maxNice)}, {0, self}, {5, min(self+5, maxNice)}, {25, maxNice}} {
 		SetNice(c.set)
-		var out lockedBuffer
+		var out testutil.SyncBuffer
 		pids := make(chan int, 1)
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := Command{
@@ -95,8 +97,7 @@ func TestChildNice(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Run(ctx) }()
 		child := <-pids
-		eventually(t, 5*time.Second, "grandchild pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
-		grandchild := strings.TrimSpace(out.String())
+		grandchild := grandchildPID(t, &out)
 		for p, n := range threadNices(t) {
 			if n != self {
 				t.Errorf("SetNice(%d): server thread %s runs at nice %d while a child runs, want %d", c.set, p, n, self)

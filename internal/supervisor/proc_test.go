@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // helperEnv makes the test binary act as a server that starts a child (see TestMain).
@@ -82,24 +84,6 @@ func groupGone(pgid int) bool {
 	return true
 }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestCommandExitError(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	cmd := Command{Path: "/bin/sh", Args: []string{"-c", "echo boom >&2; exit 3"}, Logger: quietLogger()}
@@ -119,7 +103,7 @@ func TestCommandExitError(t *testing.T) {
 
 func TestCommandExitZero(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	cmd := Command{Path: "/bin/sh", Args: []string{"-c", "echo hello"}, Stdout: &out, Logger: quietLogger()}
 	if err := cmd.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -192,7 +176,7 @@ func TestCommandKillOnStop(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const grace = 10 * time.Second
 	// The shell says when it ignores SIGINT: a stop before that would end it by SIGINT alone.
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	pid, d := runAndStop(t, Command{Path: "/bin/sh", Args: []string{"-c", `trap "" INT; echo ready; sleep 30 & wait`}, Grace: grace,
 		Stdout: &out, KillOnStop: true, Logger: quietLogger()}, func() bool { return strings.Contains(out.String(), "ready") })
 	if d > grace/2 {
@@ -206,7 +190,7 @@ func TestCommandKillsGroupAfterGrace(t *testing.T) {
 	const grace = 200 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan int, 1)
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	cmd := Command{
 		Path:    "/bin/sh",
 		Args:    []string{"-c", `trap "" INT; sleep 30 & echo $!; wait`},
@@ -218,8 +202,7 @@ func TestCommandKillsGroupAfterGrace(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- cmd.Run(ctx) }()
 	pid := <-started
-	eventually(t, 5*time.Second, "grandchild pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
-	grandchild, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	grandchild, err := strconv.Atoi(grandchildPID(t, &out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +290,7 @@ func TestSupervisorStopKillsStubbornChild(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const grace = 200 * time.Millisecond
 	pids := make(chan int, 1)
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	cmd := Command{
 		Path:    "/bin/sh",
 		Args:    []string{"-c", `trap "" INT; echo ready; sleep 30`},

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicemedia/sluice/internal/procfs"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/procfs"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // RequireFFmpeg fails the test when ffmpeg or ffprobe is missing, with a message that says so
@@ -103,13 +105,7 @@ func (p *Process) Stop() {
 		return
 	default:
 	}
-	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGINT)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
+	tooling.StopGroup(p.Cmd.Process.Pid, p.done, syscall.SIGINT, 5*time.Second)
 }
 
 // Wait waits for ffmpeg to exit by itself, at most d.
@@ -159,12 +155,18 @@ func FFprobe(t testing.TB, target string, count bool) Probe {
 // Eventually polls cond every 50 ms until it holds or d passes.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	EventuallyEvery(t, d, 50*time.Millisecond, what, cond)
+}
+
+// EventuallyEvery polls cond every interval until it holds, and fails t when d passes first.
+func EventuallyEvery(t testing.TB, d, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %v", what, d)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 

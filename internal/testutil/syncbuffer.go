@@ -1,26 +1,9 @@
 package testutil
 
-import (
-	"bytes"
-	"sync"
-)
+import "github.com/sluicemedia/sluice/internal/tooling"
 
 // SyncBuffer is a bytes.Buffer safe for concurrent use: a log sink the code under test writes
-// while the test reads it.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// while the test reads it. Max, when above zero, caps what it keeps (in bytes); the zero value
+// keeps everything. It is tooling's buffer, the one the bench and the soak keep their
+// children's output in.
+type SyncBuffer = tooling.SyncBuffer

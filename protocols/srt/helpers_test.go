@@ -1,7 +1,6 @@
 package srt
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +35,7 @@ func testLog(t testing.TB) *slog.Logger {
 	if os.Getenv("SRT_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(t.Output(), opts))
 	}
-	buf := &syncBuffer{}
+	buf := &testutil.SyncBuffer{Max: 64 << 10}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("log of the code under test:\n%s", buf.String())
@@ -67,29 +65,9 @@ func dialSRT(t testing.TB, addr string, o Options) *link.Conn {
 // ffmpegProc is an ffmpeg child with its output kept for failure messages.
 type ffmpegProc struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testutil.SyncBuffer
 	done chan struct{}
 	err  error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startFFmpeg starts ffmpeg with args; it is killed when the test ends.
@@ -102,7 +80,7 @@ func startFFmpeg(t testing.TB, args ...string) *ffmpegProc {
 // startProcess starts bin with args; it is stopped (SIGINT, then SIGKILL) when the test ends.
 func startProcess(t testing.TB, bin string, args ...string) *ffmpegProc {
 	t.Helper()
-	p := &ffmpegProc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &ffmpegProc{cmd: exec.Command(bin, args...), out: &testutil.SyncBuffer{Max: 64 << 10}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
