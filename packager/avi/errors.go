@@ -1,9 +1,15 @@
 package avi
 
-import "errors"
+import (
+	"errors"
+	"fmt"
 
-// ErrUnsupportedCodec is returned by NewWriter for a track AVI cannot carry here.
-var ErrUnsupportedCodec = errors.New("avi: unsupported codec")
+	"github.com/sluicemedia/sluice/internal/media"
+)
+
+// ErrUnsupportedCodec is returned by NewWriter for a track AVI cannot carry here. It wraps
+// media.ErrUnsupportedCodec.
+var ErrUnsupportedCodec = fmt.Errorf("avi: %w", media.ErrUnsupportedCodec)
 
 // ErrClosed is returned by WriteUnit after Close.
 var ErrClosed = errors.New("avi: writer closed")

@@ -118,8 +118,8 @@ func TestNewWriterErrors(t *testing.T) {
 	}
 	defer f.Close()
 	opus := []media.Track{{Codec: media.CodecOpus, ClockRate: 48000}}
-	if _, err := NewWriter(f, opus, Options{}); !errors.Is(err, ErrUnsupportedCodec) {
-		t.Errorf("Opus: %v, want ErrUnsupportedCodec", err)
+	if _, err := NewWriter(f, opus, Options{}); !errors.Is(err, ErrUnsupportedCodec) || !errors.Is(err, media.ErrUnsupportedCodec) {
+		t.Errorf("Opus: %v, want ErrUnsupportedCodec (media's too)", err)
 	}
 	noASC := []media.Track{{Codec: media.CodecAAC, ClockRate: 48000}}
 	if _, err := NewWriter(f, noASC, Options{}); err == nil {

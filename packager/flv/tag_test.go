@@ -96,6 +96,7 @@ var tagCases = []tagCase{
 	{"fLaC is unsupported", TagAudio, cat([]byte{soundExHeader<<4 | exCodedFrames}, []byte("fLaC"), []byte{1}), tagWant{err: ErrUnsupportedCodec}},
 	{"multitrack audio is unsupported", TagAudio, []byte{soundExHeader<<4 | exAudioMultitrack, 0}, tagWant{err: ErrUnsupportedCodec}},
 	{"Speex is unsupported", TagAudio, []byte{0xb6, 1, 2}, tagWant{err: ErrUnsupportedCodec}},
+	{"Speex is unsupported, as media says it", TagAudio, []byte{0xb6, 1, 2}, tagWant{err: media.ErrUnsupportedCodec}},
 	{"bad AudioSpecificConfig", TagAudio, []byte{0xaf, 0, 0xff}, tagWant{err: ErrMalformed}},
 	{"AAC tag of one byte", TagAudio, []byte{0xaf}, tagWant{err: ErrMalformed}},
 	{"MP3 without a frame header", TagAudio, []byte{0x2f, 1, 2, 3, 4, 5}, tagWant{err: ErrMalformed}},

@@ -11,20 +11,23 @@ package fmp4
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/sluicemedia/sluice/internal/media"
 )
 
 var (
-	// ErrUnsupportedCodec is returned for a track whose codec fMP4 cannot carry here.
-	ErrUnsupportedCodec = errors.New("fmp4: unsupported codec")
+	// ErrUnsupportedCodec is returned for a track whose codec fMP4 cannot carry here. It wraps
+	// media.ErrUnsupportedCodec.
+	ErrUnsupportedCodec = fmt.Errorf("fmp4: %w", media.ErrUnsupportedCodec)
 
 	// ErrMissingParams is returned for a track whose decoder parameters are missing or invalid
 	// (no SPS, no AudioSpecificConfig, no sample rate).
 	ErrMissingParams = errors.New("fmp4: missing codec parameters")
 
 	// ErrUnknownTrack is returned for an access unit of a track the Fragmenter was not given.
-	ErrUnknownTrack = errors.New("fmp4: unknown track")
+	// It wraps media.ErrUnknownTrack.
+	ErrUnknownTrack = fmt.Errorf("fmp4: %w", media.ErrUnknownTrack)
 
 	// ErrTimestamp is returned for an access unit whose DTS is negative (plus the shift) or
 	// whose PTS-DTS does not fit the file's 32-bit composition offset.

@@ -164,7 +164,7 @@ func TestFragmenterShiftAndErrors(t *testing.T) {
 	if err := f.Add(videoAU(v, -3600, 0, true, 10)); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Add(&media.AccessUnit{Track: 3}); !errors.Is(err, ErrUnknownTrack) {
+	if err := f.Add(&media.AccessUnit{Track: 3}); !errors.Is(err, ErrUnknownTrack) || !errors.Is(err, media.ErrUnknownTrack) {
 		t.Errorf("unknown track: %v", err)
 	}
 	// A unit of parameter sets alone adds no sample.

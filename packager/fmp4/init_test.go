@@ -96,7 +96,7 @@ func TestInitSegmentErrors(t *testing.T) {
 	if _, err := InitSegment([]media.Track{garbage}); err == nil {
 		t.Errorf("garbage SPS accepted")
 	}
-	if _, err := InitSegment([]media.Track{{Codec: media.CodecUnknown, ClockRate: 1000}}); !errors.Is(err, ErrUnsupportedCodec) {
+	if _, err := InitSegment([]media.Track{{Codec: media.CodecUnknown, ClockRate: 1000}}); !errors.Is(err, ErrUnsupportedCodec) || !errors.Is(err, media.ErrUnsupportedCodec) {
 		t.Errorf("unknown codec: %v", err)
 	}
 	if _, err := InitSegment(nil); err == nil {

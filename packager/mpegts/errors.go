@@ -1,6 +1,11 @@
 package mpegts
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicemedia/sluice/internal/media"
+)
 
 var (
 	// ErrNeedMore is returned by Demuxer.Tracks and Demuxer.Read in push mode (no reader) when
@@ -14,9 +19,11 @@ var (
 	// tracks were returned; the caller starts a new Demuxer (and marks a discontinuity).
 	ErrProgramChanged = errors.New("mpegts: program changed")
 
-	// ErrUnsupportedCodec is returned by the Muxer for a codec MPEG-TS cannot carry here.
-	ErrUnsupportedCodec = errors.New("mpegts: unsupported codec")
+	// ErrUnsupportedCodec is returned by the Muxer for a codec MPEG-TS cannot carry here. It
+	// wraps media.ErrUnsupportedCodec.
+	ErrUnsupportedCodec = fmt.Errorf("mpegts: %w", media.ErrUnsupportedCodec)
 
 	// ErrUnknownTrack is returned by the Muxer for an access unit of a track it was not given.
-	ErrUnknownTrack = errors.New("mpegts: unknown track")
+	// It wraps media.ErrUnknownTrack.
+	ErrUnknownTrack = fmt.Errorf("mpegts: %w", media.ErrUnknownTrack)
 )

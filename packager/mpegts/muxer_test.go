@@ -72,6 +72,7 @@ func TestMuxerErrors(t *testing.T) {
 	}{
 		{"no track", nil, nil},
 		{"unknown codec", []media.Track{{Codec: media.CodecUnknown, ClockRate: 90000}}, ErrUnsupportedCodec},
+		{"unknown codec, as media says it", []media.Track{{Codec: media.CodecUnknown, ClockRate: 90000}}, media.ErrUnsupportedCodec},
 		{"bad AAC config", []media.Track{badAAC}, nil},
 		{"no clock rate", []media.Track{rateless}, nil},
 		{"Opus without channels", []media.Track{{Codec: media.CodecOpus, ClockRate: 48000}}, nil},
@@ -85,7 +86,7 @@ func TestMuxerErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.WriteAccessUnit(&media.AccessUnit{Track: 3, Payload: [][]byte{{1}}}); !errors.Is(err, ErrUnknownTrack) {
+	if err := m.WriteAccessUnit(&media.AccessUnit{Track: 3, Payload: [][]byte{{1}}}); !errors.Is(err, ErrUnknownTrack) || !errors.Is(err, media.ErrUnknownTrack) {
 		t.Errorf("unit of an unknown track: %v", err)
 	}
 	if err := m.WriteAccessUnit(&media.AccessUnit{}); err == nil {
