@@ -11,3 +11,8 @@ var ErrClosed = errors.New("closed")
 // ErrReaderTooSlow is returned by Read once the reader has been closed for lagging behind the
 // stream for longer than Options.LagLimit.
 var ErrReaderTooSlow = errors.New("reader too slow")
+
+// ErrNoMedia is wrapped by an input's error when the input ended before it published any
+// media: the peer left, the playlist or presentation ended, the body held no program, ffmpeg
+// produced nothing. Each protocol's ErrNoMedia wraps it and says how its input ended.
+var ErrNoMedia = errors.New("no media")

@@ -1,17 +1,18 @@
 package dash
 
 import (
-	"errors"
+	"fmt"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
 // Errors of a pull that callers may look for.
 var (
 	// ErrNoMedia is wrapped by the error of a pull whose presentation ended before any media
-	// reached the stream.
-	ErrNoMedia = errors.New("the presentation ended before any media")
+	// reached the stream. It wraps stream.ErrNoMedia.
+	ErrNoMedia = fmt.Errorf("%w: the presentation ended first", stream.ErrNoMedia)
 	// errStalled is wrapped when no new segment came for stallFactor segment durations.
 	errStalled = httpget.ErrStalled
 	// errTooLarge is returned for a body over its cap (Config.MaxPlaylist, Config.MaxSegment).

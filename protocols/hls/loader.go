@@ -1,16 +1,17 @@
 package hls
 
 import (
-	"errors"
+	"fmt"
 
+	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
 // Errors of a pull that callers may look for.
 var (
 	// ErrNoMedia is wrapped by the error of a pull whose playlist ended before any media
-	// reached the stream.
-	ErrNoMedia = errors.New("the playlist ended before any media")
+	// reached the stream. It wraps stream.ErrNoMedia.
+	ErrNoMedia = fmt.Errorf("%w: the playlist ended first", stream.ErrNoMedia)
 	// errStalled is wrapped when no new segment appeared for stallFactor target durations.
 	errStalled = httpget.ErrStalled
 	// errTooLarge is returned for a body over its cap (Config.MaxPlaylist, Config.MaxSegment).

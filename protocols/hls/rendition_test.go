@@ -85,7 +85,7 @@ func TestPullErrors(t *testing.T) {
 		{Name: "no variant", Text: "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000,CODECS=\"vp09.00.10.08\"\nv.m3u8\n",
 			Want: func(err error) bool { return errors.Is(err, errNoVariant) }},
 		{Name: "garbage segments", Text: strings.ReplaceAll(f.media(0, 3, true), "seg", "junk"),
-			Want: func(err error) bool { return errors.Is(err, ErrNoMedia) }},
+			Want: func(err error) bool { return errors.Is(err, ErrNoMedia) && errors.Is(err, stream.ErrNoMedia) }},
 		{Name: "2 MB of random bytes", Text: string(pulltest.Junk(2 << 20)), Want: func(err error) bool { return err != nil }},
 		{Name: "2 MB after #EXTM3U", Text: "#EXTM3U\n" + string(pulltest.Junk(2<<20)), Want: func(err error) bool { return err != nil }},
 	}

@@ -23,8 +23,9 @@ const (
 
 // Errors of a body.
 var (
-	// ErrNoMedia is returned when a body carried no MPEG-TS or FLV program.
-	ErrNoMedia = errors.New("no MPEG-TS or FLV program found")
+	// ErrNoMedia is returned when a body carried no MPEG-TS or FLV program. It wraps
+	// stream.ErrNoMedia.
+	ErrNoMedia = fmt.Errorf("%w: no MPEG-TS or FLV program found", stream.ErrNoMedia)
 )
 
 // format is the container of an HTTP body.

@@ -1,6 +1,11 @@
 package rtmp
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicemedia/sluice/internal/stream"
+)
 
 var (
 	// ErrMalformed is returned for bytes that do not follow RTMP or AMF0.
@@ -11,7 +16,8 @@ var (
 	ErrRefused = errors.New("rtmp: refused by the server")
 
 	// ErrNoMedia is returned by Pull when the remote ended the stream before any media came.
-	ErrNoMedia = errors.New("rtmp: stream ended before any media")
+	// It wraps stream.ErrNoMedia.
+	ErrNoMedia = fmt.Errorf("rtmp: %w: the stream ended first", stream.ErrNoMedia)
 
 	// ErrSetupTimeout ends a server connection that neither published nor played within the
 	// server's SetupTimeout.

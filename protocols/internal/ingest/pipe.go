@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -11,7 +10,8 @@ import (
 )
 
 // ErrNoMedia is returned by RunPipe when ffmpeg ended without producing anything to publish.
-var ErrNoMedia = errors.New("ffmpeg produced no media")
+// It wraps stream.ErrNoMedia.
+var ErrNoMedia = fmt.Errorf("%w: ffmpeg produced nothing", stream.ErrNoMedia)
 
 // RunPipe runs ffmpeg, whose arguments write MPEG-TS to its stdout, under supervisor.Command
 // (own process group, killed with the server, SIGINT then SIGKILL on stop; SIGKILL at once

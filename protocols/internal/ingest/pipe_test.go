@@ -48,8 +48,8 @@ func TestRunPipeFailures(t *testing.T) {
 		t.Errorf("missing program: %v", err)
 	}
 	if _, lerr := exec.LookPath("true"); lerr == nil {
-		if err := RunPipe(context.Background(), "true", nil, s, discard, false); !errors.Is(err, ErrNoMedia) {
-			t.Errorf("true: %v, want ErrNoMedia", err)
+		if err := RunPipe(context.Background(), "true", nil, s, discard, false); !errors.Is(err, ErrNoMedia) || !errors.Is(err, stream.ErrNoMedia) {
+			t.Errorf("true: %v, want ErrNoMedia (stream's too)", err)
 		}
 	}
 	if _, lerr := exec.LookPath("ffmpeg"); lerr == nil {
