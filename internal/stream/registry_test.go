@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,7 +42,7 @@ func TestRegistryPublishBusy(t *testing.T) {
 	for _, s := range g.List() {
 		names = append(names, s.Name())
 	}
-	if want := []string{"0-first", "a", "b"}; !equal(names, want) {
+	if want := []string{"0-first", "a", "b"}; !slices.Equal(names, want) {
 		t.Errorf("List() = %v, want %v", names, want)
 	}
 
@@ -96,16 +97,4 @@ func TestRegistryConcurrentPublish(t *testing.T) {
 		t.Errorf("%d publishers accepted and %d refused, want 1 and 49", ok.Load(), busy.Load())
 	}
 	g.Remove("live")
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,9 +1,8 @@
 package avi
 
 import (
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg1audio"
-
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/mp3"
 )
 
 // Largest frame of the audio codecs carried, in bytes: what nBlockAlign states, so that a
@@ -42,19 +41,11 @@ func silentFrame(trk media.Track, sample []byte) []byte {
 // silentMP3 returns a layer III frame of the same header as sample, without CRC, whose side
 // information is all zero: no main data, no spectral values, silence.
 func silentMP3(sample []byte) []byte {
-	var h mpeg1audio.FrameHeader
-	if h.Unmarshal(sample) != nil || h.Layer != 3 {
+	h, err := mp3.Parse(sample)
+	if err != nil {
 		return nil
 	}
-	// Layer III frame length (ISO/IEC 11172-3 2.4.3.1, ISO/IEC 13818-3 2.4.3.1): 144 × bit
-	// rate / sample rate bytes for MPEG-1, half that for MPEG-2, plus the padding byte.
-	n := 144 * h.Bitrate / h.SampleRate
-	if h.MPEG2 {
-		n /= 2
-	}
-	if h.Padding {
-		n++
-	}
+	n := h.Len()
 	if n < 4+32 || n > mp3MaxFrameBytes { // header and the largest side information
 		return nil
 	}

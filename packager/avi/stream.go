@@ -3,9 +3,8 @@ package avi
 import (
 	"fmt"
 
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg1audio"
-
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/mp3"
 )
 
 // Samples per frame of the audio codecs carried.
@@ -91,8 +90,11 @@ func (s *stream) sampleRate() int {
 
 // probeMP3 takes the frame duration of an MP3 stream from its first frame's header.
 func (s *stream) probeMP3(frame []byte) {
-	var h mpeg1audio.FrameHeader
-	if s.trk.Codec != media.CodecMP3 || h.Unmarshal(frame) != nil || h.SampleCount() <= 0 {
+	if s.trk.Codec != media.CodecMP3 {
+		return
+	}
+	h, err := mp3.Parse(frame)
+	if err != nil {
 		return
 	}
 	s.scale, s.rate = uint32(h.SampleCount()), uint32(h.SampleRate)

@@ -3,11 +3,11 @@ package flv
 import (
 	"fmt"
 
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg1audio"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/opus"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/mp3"
 )
 
 // aacFrameSamples is the duration of an AAC LC frame in samples.
@@ -122,16 +122,12 @@ func (t *AudioTag) setFrame(b []byte) error {
 	case media.CodecAAC:
 		t.Samples = aacFrameSamples
 	case media.CodecMP3:
-		var h mpeg1audio.FrameHeader
-		if err := h.Unmarshal(b); err != nil || h.Layer != 3 {
+		h, err := mp3.Parse(b)
+		if err != nil {
 			return fmt.Errorf("flv: MP3 frame header % x: %w", b[:min(4, len(b))], ErrMalformed)
 		}
-		ch := 2
-		if h.ChannelMode == mpeg1audio.ChannelModeMono {
-			ch = 1
-		}
-		t.Params = media.Params{SampleRate: h.SampleRate, Channels: ch}
-		if mp3FrameLen(h) == len(b) {
+		t.Params = h.Params()
+		if h.Len() == len(b) {
 			t.Samples = h.SampleCount()
 		}
 	case media.CodecOpus:
@@ -144,13 +140,4 @@ func (t *AudioTag) setFrame(b []byte) error {
 		t.Samples = int(opus.PacketDuration2(b))
 	}
 	return nil
-}
-
-// mp3FrameLen is the frame size in bytes: samples/8 × bitrate / sample rate, plus padding.
-func mp3FrameLen(h mpeg1audio.FrameHeader) int {
-	n := h.SampleCount() / 8 * h.Bitrate / h.SampleRate
-	if h.Padding {
-		n++
-	}
-	return n
 }

@@ -51,7 +51,7 @@ var (
 	avcSeq     = must(AppendVideoSequenceHeader(nil, media.CodecH264, h264Params))
 	hevcSeq    = must(AppendVideoSequenceHeader(nil, media.CodecH265, h265Params))
 	hevcFrames = AppendVideoFrame(nil, media.CodecH265, true, 80, hevcNALUs)
-	mp3        = cat([]byte{0x2f}, []byte{0xff, 0xfb, 0x90, 0x00}, make([]byte, 413))
+	mp3Tag     = cat([]byte{0x2f}, []byte{0xff, 0xfb, 0x90, 0x00}, make([]byte, 413))
 )
 
 // tagCases are shared by TestParseTag and the seeds of FuzzParseTag.
@@ -86,7 +86,7 @@ var tagCases = []tagCase{
 
 	{"AAC sequence header", TagAudio, []byte{0xaf, 0, 0x11, 0x90}, tagWant{codec: media.CodecAAC, typ: PacketSequenceHeader, rate: 48000, channels: 2}},
 	{"AAC raw frame", TagAudio, []byte{0xaf, 1, 0x21, 0x10, 0x04}, tagWant{codec: media.CodecAAC, typ: PacketCodedFrames, samples: 1024}},
-	{"MP3 frame", TagAudio, mp3, tagWant{codec: media.CodecMP3, typ: PacketCodedFrames, rate: 44100, channels: 2, samples: 1152}},
+	{"MP3 frame", TagAudio, mp3Tag, tagWant{codec: media.CodecMP3, typ: PacketCodedFrames, rate: 44100, channels: 2, samples: 1152}},
 	{"mp4a SequenceStart", TagAudio, cat([]byte{soundExHeader<<4 | exSequenceStart}, []byte("mp4a"), []byte{0x11, 0x90}),
 		tagWant{codec: media.CodecAAC, typ: PacketSequenceHeader, rate: 48000, channels: 2}},
 	{"Opus SequenceStart", TagAudio, cat([]byte{soundExHeader<<4 | exSequenceStart}, []byte("Opus"), opusHead),

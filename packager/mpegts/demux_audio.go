@@ -1,13 +1,14 @@
 package mpegts
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg1audio"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/opus"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/mp3"
 )
 
 // audioFrame locates one frame inside a PES's data and gives its duration in samples.
@@ -84,45 +85,31 @@ func (d *Demuxer) onMPEGAudio(s *esStream, pts90 int64, es []byte) {
 	var buf frameBuf
 	frames := buf[:0]
 	for off := 0; off < len(es) && len(frames) < len(buf); {
-		var h mpeg1audio.FrameHeader
-		if err := h.Unmarshal(es[off:]); err != nil {
-			d.stats.DroppedUnits++
-			break
-		}
-		if h.Layer != 3 {
+		h, err := mp3.Parse(es[off:])
+		if errors.Is(err, mp3.ErrNotLayer3) {
 			if !s.ready {
 				s.disabled = true // MPEG audio layer 1 or 2 has no codec here
 			}
 			return
 		}
-		n := mp3FrameLen(h)
+		if err != nil {
+			d.stats.DroppedUnits++
+			break
+		}
+		n := h.Len()
 		if n <= 4 || off+n > len(es) || h.SampleRate != s.track.ClockRate && s.ready {
 			d.stats.DroppedUnits++
 			break
 		}
 		if !s.ready {
-			ch := 2
-			if h.ChannelMode == mpeg1audio.ChannelModeMono {
-				ch = 1
-			}
 			s.track.ClockRate = h.SampleRate
-			s.track.Params = media.Params{SampleRate: h.SampleRate, Channels: ch}
+			s.track.Params = h.Params()
 			s.ready = true
 		}
 		frames = append(frames, audioFrame{off: off, end: off + n, samples: int64(h.SampleCount())})
 		off += n
 	}
 	d.emitAudio(s, pts90, es, frames)
-}
-
-// mp3FrameLen is the frame size in bytes: samples/8 × bitrate / sample rate, plus padding
-// (ISO/IEC 11172-3 and 13818-3; 72 × bitrate / rate for MPEG-2 layer 3).
-func mp3FrameLen(h mpeg1audio.FrameHeader) int {
-	n := h.SampleCount() / 8 * h.Bitrate / h.SampleRate
-	if h.Padding {
-		n++
-	}
-	return n
 }
 
 // onOpus splits the Opus access units of a PES (ETSI TS 102 366 annex: opus_control_header

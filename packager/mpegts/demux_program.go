@@ -2,6 +2,7 @@ package mpegts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluicemedia/sluice/internal/media"
@@ -41,7 +42,7 @@ func (d *Demuxer) onPMT(b []byte) {
 		d.stats.BadPackets++
 		return
 	}
-	if len(d.pmtSig) > 0 && samePMT(d.pmtSig, d.pmtTmp) {
+	if len(d.pmtSig) > 0 && slices.Equal(d.pmtSig, d.pmtTmp) {
 		return
 	}
 	if d.final {
@@ -68,18 +69,6 @@ func (d *Demuxer) onPMT(b []byte) {
 		d.err = fmt.Errorf("mpegts: program %d carries no supported stream (stream types %s): %w",
 			d.program, strings.Join(skipped, ", "), ErrNoTracks)
 	}
-}
-
-func samePMT(a, b []pmtStream) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // codecOf maps a PMT entry to a codec; MPEG audio is checked to be layer 3 on its first frame.

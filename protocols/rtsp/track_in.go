@@ -9,11 +9,11 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtph265"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtpmpeg1audio"
 	"github.com/bluenviron/gortsplib/v4/pkg/format/rtpmpeg4audio"
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg1audio"
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/mpeg4audio"
 	"github.com/pion/rtp"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/mp3"
 )
 
 // errMore means the packet did not complete a unit.
@@ -181,8 +181,8 @@ func (t *inTrack) audioUnits(frames [][]byte, pts int64, dst []*media.AccessUnit
 		case media.CodecAAC:
 			dur = t.frameSamples
 		case media.CodecMP3:
-			var h mpeg1audio.FrameHeader
-			if h.Unmarshal(f) != nil || h.Layer != 3 || h.SampleRate != rate {
+			h, err := mp3.Parse(f)
+			if err != nil || h.SampleRate != rate {
 				t.errs++ // not a frame of this stream's kind: the clock cannot follow it
 				continue
 			}
@@ -202,21 +202,17 @@ func (t *inTrack) audioUnits(frames [][]byte, pts int64, dst []*media.AccessUnit
 // configureMP3 takes the sample rate and channels from the first frame; MPEG audio layers 1
 // and 2 are not carried and turn the track off.
 func (t *inTrack) configureMP3(frame []byte) bool {
-	var h mpeg1audio.FrameHeader
-	if err := h.Unmarshal(frame); err != nil {
-		t.errs++
-		return false
-	}
-	if h.Layer != 3 {
+	h, err := mp3.Parse(frame)
+	if errors.Is(err, mp3.ErrNotLayer3) {
 		t.off = true
 		return false
 	}
-	ch := 2
-	if h.ChannelMode == mpeg1audio.ChannelModeMono {
-		ch = 1
+	if err != nil {
+		t.errs++
+		return false
 	}
 	t.track.ClockRate = h.SampleRate
-	t.track.Params = media.Params{SampleRate: h.SampleRate, Channels: ch}
+	t.track.Params = h.Params()
 	t.ready = true
 	return true
 }
