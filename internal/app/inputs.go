@@ -105,7 +105,7 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 	case kinds.InputSRTURL:
 		return sourceWith(srt.Pull, srt.PullOptions{URL: input.InputStreamURL, Log: log, Probe: probe}), nil
 	case kinds.InputRTSPListen:
-		return sourceWith(rtsp.Listen, rtsp.ServerConfig{Addr: in.listenAddr(input), Log: log}), nil
+		return sourceWith(rtsp.Listen, rtsp.ListenOptions{Addr: in.listenAddr(input), Log: log}), nil
 	case kinds.InputRTSPURL:
 		return sourceWith(rtsp.Pull, rtsp.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputUDPListen:

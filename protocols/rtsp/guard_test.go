@@ -96,7 +96,7 @@ const h264SDP = "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=test\r\nc=IN IP4 127.0.0.1
 // over TCP and UDP outlive it.
 func TestSetupTimeout(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	rs := startServer(t, ServerConfig{SetupTimeout: time.Second, ReadTimeout: 2 * time.Second})
+	rs := startServer(t, ListenOptions{SetupTimeout: time.Second, ReadTimeout: 2 * time.Second})
 	addr := rs.srv.Addr().String()
 	start := time.Now()
 
@@ -168,7 +168,7 @@ func TestSetupTimeout(t *testing.T) {
 // TestConnectionCaps: past the per-address cap a connection is closed at once, another address
 // is still served, and closed connections give their slots back.
 func TestConnectionCaps(t *testing.T) {
-	rs := startServer(t, ServerConfig{MaxConnections: 3, MaxConnectionsPerAddr: 2})
+	rs := startServer(t, ListenOptions{MaxConnections: 3, MaxConnectionsPerAddr: 2})
 	addr := rs.srv.Addr().String()
 	a1, a2 := dialRTSP(t, "127.0.0.2", addr), dialRTSP(t, "127.0.0.2", addr)
 	if a1.do(t, "OPTIONS", "/live", "", "") != 200 || a2.do(t, "OPTIONS", "/live", "", "") != 200 {
@@ -202,7 +202,7 @@ func TestConnectionCaps(t *testing.T) {
 // TestSessionCaps: past the per-address session cap, ANNOUNCE and SETUP are answered 503;
 // another address is not; a closed session frees its place.
 func TestSessionCaps(t *testing.T) {
-	rs := startServer(t, ServerConfig{MaxSessionsPerAddr: 1, MaxSessions: 3})
+	rs := startServer(t, ListenOptions{MaxSessionsPerAddr: 1, MaxSessions: 3})
 	addr := rs.srv.Addr().String()
 	setup := "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n"
 
@@ -238,7 +238,7 @@ func TestSessionCaps(t *testing.T) {
 // and keeps its RTSP connection (gortsplib closes the connections of a session that ends
 // otherwise): the connection must start again within the setup timeout or go.
 func TestSetupTimeoutAfterSession(t *testing.T) {
-	rs := startServer(t, ServerConfig{SetupTimeout: time.Second})
+	rs := startServer(t, ListenOptions{SetupTimeout: time.Second})
 	addr := rs.srv.Addr().String()
 	rtp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

@@ -56,7 +56,7 @@ type runningServer struct {
 }
 
 // startServer listens on a loopback port from :0 and runs until the test ends.
-func startServer(t testing.TB, cfg ServerConfig) *runningServer {
+func startServer(t testing.TB, cfg ListenOptions) *runningServer {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"

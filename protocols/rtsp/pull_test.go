@@ -54,7 +54,7 @@ func startPull(t *testing.T, url string) (dst *stream.Stream, c *collector, canc
 // credentials.
 func TestPull(t *testing.T) {
 	t.Parallel()
-	rs := startServer(t, ServerConfig{User: "user", Password: "p@ss"})
+	rs := startServer(t, ListenOptions{User: "user", Password: "p@ss"})
 	auth := strings.Replace(rs.url, "rtsp://", "rtsp://user:p%40ss@", 1)
 	p := startPublisher(t, auth, "tcp", "libx264", "aac", 30)
 	waitTracks(t, rs.strm, 2)
@@ -84,7 +84,7 @@ func TestPull(t *testing.T) {
 // flowed.
 func TestPullRemoteEnds(t *testing.T) {
 	t.Parallel()
-	rs := startServer(t, ServerConfig{})
+	rs := startServer(t, ListenOptions{})
 	p := startPublisher(t, rs.url, "tcp", "libx264", "aac", 4)
 	waitTracks(t, rs.strm, 2)
 	_, c, _, wait := startPull(t, rs.url+"?rtsp_transport=tcp")
@@ -105,7 +105,7 @@ func TestPullRemoteEnds(t *testing.T) {
 // TestPullErrors checks that Pull fails when there is nothing to pull.
 func TestPullErrors(t *testing.T) {
 	t.Parallel()
-	rs := startServer(t, ServerConfig{User: "u", Password: "p"})
+	rs := startServer(t, ListenOptions{User: "u", Password: "p"})
 	port := testutil.FreePort(t)
 	for _, tc := range []struct{ name, url, want string }{
 		{"refused", "rtsp://127.0.0.1:" + itoa(port) + "/live", "refused"},

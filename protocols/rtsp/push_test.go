@@ -19,8 +19,8 @@ import (
 // credentials, checks what the second one received, and has ffmpeg read it from there.
 func TestPush(t *testing.T) {
 	t.Parallel()
-	src := startServer(t, ServerConfig{})
-	dst := startServer(t, ServerConfig{User: "pub", Password: "secret"})
+	src := startServer(t, ListenOptions{})
+	dst := startServer(t, ListenOptions{User: "pub", Password: "secret"})
 	c := collect(t, dst.strm)
 	p := startPublisher(t, src.url, "tcp", "libx264", "aac", 14)
 	tracks := waitTracks(t, src.strm, 2)
@@ -55,7 +55,7 @@ func TestPush(t *testing.T) {
 // when the server refuses it.
 func TestPushEndsWithStream(t *testing.T) {
 	t.Parallel()
-	dst := startServer(t, ServerConfig{})
+	dst := startServer(t, ListenOptions{})
 	strm := stream.New("src", stream.Options{Log: testLog(t)})
 	pub, err := strm.Publish()
 	if err != nil {
@@ -84,7 +84,7 @@ func TestPushEndsWithStream(t *testing.T) {
 	}
 
 	// Credentials are asked and none given.
-	auth := startServer(t, ServerConfig{User: "u", Password: "p"})
+	auth := startServer(t, ListenOptions{User: "u", Password: "p"})
 	strm2 := stream.New("src2", stream.Options{Log: testLog(t)})
 	defer strm2.Close()
 	r2, err := strm2.NewReader("push")

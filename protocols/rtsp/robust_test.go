@@ -19,7 +19,7 @@ import (
 func TestReconnect(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	before := testutil.TakeBaseline()
-	rs := startServer(t, ServerConfig{})
+	rs := startServer(t, ListenOptions{})
 	c := collect(t, rs.strm)
 	time.Sleep(200 * time.Millisecond)
 	idle := testutil.TakeBaseline()
@@ -62,7 +62,7 @@ func TestReconnect(t *testing.T) {
 func TestRobustness(t *testing.T) {
 	t.Parallel()
 	testutil.RequireFFmpeg(t)
-	rs := startServer(t, ServerConfig{})
+	rs := startServer(t, ListenOptions{})
 	addr := rs.srv.Addr().String()
 	rng := rand.New(rand.NewPCG(7, 11))
 	const total = 2 << 20

@@ -17,7 +17,7 @@ import (
 
 // Server defaults.
 const (
-	// DefaultReadTimeout drops a publisher that sent nothing for 10 s (ServerConfig.ReadTimeout).
+	// DefaultReadTimeout drops a publisher that sent nothing for 10 s (ListenOptions.ReadTimeout).
 	DefaultReadTimeout = 10 * time.Second
 	// DefaultWriteTimeout bounds each write to a connection: 10 s.
 	DefaultWriteTimeout = 10 * time.Second
@@ -41,8 +41,8 @@ const (
 // connection): a key frame of a few hundred kilobytes is several hundred packets.
 const writeQueueSize = 2048
 
-// ServerConfig configures a Server.
-type ServerConfig struct {
+// ListenOptions configure the RTSP listen input: Listen and NewServer.
+type ListenOptions struct {
 	// Addr is the TCP address of the RTSP port, such as ":8554" or "127.0.0.1:0". Required.
 	Addr string
 	// DisableUDP turns the UDP transport off: RTP then travels only interleaved in the RTSP
@@ -85,7 +85,7 @@ type ServerConfig struct {
 // Service Unavailable until the first one leaves. While a publisher records, clients may
 // DESCRIBE, SETUP and PLAY any path of the server to receive its RTP as it comes.
 type Server struct {
-	cfg ServerConfig
+	cfg ListenOptions
 	log *slog.Logger
 
 	ln       *guardListener
@@ -101,7 +101,7 @@ var _ stream.Source = (*Server)(nil)
 // Listen is the INPUT_TYPE_RTSP_LISTEN input: an RTSP server on cfg.Addr, with UDP on a free pair
 // of ports besides TCP, that publishes into s what one publisher at a time sends. It returns
 // nil when ctx ends, and an error when it cannot listen or the server fails.
-func Listen(ctx context.Context, s *stream.Stream, cfg ServerConfig) error {
+func Listen(ctx context.Context, s *stream.Stream, cfg ListenOptions) error {
 	srv, err := NewServer(cfg)
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func Listen(ctx context.Context, s *stream.Stream, cfg ServerConfig) error {
 
 // NewServer binds the server's sockets: the RTSP port and, unless disabled, the UDP pair. The
 // server serves once Run is called; Close releases the sockets of one that never runs.
-func NewServer(cfg ServerConfig) (*Server, error) {
+func NewServer(cfg ListenOptions) (*Server, error) {
 	opt.Positive(&cfg.ReadTimeout, DefaultReadTimeout)
 	opt.Positive(&cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.SetupTimeout = orDefault(cfg.SetupTimeout, DefaultSetupTimeout)

@@ -22,7 +22,7 @@ func TestServerPublish(t *testing.T) {
 	t.Parallel()
 	for _, transport := range []string{"tcp", "udp"} {
 		t.Run(transport, func(t *testing.T) {
-			rs := startServer(t, ServerConfig{})
+			rs := startServer(t, ListenOptions{})
 			c := collect(t, rs.strm)
 			p := startPublisher(t, rs.url, transport, "libx264", "aac", 9)
 			tracks := waitTracks(t, rs.strm, 2)
@@ -73,7 +73,7 @@ func TestServerCodecs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.vcodec+"+"+tc.acodec, func(t *testing.T) {
-			rs := startServer(t, ServerConfig{})
+			rs := startServer(t, ListenOptions{})
 			c := collect(t, rs.strm)
 			p := startPublisher(t, rs.url, "tcp", tc.vcodec, tc.acodec, 4)
 			tracks := waitTracks(t, rs.strm, 2)
@@ -105,7 +105,7 @@ func TestServerCodecs(t *testing.T) {
 // and that the next one is taken once the first left.
 func TestServerSecondPublisher(t *testing.T) {
 	t.Parallel()
-	rs := startServer(t, ServerConfig{})
+	rs := startServer(t, ListenOptions{})
 	c := collect(t, rs.strm)
 	first := startPublisher(t, rs.url, "tcp", "libx264", "aac", 8)
 	waitTracks(t, rs.strm, 2)
@@ -142,7 +142,7 @@ func TestServerSecondPublisher(t *testing.T) {
 // into an mp4 file and probes it.
 func TestServerReaders(t *testing.T) {
 	t.Parallel()
-	rs := startServer(t, ServerConfig{})
+	rs := startServer(t, ListenOptions{})
 	p := startPublisher(t, rs.url, "tcp", "libx264", "aac", 14)
 	waitTracks(t, rs.strm, 2)
 	for _, transport := range []string{"tcp", "udp"} {
@@ -192,7 +192,7 @@ func checkProbe(t testing.TB, streams []probeStream, vcodec, acodec string) {
 func TestServerStaleAnnounce(t *testing.T) {
 	t.Parallel()
 	testutil.RequireFFmpeg(t)
-	rs := startServer(t, ServerConfig{ReadTimeout: 2 * time.Second})
+	rs := startServer(t, ListenOptions{ReadTimeout: 2 * time.Second})
 	addr := rs.srv.Addr().String()
 	sdp := "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=x\r\nt=0 0\r\nm=video 0 RTP/AVP 96\r\n" +
 		"a=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1\r\na=control:trackID=0\r\n"
@@ -232,15 +232,15 @@ func TestServerSockets(t *testing.T) {
 	defer ln.Close()
 	strm := stream.New("x", stream.Options{Log: testLog(t)})
 	defer strm.Close()
-	if err := Listen(context.Background(), strm, ServerConfig{Addr: ln.Addr().String(), Log: testLog(t)}); err == nil ||
+	if err := Listen(context.Background(), strm, ListenOptions{Addr: ln.Addr().String(), Log: testLog(t)}); err == nil ||
 		!strings.Contains(err.Error(), ln.Addr().String()) {
 		t.Errorf("Listen on a busy port = %v, want an error naming it", err)
 	}
-	if _, err := NewServer(ServerConfig{Addr: "127.0.0.1:0", RTPPort: 5001}); err == nil {
+	if _, err := NewServer(ListenOptions{Addr: "127.0.0.1:0", RTPPort: 5001}); err == nil {
 		t.Error("odd RTP port accepted")
 	}
 
-	srv, err := NewServer(ServerConfig{Addr: "127.0.0.1:0", RTPPort: 0, Log: testLog(t)})
+	srv, err := NewServer(ListenOptions{Addr: "127.0.0.1:0", RTPPort: 0, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,13 +266,13 @@ func TestServerSockets(t *testing.T) {
 		t.Error("a second Run did not fail")
 	}
 	// The ports are free again.
-	again, err := NewServer(ServerConfig{Addr: srv.Addr().String(), RTPPort: rtpPort})
+	again, err := NewServer(ListenOptions{Addr: srv.Addr().String(), RTPPort: rtpPort})
 	if err != nil {
 		t.Fatalf("ports not released: %v", err)
 	}
 	again.Close()
 
-	noUDP, err := NewServer(ServerConfig{Addr: "127.0.0.1:0", DisableUDP: true})
+	noUDP, err := NewServer(ListenOptions{Addr: "127.0.0.1:0", DisableUDP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
