@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // childServer is the server running as a separate process (this test binary in server mode).
@@ -22,22 +22,11 @@ type childServer struct {
 	cmd *exec.Cmd
 	ts  *testServer
 
-	mu   sync.Mutex
-	logs []string // every line the server wrote
+	logs tooling.Lines // the server's last 100 000 lines
 }
 
 // logged returns the server's log lines that contain s.
-func (c *childServer) logged(s string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for _, l := range c.logs {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+func (c *childServer) logged(s string) []string { return c.logs.Containing(s) }
 
 // startChild starts the server process on addr with data, and logs in.
 func startChild(t *testing.T, addr, data string, env ...string) *childServer {
@@ -53,7 +42,7 @@ func startChild(t *testing.T, addr, data string, env ...string) *childServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &childServer{cmd: cmd, ts: &testServer{t: t, base: "http://" + addr}}
+	c := &childServer{cmd: cmd, ts: &testServer{t: t, base: "http://" + addr}, logs: tooling.Lines{Max: 100000}}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -61,11 +50,7 @@ func startChild(t *testing.T, addr, data string, env ...string) *childServer {
 			if strings.Contains(line, "repair") || strings.Contains(line, "level=ERROR") {
 				t.Log("server:", line)
 			}
-			c.mu.Lock()
-			if len(c.logs) < 100000 {
-				c.logs = append(c.logs, line)
-			}
-			c.mu.Unlock()
+			c.logs.Add(line)
 		}
 	}()
 	t.Cleanup(func() { c.kill() })

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // adminPassword is the admin's password in every server of the suite.
@@ -62,8 +63,8 @@ type server struct {
 	exited  chan struct{} // closed once the process ended and was reaped
 	exitErr error
 
+	logs tooling.Lines // the last keptLogLines lines
 	mu   sync.Mutex
-	logs []string // the last keptLogLines lines
 	seen map[string]int
 }
 
@@ -127,7 +128,7 @@ func launch(t *testing.T, o options) (*server, error) {
 		return nil, err
 	}
 	s := &server{t: t, opts: o, addr: addr, base: "http://" + addr, debug: debug, data: o.data, cmd: cmd, pid: cmd.Process.Pid,
-		exited: make(chan struct{}), seen: map[string]int{},
+		exited: make(chan struct{}), seen: map[string]int{}, logs: tooling.Lines{Max: keptLogLines},
 		api: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	logsDone := make(chan struct{})
 	go func() {
@@ -174,12 +175,9 @@ func launch(t *testing.T, o options) (*server, error) {
 
 // keep stores one log line, counting the ones that matter to every case.
 func (s *server) keep(line string) {
+	s.logs.Add(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.logs) >= keptLogLines {
-		s.logs = s.logs[1:]
-	}
-	s.logs = append(s.logs, line)
 	for _, k := range []string{"panic", "fatal error", "level=ERROR"} {
 		if strings.Contains(line, k) {
 			s.seen[k]++
@@ -188,24 +186,10 @@ func (s *server) keep(line string) {
 }
 
 // tail returns the server's last n log lines.
-func (s *server) tail(n int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.logs[max(0, len(s.logs)-n):]...)
-}
+func (s *server) tail(n int) []string { return s.logs.Tail(n) }
 
 // logged returns the kept log lines that contain sub.
-func (s *server) logged(sub string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range s.logs {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+func (s *server) logged(sub string) []string { return s.logs.Containing(sub) }
 
 // alive fails the test when the server process has ended or wrote a panic.
 func (s *server) alive() {

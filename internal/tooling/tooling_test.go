@@ -3,6 +3,7 @@ package tooling
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -132,5 +133,43 @@ func TestSyncBufferMax(t *testing.T) {
 	}
 	if n := len(capped.String()); n <= 100 || n > 110 {
 		t.Errorf("buffer capped at 100 holds %d bytes, want 101 to 110", n)
+	}
+}
+
+// TestLines: Containing finds the kept lines with a word, Tail the last ones; with Max the
+// oldest lines go; adds from several goroutines all count.
+func TestLines(t *testing.T) {
+	t.Parallel()
+	var all Lines
+	capped := Lines{Max: 3}
+	for i := range 5 {
+		for _, l := range []*Lines{&all, &capped} {
+			l.Add(fmt.Sprintf("line %d %s", i, []string{"even", "odd"}[i%2]))
+		}
+	}
+	if got := all.Containing("odd"); !slices.Equal(got, []string{"line 1 odd", "line 3 odd"}) {
+		t.Errorf("all, odd: %q", got)
+	}
+	if got := capped.Containing("even"); !slices.Equal(got, []string{"line 2 even", "line 4 even"}) {
+		t.Errorf("capped, even: %q (line 0 should be gone)", got)
+	}
+	if got := all.Tail(2); !slices.Equal(got, []string{"line 3 odd", "line 4 even"}) {
+		t.Errorf("tail 2: %q", got)
+	}
+	if got := capped.Tail(10); len(got) != 3 || got[0] != "line 2 even" {
+		t.Errorf("capped, tail 10: %q", got)
+	}
+	var many Lines
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 100 {
+				many.Add("x")
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(many.Containing("x")); n != 400 {
+		t.Errorf("%d lines kept of 400 added", n)
 	}
 }
