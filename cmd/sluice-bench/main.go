@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/bench"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 func main() {
@@ -42,11 +43,7 @@ func run() error {
 	poll := flag.Duration("poll", 20*time.Millisecond, "playlist polling interval (the resolution of the listing delays)")
 	verbose := flag.Bool("v", false, "log details of every run")
 	flag.Parse()
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := tooling.Logger(*verbose, slog.LevelInfo)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	began := time.Now()

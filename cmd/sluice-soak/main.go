@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/soak"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 func main() {
@@ -30,11 +31,7 @@ func main() {
 	verbose := flag.Bool("v", false, "log the publishers' and the soak's debug messages to stderr")
 	flag.Parse()
 
-	level := slog.LevelError
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := tooling.Logger(*verbose, slog.LevelError)
 	// The protocol clients the publishers use log through the default logger.
 	slog.SetDefault(log)
 	cfg.Log = log
