@@ -48,41 +48,6 @@ func h264360p30(t *testing.T) string {
 		"-c:a", "aac", "-b:a", "64k")...)
 }
 
-// publish writes units into s as one publisher session, paced at speed times real time by
-// their timestamps. It stops early when ctx ends.
-func publish(ctx context.Context, s *stream.Stream, tracks []media.Track, units []*media.AccessUnit, speed float64) error {
-	pub, err := s.Publish()
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
-	if err := pub.SetTracks(tracks); err != nil {
-		return err
-	}
-	start := time.Now()
-	t0 := -1.0
-	for _, au := range units {
-		at := float64(au.DTS) / float64(tracks[au.Track].ClockRate)
-		if t0 < 0 {
-			t0 = at
-		}
-		wait := time.Until(start.Add(time.Duration((at - t0) / speed * float64(time.Second))))
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(wait):
-			}
-		}
-		cp := *au
-		cp.Arrival = time.Now()
-		if err := pub.Write(&cp); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // drain reads r until the stream closes or ctx ends.
 func drain(ctx context.Context, r *stream.Reader) ([]*media.AccessUnit, error) {
 	var out []*media.AccessUnit

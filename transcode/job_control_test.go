@@ -151,7 +151,7 @@ func TestJobInputChanged(t *testing.T) {
 	js, wait, stop := startedJob(t, ctx, 0)
 	stop()
 	pubDone := make(chan struct{})
-	go func() { defer close(pubDone); _ = publish(ctx, js.in, tracks, units, 1) }()
+	go func() { defer close(pubDone); _ = streamtest.Play(ctx, js.in, tracks, units, 1, 1) }()
 	err, ok := wait(20 * time.Second)
 	cancel()
 	<-pubDone
@@ -175,7 +175,7 @@ func TestJobTracksMismatch(t *testing.T) {
 	js.job.cfg.OnStart = func(int) { started.Store(true) }
 	wait := runJob(ctx, js.job)
 	pubDone := make(chan struct{})
-	go func() { defer close(pubDone); _ = publish(ctx, js.in, tracks, units[:20], 1) }()
+	go func() { defer close(pubDone); _ = streamtest.Play(ctx, js.in, tracks, units[:20], 1, 1) }()
 	err, ok := wait(20 * time.Second)
 	cancel()
 	<-pubDone

@@ -110,7 +110,7 @@ func TestJobH264ToH265(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	wait := runJob(ctx, js.job)
-	if err := publish(ctx, js.in, tracks, units, 1); err != nil {
+	if err := streamtest.Play(ctx, js.in, tracks, units, 1, 1); err != nil {
 		t.Fatal(err)
 	}
 	js.in.Close() // the Job finishes ffmpeg's output and returns nil
@@ -214,7 +214,7 @@ func TestJobH265ToH264Discontinuity(t *testing.T) {
 	defer cancel()
 	wait := runJob(ctx, js.job)
 	for range 2 {
-		if err := publish(ctx, js.in, tracks, units, 2); err != nil {
+		if err := streamtest.Play(ctx, js.in, tracks, units, 2, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -242,7 +242,7 @@ func TestJobFilterFPS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	wait := runJob(ctx, js.job)
-	if err := publish(ctx, js.in, tracks, units, 2); err != nil {
+	if err := streamtest.Play(ctx, js.in, tracks, units, 2, 1); err != nil {
 		t.Fatal(err)
 	}
 	outTracks, got := js.finish(ctx, t, wait)

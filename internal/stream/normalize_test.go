@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -71,13 +72,8 @@ func TestNormalizerTimestamps(t *testing.T) {
 			n := normalizer{hardware: c.hardware}
 			n.setTracks(normTracks())
 			got := feed(&n, c.in)
-			if len(got) != len(c.want) {
+			if !slices.Equal(got, c.want) {
 				t.Fatalf("got %v, want %v", got, c.want)
-			}
-			for i := range got {
-				if got[i] != c.want[i] {
-					t.Fatalf("got %v, want %v", got, c.want)
-				}
 			}
 		})
 	}

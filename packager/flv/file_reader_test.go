@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
 	"testing/iotest"
 )
@@ -54,13 +55,8 @@ func TestFileReaderSizes(t *testing.T) {
 				}
 				sizes = append(sizes, len(tag.Body))
 			}
-			if len(sizes) != len(tc.sizes) {
+			if !slices.Equal(sizes, tc.sizes) {
 				t.Fatalf("tags of %v bytes, want %v", sizes, tc.sizes)
-			}
-			for i := range sizes {
-				if sizes[i] != tc.sizes[i] {
-					t.Fatalf("tags of %v bytes, want %v", sizes, tc.sizes)
-				}
 			}
 		})
 	}

@@ -78,7 +78,7 @@ func TestSendToServer(t *testing.T) {
 	}
 	defer r.Close()
 	for range 2 { // two sessions with the same timestamps
-		if err := streamtest.Play(context.Background(), src, tracks, aus, false, 1); err != nil {
+		if err := streamtest.Play(context.Background(), src, tracks, aus, 0, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -152,7 +152,7 @@ func TestSendPacing(t *testing.T) {
 			}
 			defer r.Close()
 			for range 2 {
-				if err := streamtest.Play(context.Background(), s, tracks, aus, false, 1); err != nil {
+				if err := streamtest.Play(context.Background(), s, tracks, aus, 0, 1); err != nil {
 					t.Fatal(err)
 				}
 			}

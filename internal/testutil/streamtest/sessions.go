@@ -20,7 +20,7 @@ func PlayCBR(t *testing.T, s *stream.Stream) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = Play(ctx, s, tracks, aus, true, 100)
+		_ = Play(ctx, s, tracks, aus, 1, 100)
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }

@@ -20,9 +20,11 @@ import (
 	"github.com/sluicemedia/sluice/packager/nal"
 )
 
-// Play publishes units into s, in real time when realtime is set, looping loops times with
-// timestamps shifted to keep increasing. It closes the publisher at the end.
-func Play(ctx context.Context, s *stream.Stream, tracks []media.Track, aus []*media.AccessUnit, realtime bool, loops int) error {
+// Play publishes units into s as one publisher session, looping loops times with timestamps
+// shifted to keep increasing, and closes the publisher at the end. speed paces the units by
+// their timestamps: 1 is real time, 2 twice as fast; 0 writes them at once. It returns ctx's
+// error when ctx ends first.
+func Play(ctx context.Context, s *stream.Stream, tracks []media.Track, aus []*media.AccessUnit, speed float64, loops int) error {
 	pub, err := s.Publish()
 	if err != nil {
 		return err
@@ -46,12 +48,12 @@ func Play(ctx context.Context, s *stream.Stream, tracks []media.Track, aus []*me
 			off := media.Rescale(int64(l)*span, 90000, tracks[au.Track].ClockRate)
 			c.DTS += off
 			c.PTS += off
-			if realtime {
-				at := start.Add(time.Duration(at90(&c)-first) * time.Second / 90000)
+			if speed > 0 {
+				at := start.Add(time.Duration(float64(at90(&c)-first) / speed * float64(time.Second) / 90000))
 				select {
 				case <-time.After(time.Until(at)):
 				case <-ctx.Done():
-					return nil
+					return ctx.Err()
 				}
 			}
 			c.Arrival = time.Now()
