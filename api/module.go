@@ -21,19 +21,47 @@ type module struct {
 	// validate reads a whole record from a request body (or a merged update).
 	validate func(f *fields) storage.Record
 	// decorate adds the module's computed read fields to a rendered record, from the record alone.
-	decorate func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	decorate readHook
 	// attach adds the read fields that cost a store query per record (a recording's files); a
 	// list runs it for its page only.
-	attach func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
-	// computed are the read keys decorate adds, changes or hides; attached those attach adds. A
-	// list that filters or sorts on one of them is served in memory instead of in the store.
-	computed, attached []string
+	attach readHook
 	// schema is the JSON schema of the create body (OpenAPI).
 	schema map[string]any
 	// process modules have getStat; server modules have getActiveStreams.
 	process bool
 	// procless modules (webhooks) run nothing: no start, stop, state or statistics.
 	procless bool
+}
+
+// newModule describes the module of records of type R, which validate reads from a body; the
+// record type names the module's kind. The caller adds what else the module has.
+func newModule[R any, P interface {
+	*R
+	storage.Record
+}](path, noun string, validate func(f *fields) P, schema map[string]any) *module {
+	return &module{
+		kind:      P(new(R)).Module(),
+		path:      path,
+		noun:      noun,
+		newRecord: func() storage.Record { return P(new(R)) },
+		validate:  func(f *fields) storage.Record { return validate(f) },
+		schema:    schema,
+	}
+}
+
+// readHook adds read fields to a rendered record. Its keys are the read keys it adds, changes
+// or hides: a list that filters or sorts on one of them is served in memory, not in the store.
+type readHook struct {
+	add  func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	keys []string
+}
+
+// run adds h's fields to doc; a module without the hook adds none.
+func (h readHook) run(s *server, r *http.Request, rec storage.Record, doc map[string]any) error {
+	if h.add == nil {
+		return nil
+	}
+	return h.add(s, r, rec, doc)
 }
 
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.

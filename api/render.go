@@ -13,10 +13,8 @@ func (s *server) render(r *http.Request, m *module, rec storage.Record) (map[str
 	if err != nil {
 		return nil, err
 	}
-	if m.attach != nil {
-		if err := m.attach(s, r, rec, doc); err != nil {
-			return nil, err
-		}
+	if err := m.attach.run(s, r, rec, doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
@@ -38,12 +36,7 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 		}
 	}
 	if m.procless {
-		if m.decorate != nil {
-			if err := m.decorate(s, r, rec, doc); err != nil {
-				return nil, err
-			}
-		}
-		return doc, nil
+		return s.decorated(r, m, rec, doc)
 	}
 	st := s.procs.Status(m.kind, b.ID)
 	doc["state"] = stateOf(st)
@@ -59,10 +52,13 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 			doc["srt"] = srtDocs(links)
 		}
 	}
-	if m.decorate != nil {
-		if err := m.decorate(s, r, rec, doc); err != nil {
-			return nil, err
-		}
+	return s.decorated(r, m, rec, doc)
+}
+
+// decorated is doc with m's computed fields.
+func (s *server) decorated(r *http.Request, m *module, rec storage.Record, doc map[string]any) (map[string]any, error) {
+	if err := m.decorate.run(s, r, rec, doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }

@@ -34,19 +34,11 @@ const (
 
 // webhooksModule serves /api/webhooks: event targets (issue 14). A webhook runs no process.
 func webhooksModule() *module {
-	return &module{
-		kind:      storage.ModuleWebhooks,
-		path:      "webhooks",
-		noun:      "webhook",
-		newRecord: func() storage.Record { return &storage.Webhook{} },
-		validate:  func(f *fields) storage.Record { return validateWebhook(f) },
-		decorate:  decorateWebhook,
-		attach:    attachDelivery,
-		computed:  []string{"secret", "secret_set"},
-		attached:  []string{"delivery"},
-		schema:    webhookSchema(),
-		procless:  true,
-	}
+	m := newModule("webhooks", "webhook", validateWebhook, webhookSchema())
+	m.decorate = readHook{add: decorateWebhook, keys: []string{"secret", "secret_set"}}
+	m.attach = readHook{add: attachDelivery, keys: []string{"delivery"}}
+	m.procless = true
+	return m
 }
 
 // webhookModules are the modules a webhook's filter_module may name.
