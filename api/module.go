@@ -27,19 +27,27 @@ type module struct {
 	attach readHook
 	// schema is the JSON schema of the create body (OpenAPI).
 	schema map[string]any
-	// process modules have getStat; server modules have getActiveStreams.
-	process bool
-	// procless modules (webhooks) run nothing: no start, stop, state or statistics.
-	procless bool
+	// runs is what the module's records run: it decides their routes and processes.
+	runs runKind
 }
+
+// runKind is what a module's records run.
+type runKind int
+
+const (
+	runsProcess runKind = iota // a media process; the module has getStat
+	runsServer                 // a protocol server; the module has getActiveStreams
+	runsNothing                // nothing (webhooks): no start, stop, state or statistics
+)
 
 // newModule describes the module of records of type R, which validate reads from a body; the
 // record type names the module's kind. The caller adds what else the module has.
 func newModule[R any, P interface {
 	*R
 	storage.Record
-}](path, noun string, validate func(f *fields) P, schema map[string]any) *module {
+}](runs runKind, path, noun string, validate func(f *fields) P, schema map[string]any) *module {
 	return &module{
+		runs:      runs,
 		kind:      P(new(R)).Module(),
 		path:      path,
 		noun:      noun,
@@ -178,7 +186,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 			return 0, nil, err
 		}
 		s.changed(m, b.ID, rec.UniqueName(), "created")
-		if b.Active && !m.procless {
+		if b.Active && m.runs != runsNothing {
 			// active is the wish and state the fact: a start that fails shows in state/last_error.
 			if err := s.procs.Start(ctx, m.kind, b.ID); err != nil {
 				s.log.Warn("start after create failed", "module", string(m.kind), "id", b.ID, "name", rec.UniqueName(), "err", err)
@@ -264,7 +272,7 @@ func (s *server) admit(r *http.Request, m *module, rec storage.Record) error {
 func (s *server) applyActive(r *http.Request, m *module, id string, was, is bool) error {
 	ctx := r.Context()
 	switch {
-	case m.procless:
+	case m.runs == runsNothing:
 		return nil
 	case was && is:
 		return s.procs.Restart(ctx, m.kind, id)
@@ -302,7 +310,7 @@ func (s *server) remove(m *module) http.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if !m.procless {
+		if m.runs != runsNothing {
 			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
 				return err
 			}
@@ -408,9 +416,9 @@ func (s *server) getStat(m *module) http.HandlerFunc {
 	}
 }
 
-// check asks Processes whether it can run rec; a procless module's records need nothing.
+// check asks Processes whether it can run rec; a module that runs nothing needs nothing.
 func (s *server) check(ctx context.Context, m *module, rec storage.Record) error {
-	if m.procless {
+	if m.runs == runsNothing {
 		return nil
 	}
 	return s.procs.Check(ctx, rec)

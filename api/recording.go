@@ -14,9 +14,8 @@ import (
 
 // recordingModule serves /api/recording: recording tasks (spec 4.3).
 func recordingModule() *module {
-	m := newModule("recording", "recording", validateRecording, recordingSchema())
+	m := newModule(runsProcess, "recording", "recording", validateRecording, recordingSchema())
 	m.attach = readHook{add: attachFiles, keys: []string{"recordedFiles"}}
-	m.process = true
 	return m
 }
 

@@ -31,11 +31,11 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 	if s.cfg.Cluster != nil {
 		// The node running the record; empty when none does (or the module runs nothing).
 		doc["node"] = ""
-		if !m.procless {
+		if m.runs != runsNothing {
 			doc["node"] = s.cfg.Cluster.Owner(r.Context(), m.kind, b.ID)
 		}
 	}
-	if m.procless {
+	if m.runs == runsNothing {
 		return s.decorated(r, m, rec, doc)
 	}
 	st := s.procs.Status(m.kind, b.ID)

@@ -8,9 +8,8 @@ import (
 
 // restreamModule serves /api/restream: restreaming processes (spec 4.2).
 func restreamModule() *module {
-	m := newModule("restream", "restream", validateRestream, restreamSchema())
+	m := newModule(runsProcess, "restream", "restream", validateRestream, restreamSchema())
 	m.decorate = readHook{add: decorateRestream, keys: []string{"input", "output"}}
-	m.process = true
 	return m
 }
 

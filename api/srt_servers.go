@@ -8,7 +8,7 @@ import (
 
 // srtServersModule serves /api/srt-servers: the service's SRT server modules (API.md).
 func srtServersModule() *module {
-	m := newModule("srt-servers", "SRT server", validateSRTServer, srtServerSchema())
+	m := newModule(runsServer, "srt-servers", "SRT server", validateSRTServer, srtServerSchema())
 	m.decorate = readHook{add: decorateSRTServer, keys: []string{"server_passphrase", "server_passphrase_set"}}
 	return m
 }

@@ -12,9 +12,8 @@ import (
 
 // vodModule serves /api/vod: VoD/OTT players (spec 4.1).
 func vodModule() *module {
-	m := newModule("vod", "player", validatePlayer, playerSchema())
+	m := newModule(runsProcess, "vod", "player", validatePlayer, playerSchema())
 	m.decorate = readHook{add: decoratePlayer, keys: []string{"hls_url", "dash_url"}}
-	m.process = true
 	return m
 }
 

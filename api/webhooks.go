@@ -34,10 +34,9 @@ const (
 
 // webhooksModule serves /api/webhooks: event targets (issue 14). A webhook runs no process.
 func webhooksModule() *module {
-	m := newModule("webhooks", "webhook", validateWebhook, webhookSchema())
+	m := newModule(runsNothing, "webhooks", "webhook", validateWebhook, webhookSchema())
 	m.decorate = readHook{add: decorateWebhook, keys: []string{"secret", "secret_set"}}
 	m.attach = readHook{add: attachDelivery, keys: []string{"delivery"}}
-	m.procless = true
 	return m
 }
 
