@@ -158,13 +158,33 @@ func (s *server) readFields(r *http.Request, read func(f *fields)) error {
 	return nil
 }
 
-func (s *server) create(m *module) http.HandlerFunc {
+// answerBody answers a request with act's result on its body.
+func (s *server) answerBody(act func(r *http.Request, body map[string]any) (status int, resp any, err error)) http.HandlerFunc {
 	return s.answer(func(r *http.Request) (int, any, error) {
-		ctx := r.Context()
 		body, err := readBody(r)
 		if err != nil {
 			return 0, nil, err
 		}
+		return act(r, body)
+	})
+}
+
+// answerRecord answers a request that addresses one record of m by id with act's result on
+// that record.
+func (s *server) answerRecord(m *module, act func(r *http.Request, id string, rec storage.Record) (any, error)) http.HandlerFunc {
+	return s.answer(func(r *http.Request) (int, any, error) {
+		id, rec, err := s.readRecord(r, m)
+		if err != nil {
+			return 0, nil, err
+		}
+		resp, err := act(r, id, rec)
+		return http.StatusOK, resp, err
+	})
+}
+
+func (s *server) create(m *module) http.HandlerFunc {
+	return s.answerBody(func(r *http.Request, body map[string]any) (int, any, error) {
+		ctx := r.Context()
 		f := s.recordFields(ctx, body)
 		rec, err := s.validated(m, f)
 		if err != nil {
@@ -197,12 +217,8 @@ func (s *server) create(m *module) http.HandlerFunc {
 }
 
 func (s *server) update(m *module) http.HandlerFunc {
-	return s.answer(func(r *http.Request) (int, any, error) {
+	return s.answerBody(func(r *http.Request, body map[string]any) (int, any, error) {
 		ctx := r.Context()
-		body, err := readBody(r)
-		if err != nil {
-			return 0, nil, err
-		}
 		// The given fields are checked on their own first, so that a bad value is answered 400
 		// before an unknown id is answered 404.
 		pf := s.recordFields(ctx, cloneDoc(body))
@@ -344,19 +360,9 @@ func (s *server) byID(m *module, act func(r *http.Request, id string) error) htt
 }
 
 func (s *server) getByID(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, rec, err := s.readRecord(r, m)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		doc, err := s.render(r, m, rec)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, doc)
-	}
+	return s.answerRecord(m, func(r *http.Request, _ string, rec storage.Record) (any, error) {
+		return s.render(r, m, rec)
+	})
 }
 
 func (s *server) getAll(m *module) http.HandlerFunc { return s.listing(m, false) }

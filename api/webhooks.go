@@ -132,23 +132,16 @@ func attachDelivery(s *server, r *http.Request, rec storage.Record, doc map[stri
 // testWebhook queues a ping for one webhook, active or not; it is delivered when the webhook is
 // active, like every delivery.
 func (s *server) testWebhook(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, rec, err := s.readRecord(r, m)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	return s.answerRecord(m, func(r *http.Request, id string, rec storage.Record) (any, error) {
 		if s.cfg.Webhooks == nil {
-			s.fail(w, r, fmt.Errorf("webhooks are not available: %w", ErrNotAvailable))
-			return
+			return nil, fmt.Errorf("webhooks are not available: %w", ErrNotAvailable)
 		}
 		did, err := s.cfg.Webhooks.Ping(r.Context(), rec.(*storage.Webhook))
 		if err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
+			return nil, m.notFound(id, err)
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"success": true, "delivery_id": did})
-	}
+		return map[string]any{"success": true, "delivery_id": did}, nil
+	})
 }
 
 func webhookSchema() map[string]any {
