@@ -35,9 +35,17 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 			doc["node"] = s.cfg.Cluster.Owner(r.Context(), m.kind, b.ID)
 		}
 	}
-	if m.runs == runsNothing {
-		return s.decorated(r, m, rec, doc)
+	if m.runs != runsNothing {
+		s.addState(m, b, doc)
 	}
+	if err := m.decorate.run(s, r, rec, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// addState adds the state of the process that runs the record of m with base b.
+func (s *server) addState(m *module, b *storage.Base, doc map[string]any) {
 	st := s.procs.Status(m.kind, b.ID)
 	doc["state"] = stateOf(st)
 	since := st.Since
@@ -52,15 +60,6 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 			doc["srt"] = srtDocs(links)
 		}
 	}
-	return s.decorated(r, m, rec, doc)
-}
-
-// decorated is doc with m's computed fields.
-func (s *server) decorated(r *http.Request, m *module, rec storage.Record, doc map[string]any) (map[string]any, error) {
-	if err := m.decorate.run(s, r, rec, doc); err != nil {
-		return nil, err
-	}
-	return doc, nil
 }
 
 // stateOf is the state a client reads; an unknown process is stopped.
