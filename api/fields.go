@@ -128,13 +128,7 @@ func (f *fields) str(key string, req bool) (string, bool) {
 // text is a string without control characters of at most maxLen bytes; empty counts as absent.
 func (f *fields) text(key string, req bool, maxLen int) (string, bool) {
 	s, ok := f.str(key, req)
-	if !ok {
-		return "", false
-	}
-	if s == "" {
-		if req && !f.partial {
-			f.fail(key, "must not be empty")
-		}
+	if !ok || f.blank(key, s, req, "must not be empty") {
 		return "", false
 	}
 	if len(s) > maxLen {
@@ -146,6 +140,18 @@ func (f *fields) text(key string, req bool, maxLen int) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// blank reports whether the value s of key is empty, which counts as absent: a required key
+// fails with missing.
+func (f *fields) blank(key, s string, req bool, missing string) bool {
+	if s != "" {
+		return false
+	}
+	if req && !f.partial {
+		f.fail(key, "%s", missing)
+	}
+	return true
 }
 
 // name is a required unique name: trimmed, 1..128 characters, no control characters.
@@ -171,13 +177,7 @@ func (f *fields) name(key string) string {
 // enum is one of values; an empty string counts as absent.
 func (f *fields) enum(key string, req bool, values ...string) (string, bool) {
 	s, ok := f.str(key, req)
-	if !ok {
-		return "", false
-	}
-	if s == "" {
-		if req && !f.partial {
-			f.fail(key, "is required")
-		}
+	if !ok || f.blank(key, s, req, "is required") {
 		return "", false
 	}
 	if !slices.Contains(values, s) {
@@ -225,10 +225,7 @@ func (f *fields) numeric(key string, req bool) (string, bool) {
 		f.fail(key, "must be a number")
 		return "", false
 	}
-	if lit == "" {
-		if req && !f.partial {
-			f.fail(key, "is required")
-		}
+	if f.blank(key, lit, req, "is required") {
 		return "", false
 	}
 	if !jsonNumber.MatchString(lit) {

@@ -50,14 +50,20 @@ func tempStore(t testing.TB) *storage.Store {
 	return st
 }
 
-// bootstrappedStore is tempStore with its administrator made (Bootstrap, adminPassword).
+// bootstrappedStore is tempStore with its administrator made.
 func bootstrappedStore(t testing.TB) *storage.Store {
 	t.Helper()
 	st := tempStore(t)
+	bootstrap(t, st)
+	return st
+}
+
+// bootstrap makes st's administrator (Bootstrap, adminPassword).
+func bootstrap(t testing.TB, st Store) {
+	t.Helper()
 	if _, err := Bootstrap(context.Background(), st, adminPassword); err != nil {
 		t.Fatal(err)
 	}
-	return st
 }
 
 func (e *env) clock() time.Time {
@@ -76,9 +82,7 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, store: newFakeStore(), procs: newFakeProcs(), utils: &fakeUtils{},
 		now: time.Date(2026, 11, 21, 14, 2, 3, 123456789, time.UTC)}
-	if _, err := Bootstrap(context.Background(), e.store, adminPassword); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, e.store)
 	e.cfg = Config{Store: e.store, Procs: e.procs, Utils: e.utils, Now: e.clock,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LoginFailures: 3, LoginWindow: time.Minute}
 	for _, f := range tweak {

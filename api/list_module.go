@@ -20,7 +20,7 @@ var renderedKeys = []string{"_id", "state", "state_since", "last_error", "restar
 func (q listQuery) storeQuery(m *module) (storage.ListQuery, bool) {
 	sq := storage.ListQuery{Skip: q.skip, Limit: q.limit}
 	computed := func(k string) bool {
-		return slices.Contains(renderedKeys, k) || slices.Contains(m.computed, k) || slices.Contains(m.attached, k)
+		return slices.Contains(renderedKeys, k) || slices.Contains(m.decorate.keys, k) || slices.Contains(m.attach.keys, k)
 	}
 	for k, v := range q.filter {
 		if k == "_id" {
@@ -97,7 +97,7 @@ func (s *server) list(r *http.Request, m *module, q listQuery, countOnly bool) (
 	if err != nil {
 		return nil, 0, err
 	}
-	attachAll := m.attach != nil && slices.ContainsFunc(q.keys(), func(k string) bool { return slices.Contains(m.attached, k) })
+	attachAll := slices.ContainsFunc(q.keys(), func(k string) bool { return slices.Contains(m.attach.keys, k) })
 	docs := make([]map[string]any, len(recs))
 	for i, rec := range recs {
 		if attachAll {
@@ -116,8 +116,8 @@ func (s *server) list(r *http.Request, m *module, q listQuery, countOnly bool) (
 	page := make([]map[string]any, len(idx))
 	for i, j := range idx {
 		page[i] = docs[j]
-		if m.attach != nil && !attachAll {
-			if err := m.attach(s, r, recs[j], docs[j]); err != nil {
+		if !attachAll {
+			if err := m.attach.run(s, r, recs[j], docs[j]); err != nil {
 				return nil, 0, err
 			}
 		}

@@ -181,9 +181,7 @@ func TestStoreQueryMatchesMemory(t *testing.T) {
 // storeQueryMatchesMemory is TestStoreQueryMatchesMemory on st, a new empty store.
 func storeQueryMatchesMemory(t *testing.T, st *storage.Store) {
 	ctx := context.Background()
-	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, st)
 	rng := rand.New(rand.NewPCG(13, 5))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	names := []string{"a", "B", "b", "8000", " 42 ", "42", "-1.5", "1e2", "zz", "", "é"}

@@ -21,19 +21,55 @@ type module struct {
 	// validate reads a whole record from a request body (or a merged update).
 	validate func(f *fields) storage.Record
 	// decorate adds the module's computed read fields to a rendered record, from the record alone.
-	decorate func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	decorate readHook
 	// attach adds the read fields that cost a store query per record (a recording's files); a
 	// list runs it for its page only.
-	attach func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
-	// computed are the read keys decorate adds, changes or hides; attached those attach adds. A
-	// list that filters or sorts on one of them is served in memory instead of in the store.
-	computed, attached []string
+	attach readHook
 	// schema is the JSON schema of the create body (OpenAPI).
 	schema map[string]any
-	// process modules have getStat; server modules have getActiveStreams.
-	process bool
-	// procless modules (webhooks) run nothing: no start, stop, state or statistics.
-	procless bool
+	// runs is what the module's records run: it decides their routes and processes.
+	runs runKind
+}
+
+// runKind is what a module's records run.
+type runKind int
+
+const (
+	runsProcess runKind = iota // a media process; the module has getStat
+	runsServer                 // a protocol server; the module has getActiveStreams
+	runsNothing                // nothing (webhooks): no start, stop, state or statistics
+)
+
+// newModule describes the module of records of type R, which validate reads from a body; the
+// record type names the module's kind. The caller adds what else the module has.
+func newModule[R any, P interface {
+	*R
+	storage.Record
+}](runs runKind, path, noun string, validate func(f *fields) P, schema map[string]any) *module {
+	return &module{
+		runs:      runs,
+		kind:      P(new(R)).Module(),
+		path:      path,
+		noun:      noun,
+		newRecord: func() storage.Record { return P(new(R)) },
+		validate:  func(f *fields) storage.Record { return validate(f) },
+		schema:    schema,
+	}
+}
+
+// readHook adds read fields to a rendered record. Its keys are the read keys it adds, changes
+// or hides: a list that filters or sorts on one of them is served in memory, not in the store.
+type readHook struct {
+	add  func(s *server, r *http.Request, rec storage.Record, doc map[string]any) error
+	keys []string
+}
+
+// run adds h's fields to doc; a module without the hook adds none.
+func (h readHook) run(s *server, r *http.Request, rec storage.Record, doc map[string]any) error {
+	if h.add == nil {
+		return nil
+	}
+	return h.add(s, r, rec, doc)
 }
 
 // generatedKeys are read-only fields a client may echo back from a read; they are not unknown.
@@ -122,13 +158,33 @@ func (s *server) readFields(r *http.Request, read func(f *fields)) error {
 	return nil
 }
 
-func (s *server) create(m *module) http.HandlerFunc {
+// answerBody answers a request with act's result on its body.
+func (s *server) answerBody(act func(r *http.Request, body map[string]any) (status int, resp any, err error)) http.HandlerFunc {
 	return s.answer(func(r *http.Request) (int, any, error) {
-		ctx := r.Context()
 		body, err := readBody(r)
 		if err != nil {
 			return 0, nil, err
 		}
+		return act(r, body)
+	})
+}
+
+// answerRecord answers a request that addresses one record of m by id with act's result on
+// that record.
+func (s *server) answerRecord(m *module, act func(r *http.Request, id string, rec storage.Record) (any, error)) http.HandlerFunc {
+	return s.answer(func(r *http.Request) (int, any, error) {
+		id, rec, err := s.readRecord(r, m)
+		if err != nil {
+			return 0, nil, err
+		}
+		resp, err := act(r, id, rec)
+		return http.StatusOK, resp, err
+	})
+}
+
+func (s *server) create(m *module) http.HandlerFunc {
+	return s.answerBody(func(r *http.Request, body map[string]any) (int, any, error) {
+		ctx := r.Context()
 		f := s.recordFields(ctx, body)
 		rec, err := s.validated(m, f)
 		if err != nil {
@@ -150,7 +206,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 			return 0, nil, err
 		}
 		s.changed(m, b.ID, rec.UniqueName(), "created")
-		if b.Active && !m.procless {
+		if b.Active && m.runs != runsNothing {
 			// active is the wish and state the fact: a start that fails shows in state/last_error.
 			if err := s.procs.Start(ctx, m.kind, b.ID); err != nil {
 				s.log.Warn("start after create failed", "module", string(m.kind), "id", b.ID, "name", rec.UniqueName(), "err", err)
@@ -161,12 +217,8 @@ func (s *server) create(m *module) http.HandlerFunc {
 }
 
 func (s *server) update(m *module) http.HandlerFunc {
-	return s.answer(func(r *http.Request) (int, any, error) {
+	return s.answerBody(func(r *http.Request, body map[string]any) (int, any, error) {
 		ctx := r.Context()
-		body, err := readBody(r)
-		if err != nil {
-			return 0, nil, err
-		}
 		// The given fields are checked on their own first, so that a bad value is answered 400
 		// before an unknown id is answered 404.
 		pf := s.recordFields(ctx, cloneDoc(body))
@@ -236,7 +288,7 @@ func (s *server) admit(r *http.Request, m *module, rec storage.Record) error {
 func (s *server) applyActive(r *http.Request, m *module, id string, was, is bool) error {
 	ctx := r.Context()
 	switch {
-	case m.procless:
+	case m.runs == runsNothing:
 		return nil
 	case was && is:
 		return s.procs.Restart(ctx, m.kind, id)
@@ -274,7 +326,7 @@ func (s *server) remove(m *module) http.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if !m.procless {
+		if m.runs != runsNothing {
 			if err := s.procs.Remove(r.Context(), m.kind, id); err != nil {
 				return err
 			}
@@ -308,19 +360,9 @@ func (s *server) byID(m *module, act func(r *http.Request, id string) error) htt
 }
 
 func (s *server) getByID(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, rec, err := s.readRecord(r, m)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		doc, err := s.render(r, m, rec)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, doc)
-	}
+	return s.answerRecord(m, func(r *http.Request, _ string, rec storage.Record) (any, error) {
+		return s.render(r, m, rec)
+	})
 }
 
 func (s *server) getAll(m *module) http.HandlerFunc { return s.listing(m, false) }
@@ -380,9 +422,9 @@ func (s *server) getStat(m *module) http.HandlerFunc {
 	}
 }
 
-// check asks Processes whether it can run rec; a procless module's records need nothing.
+// check asks Processes whether it can run rec; a module that runs nothing needs nothing.
 func (s *server) check(ctx context.Context, m *module, rec storage.Record) error {
-	if m.procless {
+	if m.runs == runsNothing {
 		return nil
 	}
 	return s.procs.Check(ctx, rec)

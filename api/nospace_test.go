@@ -42,9 +42,7 @@ func TestWritesOnAFullDiskChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, st)
 	h, err := New(Config{Store: st, Procs: newFakeProcs(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,7 @@ func TestWithRealStore(t *testing.T) {
 // withRealStore runs the main flows against st, a new empty store.
 func withRealStore(t *testing.T, st *storage.Store) {
 	ctx := context.Background()
-	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, st)
 	procs := newFakeProcs()
 	h, err := New(Config{Store: st, Procs: procs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -14,17 +14,9 @@ import (
 
 // recordingModule serves /api/recording: recording tasks (spec 4.3).
 func recordingModule() *module {
-	return &module{
-		kind:      storage.ModuleRecording,
-		path:      "recording",
-		noun:      "recording",
-		newRecord: func() storage.Record { return &storage.Recording{} },
-		validate:  func(f *fields) storage.Record { return validateRecording(f) },
-		attach:    attachFiles,
-		attached:  []string{"recordedFiles"},
-		schema:    recordingSchema(),
-		process:   true,
-	}
+	m := newModule(runsProcess, "recording", "recording", validateRecording, recordingSchema())
+	m.attach = readHook{add: attachFiles, keys: []string{"recordedFiles"}}
+	return m
 }
 
 // attachFiles adds recordedFiles (API.md "Recording files").

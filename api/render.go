@@ -13,10 +13,8 @@ func (s *server) render(r *http.Request, m *module, rec storage.Record) (map[str
 	if err != nil {
 		return nil, err
 	}
-	if m.attach != nil {
-		if err := m.attach(s, r, rec, doc); err != nil {
-			return nil, err
-		}
+	if err := m.attach.run(s, r, rec, doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
@@ -33,18 +31,21 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 	if s.cfg.Cluster != nil {
 		// The node running the record; empty when none does (or the module runs nothing).
 		doc["node"] = ""
-		if !m.procless {
+		if m.runs != runsNothing {
 			doc["node"] = s.cfg.Cluster.Owner(r.Context(), m.kind, b.ID)
 		}
 	}
-	if m.procless {
-		if m.decorate != nil {
-			if err := m.decorate(s, r, rec, doc); err != nil {
-				return nil, err
-			}
-		}
-		return doc, nil
+	if m.runs != runsNothing {
+		s.addState(m, b, doc)
 	}
+	if err := m.decorate.run(s, r, rec, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// addState adds the state of the process that runs the record of m with base b.
+func (s *server) addState(m *module, b *storage.Base, doc map[string]any) {
 	st := s.procs.Status(m.kind, b.ID)
 	doc["state"] = stateOf(st)
 	since := st.Since
@@ -59,12 +60,6 @@ func (s *server) renderBase(r *http.Request, m *module, rec storage.Record) (map
 			doc["srt"] = srtDocs(links)
 		}
 	}
-	if m.decorate != nil {
-		if err := m.decorate(s, r, rec, doc); err != nil {
-			return nil, err
-		}
-	}
-	return doc, nil
 }
 
 // stateOf is the state a client reads; an unknown process is stopped.

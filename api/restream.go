@@ -8,17 +8,9 @@ import (
 
 // restreamModule serves /api/restream: restreaming processes (spec 4.2).
 func restreamModule() *module {
-	return &module{
-		kind:      storage.ModuleRestream,
-		path:      "restream",
-		noun:      "restream",
-		newRecord: func() storage.Record { return &storage.Restream{} },
-		validate:  func(f *fields) storage.Record { return validateRestream(f) },
-		decorate:  decorateRestream,
-		computed:  []string{"input", "output"},
-		schema:    restreamSchema(),
-		process:   true,
-	}
+	m := newModule(runsProcess, "restream", "restream", validateRestream, restreamSchema())
+	m.decorate = readHook{add: decorateRestream, keys: []string{"input", "output"}}
+	return m
 }
 
 // decorateRestream returns input and output as one-element arrays of objects with their ids

@@ -138,9 +138,7 @@ func TestPasswdThroughSecondStoreHandle(t *testing.T) {
 	}
 	st, other := open(), open()
 	ctx := context.Background()
-	if _, err := Bootstrap(ctx, st, adminPassword); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, st)
 	procs := newFakeProcs()
 	// A recheck interval far longer than the test: only the revocation stamp can tell the change.
 	h, err := New(Config{Store: st, Procs: procs, RevocationRecheck: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -167,7 +167,7 @@ func (s *server) moduleRoutes(m *module) []route {
 		return route{method: http.MethodPost, pattern: base + "/" + verb, tag: m.path, auth: authToken,
 			summary: summary, body: body, resp: resp, handler: h}
 	}
-	if m.procless {
+	if m.runs == runsNothing {
 		rs := []route{
 			post("create", "Create a "+m.noun, rec, jsRef("Created"), s.create(m)),
 			post("update", "Update a "+m.noun+"; omitted fields keep their values", updateSchema(m.schema), jsRef("Updated"), s.update(m)),
@@ -193,7 +193,7 @@ func (s *server) moduleRoutes(m *module) []route {
 	for i := range 4 { // create, update, start, stop
 		rs[i].errs = writeErrs
 	}
-	if m.process {
+	if m.runs == runsProcess {
 		rs = append(rs, post("getStat", "Live statistics of every "+m.noun, jsObject(nil, map[string]any{}), jsArray(jsRef("ProcessStat")), s.getStat(m)))
 	} else {
 		rs = append(rs, post("getActiveStreams", "Streams published to the "+m.noun+" now", idBody, jsArray(jsRef("ActiveStream")), s.activeStreams(m)))

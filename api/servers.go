@@ -2,20 +2,16 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/sluicemedia/sluice/storage"
 )
 
 // activeStreams lists the streams published to a server module now.
 func (s *server) activeStreams(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, _, err := s.readRecord(r, m)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	return s.answerRecord(m, func(r *http.Request, id string, _ storage.Record) (any, error) {
 		streams, err := s.procs.ActiveStreams(r.Context(), m.kind, id)
 		if err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
+			return nil, m.notFound(id, err)
 		}
 		out := make([]map[string]any, 0, len(streams))
 		for _, st := range streams {
@@ -35,6 +31,6 @@ func (s *server) activeStreams(m *module) http.HandlerFunc {
 			}
 			out = append(out, e)
 		}
-		writeJSON(w, http.StatusOK, out)
-	}
+		return out, nil
+	})
 }

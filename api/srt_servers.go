@@ -8,16 +8,9 @@ import (
 
 // srtServersModule serves /api/srt-servers: the service's SRT server modules (API.md).
 func srtServersModule() *module {
-	return &module{
-		kind:      storage.ModuleSRTServers,
-		path:      "srt-servers",
-		noun:      "SRT server",
-		newRecord: func() storage.Record { return &storage.SRTServer{} },
-		validate:  func(f *fields) storage.Record { return validateSRTServer(f) },
-		decorate:  decorateSRTServer,
-		computed:  []string{"server_passphrase", "server_passphrase_set"},
-		schema:    srtServerSchema(),
-	}
+	m := newModule(runsServer, "srt-servers", "SRT server", validateSRTServer, srtServerSchema())
+	m.decorate = readHook{add: decorateSRTServer, keys: []string{"server_passphrase", "server_passphrase_set"}}
+	return m
 }
 
 // decorateSRTServer never returns the passphrase, only whether one is set.

@@ -12,17 +12,9 @@ import (
 
 // vodModule serves /api/vod: VoD/OTT players (spec 4.1).
 func vodModule() *module {
-	return &module{
-		kind:      storage.ModuleVOD,
-		path:      "vod",
-		noun:      "player",
-		newRecord: func() storage.Record { return &storage.Player{} },
-		validate:  func(f *fields) storage.Record { return validatePlayer(f) },
-		decorate:  decoratePlayer,
-		computed:  []string{"hls_url", "dash_url"},
-		schema:    playerSchema(),
-		process:   true,
-	}
+	m := newModule(runsProcess, "vod", "player", validatePlayer, playerSchema())
+	m.decorate = readHook{add: decoratePlayer, keys: []string{"hls_url", "dash_url"}}
+	return m
 }
 
 // decoratePlayer adds hls_url and dash_url, absolute URLs on the player's vod_port (https

@@ -34,19 +34,10 @@ const (
 
 // webhooksModule serves /api/webhooks: event targets (issue 14). A webhook runs no process.
 func webhooksModule() *module {
-	return &module{
-		kind:      storage.ModuleWebhooks,
-		path:      "webhooks",
-		noun:      "webhook",
-		newRecord: func() storage.Record { return &storage.Webhook{} },
-		validate:  func(f *fields) storage.Record { return validateWebhook(f) },
-		decorate:  decorateWebhook,
-		attach:    attachDelivery,
-		computed:  []string{"secret", "secret_set"},
-		attached:  []string{"delivery"},
-		schema:    webhookSchema(),
-		procless:  true,
-	}
+	m := newModule(runsNothing, "webhooks", "webhook", validateWebhook, webhookSchema())
+	m.decorate = readHook{add: decorateWebhook, keys: []string{"secret", "secret_set"}}
+	m.attach = readHook{add: attachDelivery, keys: []string{"delivery"}}
+	return m
 }
 
 // webhookModules are the modules a webhook's filter_module may name.
@@ -141,23 +132,16 @@ func attachDelivery(s *server, r *http.Request, rec storage.Record, doc map[stri
 // testWebhook queues a ping for one webhook, active or not; it is delivered when the webhook is
 // active, like every delivery.
 func (s *server) testWebhook(m *module) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, rec, err := s.readRecord(r, m)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	return s.answerRecord(m, func(r *http.Request, id string, rec storage.Record) (any, error) {
 		if s.cfg.Webhooks == nil {
-			s.fail(w, r, fmt.Errorf("webhooks are not available: %w", ErrNotAvailable))
-			return
+			return nil, fmt.Errorf("webhooks are not available: %w", ErrNotAvailable)
 		}
 		did, err := s.cfg.Webhooks.Ping(r.Context(), rec.(*storage.Webhook))
 		if err != nil {
-			s.fail(w, r, m.notFound(id, err))
-			return
+			return nil, m.notFound(id, err)
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"success": true, "delivery_id": did})
-	}
+		return map[string]any{"success": true, "delivery_id": did}, nil
+	})
 }
 
 func webhookSchema() map[string]any {
