@@ -43,6 +43,29 @@ func waitStats(t *testing.T, cl *connlimit.Listener, what string, ok func(connli
 	}
 }
 
+// admitEvicting has a new client from src served at the full cap (while says how the cap is
+// held) and checks that oldest, named so in the failure, was closed for it; it returns the client.
+func admitEvicting(t *testing.T, addr, src, while string, oldest *testutil.KeepAlive, name string) *testutil.KeepAlive {
+	t.Helper()
+	k := testutil.DialKeepAlive(t, src, addr)
+	if st, err := k.Get("/"); err != nil || st != http.StatusOK {
+		t.Fatalf("a new client while %s: %d, %v", while, st, err)
+	}
+	if !oldest.ClosedNow(t) {
+		t.Fatalf("%s is still open after a new client was admitted", name)
+	}
+	return k
+}
+
+// closeAll closes the clients and waits until the listener counts none open.
+func closeAll(t *testing.T, cl *connlimit.Listener, clients []*testutil.KeepAlive) {
+	t.Helper()
+	for _, k := range clients {
+		k.Conn.Close()
+	}
+	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+}
+
 // TestHTTPEvictsIdle: at a full cap, a new client is served in place of the connection idle the
 // longest: a kept-alive one between requests, or one that has not sent its headers whole (slow
 // headers). Connections serving a request are never closed for it: when every one is busy the
@@ -73,23 +96,14 @@ func TestHTTPEvictsIdle(t *testing.T) {
 		waitStats(t, cl, "idle after an answer", func(s connlimit.Stats) bool { return s.Idle == i+1 })
 	}
 	// A fifth address is served; the connection idle the longest, and only it, is closed.
-	fifth := testutil.DialKeepAlive(t, "127.0.0.4", addr)
-	if st, err := fifth.Get("/"); err != nil || st != http.StatusOK {
-		t.Fatalf("a new client while four connections were idle at the cap: %d, %v", st, err)
-	}
-	if !idle[0].ClosedNow(t) {
-		t.Fatal("the connection idle the longest is still open after a new client was admitted")
-	}
+	fifth := admitEvicting(t, addr, "127.0.0.4", "four connections were idle at the cap", idle[0], "the connection idle the longest")
 	// The others still serve their next request.
 	for i, k := range idle[1:] {
 		if st, err := k.Get("/"); err != nil || st != http.StatusOK {
 			t.Fatalf("idle connection %d after the eviction: %d, %v", i+1, st, err)
 		}
 	}
-	for _, k := range append(idle, fifth) {
-		k.Conn.Close()
-	}
-	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+	closeAll(t, cl, append(idle, fifth))
 
 	// Slow headers: four connections that sent part of their headers are idle for the cap.
 	var slow []*testutil.KeepAlive
@@ -99,17 +113,8 @@ func TestHTTPEvictsIdle(t *testing.T) {
 		slow = append(slow, k)
 	}
 	waitStats(t, cl, "four slow headers", func(s connlimit.Stats) bool { return s.Open == 4 })
-	late := testutil.DialKeepAlive(t, "127.0.0.7", addr)
-	if st, err := late.Get("/"); err != nil || st != http.StatusOK {
-		t.Fatalf("a new client while four connections sent slow headers: %d, %v", st, err)
-	}
-	if !slow[0].ClosedNow(t) {
-		t.Fatal("the oldest slow-header connection is still open after a new client was admitted")
-	}
-	for _, k := range append(slow, late) {
-		k.Conn.Close()
-	}
-	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+	late := admitEvicting(t, addr, "127.0.0.7", "four connections sent slow headers", slow[0], "the oldest slow-header connection")
+	closeAll(t, cl, append(slow, late))
 
 	// Busy: four requests in their handlers hold the cap; a new client is refused at once and
 	// none of the four is closed.
