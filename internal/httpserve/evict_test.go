@@ -43,6 +43,18 @@ func waitStats(t *testing.T, cl *connlimit.Listener, what string, ok func(connli
 	}
 }
 
+// sendFrom dials addr once from each of srcs and writes req on every connection.
+func sendFrom(t *testing.T, addr, req string, srcs ...string) []*testutil.KeepAlive {
+	t.Helper()
+	var ks []*testutil.KeepAlive
+	for _, src := range srcs {
+		k := testutil.DialKeepAlive(t, src, addr)
+		fmt.Fprint(k.Conn, req)
+		ks = append(ks, k)
+	}
+	return ks
+}
+
 // admitEvicting has a new client from src served at the full cap (while says how the cap is
 // held) and checks that oldest, named so in the failure, was closed for it; it returns the client.
 func admitEvicting(t *testing.T, addr, src, while string, oldest *testutil.KeepAlive, name string) *testutil.KeepAlive {
@@ -106,24 +118,14 @@ func TestHTTPEvictsIdle(t *testing.T) {
 	closeAll(t, cl, append(idle, fifth))
 
 	// Slow headers: four connections that sent part of their headers are idle for the cap.
-	var slow []*testutil.KeepAlive
-	for _, src := range []string{"127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6"} {
-		k := testutil.DialKeepAlive(t, src, addr)
-		fmt.Fprint(k.Conn, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-		slow = append(slow, k)
-	}
+	slow := sendFrom(t, addr, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6")
 	waitStats(t, cl, "four slow headers", func(s connlimit.Stats) bool { return s.Open == 4 })
 	late := admitEvicting(t, addr, "127.0.0.7", "four connections sent slow headers", slow[0], "the oldest slow-header connection")
 	closeAll(t, cl, append(slow, late))
 
 	// Busy: four requests in their handlers hold the cap; a new client is refused at once and
 	// none of the four is closed.
-	var busy []*testutil.KeepAlive
-	for _, src := range []string{"127.0.0.8", "127.0.0.8", "127.0.0.9", "127.0.0.9"} {
-		k := testutil.DialKeepAlive(t, src, addr)
-		fmt.Fprint(k.Conn, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
-		busy = append(busy, k)
-	}
+	busy := sendFrom(t, addr, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n", "127.0.0.8", "127.0.0.8", "127.0.0.9", "127.0.0.9")
 	for range busy {
 		<-entered
 	}
