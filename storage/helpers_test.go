@@ -15,6 +15,18 @@ func openStore(t *testing.T) *storage.Store {
 	return storage.OpenTestStore(t)
 }
 
+// openTarget opens the store at target (a SQLite file or a PostgreSQL URL), closed when the
+// test ends.
+func openTarget(t *testing.T, target string) *storage.Store {
+	t.Helper()
+	s, err := storage.OpenTarget(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // at returns a fixed time with nanoseconds, in a zone other than UTC, shifted by d.
 func at(d time.Duration) time.Time {
 	zone := time.FixedZone("CET", 3600)
@@ -41,6 +53,16 @@ func createRecording(t *testing.T, s *storage.Store) *storage.Recording {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// createPlayer stores player name on vodPort in s.
+func createPlayer(t *testing.T, s *storage.Store, name string, vodPort int) *storage.Player {
+	t.Helper()
+	p := player(name, vodPort)
+	if err := s.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // rtmpServer returns an RTMP server module on port (TCP).

@@ -8,13 +8,21 @@ import (
 	"testing"
 )
 
-func TestReopenKeepsDataAndSchema(t *testing.T) {
-	ctx := context.Background()
+// openNewTarget opens a store on a new test target and returns it with the target, for tests
+// that close it and open the target again.
+func openNewTarget(t *testing.T) (*Store, string) {
+	t.Helper()
 	path := NewTestTarget(t)
 	s, err := OpenTarget(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, path
+}
+
+func TestReopenKeepsDataAndSchema(t *testing.T) {
+	ctx := context.Background()
+	s, path := openNewTarget(t)
 	if s.migrated != len(migrations) {
 		t.Errorf("first Open applied %d migrations, want %d", s.migrated, len(migrations))
 	}
@@ -30,7 +38,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err = OpenTarget(path)
+	s, err := OpenTarget(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +65,7 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
-	path := NewTestTarget(t)
-	s, err := OpenTarget(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openNewTarget(t)
 	if _, err := (dbq{s.w, s.d}).ExecContext(ctx, `INSERT INTO schema_migrations (version, applied) VALUES (?, 'later')`,
 		len(migrations)+1); err != nil {
 		t.Fatal(err)

@@ -20,16 +20,20 @@ func modeOf(t *testing.T, p string) fs.FileMode {
 	return fi.Mode().Perm()
 }
 
+// chmod sets the mode of p.
+func chmod(t *testing.T, p string, mode fs.FileMode) {
+	t.Helper()
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestNewStoreIsPrivate: the folder sluice creates is 0700, the store and its -wal and -shm 0600,
 // whatever the umask lets through, and a fresh store has nothing to warn about.
 func TestNewStoreIsPrivate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	path := filepath.Join(dir, "sluice.db")
-	s, err := storage.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTarget(t, path)
 	if err := s.SetSetting(context.Background(), "k", "v"); err != nil {
 		t.Fatal(err)
 	}
@@ -51,29 +55,17 @@ func TestNewStoreIsPrivate(t *testing.T) {
 // one for a folder open to others.
 func TestExposedStoreNarrowedAndWarned(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	chmod(t, dir, 0o755)
 	path := filepath.Join(dir, "sluice.db")
-	first, err := storage.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close()
+	first := openTarget(t, path)
 	if err := first.SetSetting(context.Background(), "k", "v"); err != nil {
 		t.Fatal(err)
 	}
 	files := []string{path, path + "-wal", path + "-shm"}
 	for _, p := range files {
-		if err := os.Chmod(p, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		chmod(t, p, 0o644)
 	}
-	second, err := storage.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Close()
+	second := openTarget(t, path)
 	for _, p := range files {
 		if got := modeOf(t, p); got != 0o600 {
 			t.Errorf("%s is %04o after Open, want 0600", filepath.Base(p), got)
@@ -90,14 +82,8 @@ func TestExposedStoreNarrowedAndWarned(t *testing.T) {
 		}
 	}
 	// A private folder and store: nothing to say.
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	third, err := storage.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer third.Close()
+	chmod(t, dir, 0o700)
+	third := openTarget(t, path)
 	if w := third.Warnings(); len(w) != 0 {
 		t.Errorf("warnings on a private store: %q", w)
 	}

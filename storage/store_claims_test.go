@@ -12,10 +12,7 @@ import (
 func TestPortConflictBetweenEntities(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	lobby := player("lobby", 8000)
-	if err := s.Create(ctx, lobby); err != nil {
-		t.Fatal(err)
-	}
+	lobby := createPlayer(t, s, "lobby", 8000)
 	// An RTMP server on 8000/TCP collides with the player's vod_port.
 	err := s.Create(ctx, rtmpServer("rtmp", 8000))
 	var pt *storage.PortTakenError

@@ -93,10 +93,7 @@ func TestRecordRoundTrip(t *testing.T) {
 
 func TestGetUnknown(t *testing.T) {
 	s := openStore(t)
-	p := player("a", 8000)
-	if err := s.Create(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	p := createPlayer(t, s, "a", 8000)
 	var into storage.Player
 	if err := s.Get(context.Background(), storage.ModuleVOD, storage.NewID(), &into); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Get unknown id: %v, want ErrNotFound", err)
@@ -138,10 +135,7 @@ func TestDuplicateName(t *testing.T) {
 		t.Errorf("lobby restream: %v", err)
 	}
 	// Update onto a taken name.
-	other := player("hall", 8002)
-	if err := s.Create(ctx, other); err != nil {
-		t.Fatal(err)
-	}
+	other := createPlayer(t, s, "hall", 8002)
 	other.VodName = "lobby"
 	if err := s.Update(ctx, other); !errors.Is(err, storage.ErrNameTaken) {
 		t.Errorf("rename onto lobby: %v, want ErrNameTaken", err)
@@ -151,10 +145,7 @@ func TestDuplicateName(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	p := player("lobby", 8000)
-	if err := s.Create(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := createPlayer(t, s, "lobby", 8000)
 	created := p.Created
 	p.VodName, p.Active, p.Created, p.Modified = "hall", true, time.Time{}, at(time.Hour)
 	if err := s.Update(ctx, p); err != nil {

@@ -103,13 +103,3 @@ func TestRevocationState(t *testing.T) {
 		t.Errorf("TokensNotBefore of a user without one = %v, %v", nb, err)
 	}
 }
-
-func openTarget(t *testing.T, target string) *storage.Store {
-	t.Helper()
-	s, err := storage.OpenTarget(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}

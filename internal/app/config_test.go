@@ -12,9 +12,13 @@ import (
 	"github.com/sluicemedia/sluice/api"
 )
 
+// envOf is a getenv that knows the variables of env only.
+func envOf(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
 func TestConfigPrecedence(t *testing.T) {
-	env := map[string]string{"SLUICE_ADDR": ":9000", "SLUICE_DATA": "/tmp/x", "SLUICE_TOKEN_TTL": "1h", "SLUICE_ADMIN_PASSWORD": "pw-from-env"}
-	getenv := func(k string) string { return env[k] }
+	getenv := envOf(map[string]string{"SLUICE_ADDR": ":9000", "SLUICE_DATA": "/tmp/x", "SLUICE_TOKEN_TTL": "1h", "SLUICE_ADMIN_PASSWORD": "pw-from-env"})
 
 	c, err := ParseConfig("sluice", nil, func(string) string { return "" }, io.Discard)
 	if err != nil {
@@ -64,12 +68,7 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%v: no error", args)
 		}
 	}
-	if _, err := ParseConfig("sluice", nil, func(k string) string {
-		if k == "SLUICE_SHUTDOWN_TIMEOUT" {
-			return "x"
-		}
-		return ""
-	}, io.Discard); err == nil {
+	if _, err := ParseConfig("sluice", nil, envOf(map[string]string{"SLUICE_SHUTDOWN_TIMEOUT": "x"}), io.Discard); err == nil {
 		t.Error("bad SLUICE_SHUTDOWN_TIMEOUT accepted")
 	}
 	if _, err := ParseConfig("sluice", []string{"--help"}, none, io.Discard); !errors.Is(err, flag.ErrHelp) {
@@ -102,12 +101,7 @@ func TestConfigMediaBind(t *testing.T) {
 			t.Errorf("--media-bind %q accepted", bad)
 		}
 	}
-	cfg, err := ParseConfig("sluice", nil, func(k string) string {
-		if k == "SLUICE_MEDIA_BIND" {
-			return "10.1.2.3"
-		}
-		return ""
-	}, io.Discard)
+	cfg, err := ParseConfig("sluice", nil, envOf(map[string]string{"SLUICE_MEDIA_BIND": "10.1.2.3"}), io.Discard)
 	if err != nil || cfg.MediaBind != "10.1.2.3" {
 		t.Errorf("SLUICE_MEDIA_BIND: %q %v", cfg.MediaBind, err)
 	}
@@ -129,8 +123,8 @@ func TestConfigInputOther(t *testing.T) {
 	if !c.AllowLocalFiles || strings.Join(c.InputSchemes, ",") != "http,srt,ftp" {
 		t.Fatalf("flags: local %v, schemes %v", c.AllowLocalFiles, c.InputSchemes)
 	}
-	env := map[string]string{"SLUICE_ALLOW_LOCAL_FILES": "true", "SLUICE_INPUT_SCHEMES": "rtmp"}
-	c, err = ParseConfig("sluice", []string{"--allow-local-files=false"}, func(k string) string { return env[k] }, io.Discard)
+	env := envOf(map[string]string{"SLUICE_ALLOW_LOCAL_FILES": "true", "SLUICE_INPUT_SCHEMES": "rtmp"})
+	c, err = ParseConfig("sluice", []string{"--allow-local-files=false"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +151,8 @@ func TestConfigMemoryCaps(t *testing.T) {
 	if err != nil || c.PlayerMaxBytes != 2<<30 || c.MemoryRecordingMaxBytes != 1<<30 {
 		t.Fatalf("defaults: %d %d %v", c.PlayerMaxBytes, c.MemoryRecordingMaxBytes, err)
 	}
-	env := map[string]string{"SLUICE_MEMORY_RECORDING_MAX_BYTES": "512MiB"}
-	c, err = ParseConfig("sluice", []string{"--player-max-bytes", "8G"}, func(k string) string { return env[k] }, io.Discard)
+	env := envOf(map[string]string{"SLUICE_MEMORY_RECORDING_MAX_BYTES": "512MiB"})
+	c, err = ParseConfig("sluice", []string{"--player-max-bytes", "8G"}, env, io.Discard)
 	if err != nil || c.PlayerMaxBytes != 8<<30 || c.MemoryRecordingMaxBytes != 512<<20 {
 		t.Fatalf("set: %d %d %v", c.PlayerMaxBytes, c.MemoryRecordingMaxBytes, err)
 	}
@@ -180,12 +174,7 @@ func TestConfigClusterPlayback(t *testing.T) {
 	if err != nil || c.ClusterPlayback != "redirect" {
 		t.Errorf("default: %q, %v", c.ClusterPlayback, err)
 	}
-	c, err = ParseConfig("sluice", nil, func(k string) string {
-		if k == "SLUICE_CLUSTER_PLAYBACK" {
-			return "proxy"
-		}
-		return ""
-	}, io.Discard)
+	c, err = ParseConfig("sluice", nil, envOf(map[string]string{"SLUICE_CLUSTER_PLAYBACK": "proxy"}), io.Discard)
 	if err != nil || c.ClusterPlayback != "proxy" {
 		t.Errorf("SLUICE_CLUSTER_PLAYBACK=proxy: %q, %v", c.ClusterPlayback, err)
 	}

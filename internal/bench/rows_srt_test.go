@@ -44,26 +44,37 @@ func findRow(t *testing.T, rows []Row, scenario, metric string) Row {
 	return Row{}
 }
 
+// rowCheck is a row's metric, what makes the row wrong, and the failure message (its verb
+// takes the row).
+type rowCheck struct {
+	metric string
+	wrong  func(Row) bool
+	msg    string
+}
+
+// checkRows fails at the first row of scenario that a check finds wrong.
+func checkRows(t *testing.T, rows []Row, scenario string, checks []rowCheck) {
+	t.Helper()
+	for _, c := range checks {
+		if r := findRow(t, rows, scenario, c.metric); c.wrong(r) {
+			t.Fatalf(c.msg, r)
+		}
+	}
+}
+
 // TestReadersRows: RSS per reader is the median over the runs of (peak − alone) / readers, in
 // MB; losses are the worst run's; with the gosrt build's runs its figures are the reference.
 func TestReadersRows(t *testing.T) {
-	rows := srtOutcome(true).Rows()
-	if r := findRow(t, rows, "srt-readers-50", metricRSSPerReader); r.Sluice != 1 || r.Ref != 6 || r.Unit != "MB" || r.Recorded {
-		t.Fatalf("RSS per reader %+v, want 1 MB against 6 MB", r)
-	}
-	if r := findRow(t, rows, "srt-readers-50", metricAloneRSS); r.Sluice < 28.6 || r.Sluice > 28.7 {
-		t.Fatalf("RSS alone %+v, want 28.6 MiB", r)
-	}
-	if r := findRow(t, rows, "srt-readers-50", metricCPU); r.Sluice != 11 || r.Ref != 45 {
-		t.Fatalf("CPU %+v", r)
-	}
-	fr := findRow(t, rows, "srt-readers-50", metricFramesShort)
-	if fr.Sluice != 0 || fr.Ref != 200 || !strings.Contains(fr.Note, "worst run: sluice 0, ref 200") {
-		t.Fatalf("frames %+v", fr)
-	}
-	if r := findRow(t, rows, "srt-readers-50", metricCCErrors); r.Sluice != 0 || r.Ref != 1 {
-		t.Fatalf("continuity %+v", r)
-	}
+	checkRows(t, srtOutcome(true).Rows(), "srt-readers-50", []rowCheck{
+		{metricRSSPerReader, func(r Row) bool { return r.Sluice != 1 || r.Ref != 6 || r.Unit != "MB" || r.Recorded },
+			"RSS per reader %+v, want 1 MB against 6 MB"},
+		{metricAloneRSS, func(r Row) bool { return r.Sluice < 28.6 || r.Sluice > 28.7 }, "RSS alone %+v, want 28.6 MiB"},
+		{metricCPU, func(r Row) bool { return r.Sluice != 11 || r.Ref != 45 }, "CPU %+v"},
+		{metricFramesShort, func(r Row) bool {
+			return r.Sluice != 0 || r.Ref != 200 || !strings.Contains(r.Note, "worst run: sluice 0, ref 200")
+		}, "frames %+v"},
+		{metricCCErrors, func(r Row) bool { return r.Sluice != 0 || r.Ref != 1 }, "continuity %+v"},
+	})
 }
 
 // TestReadersRecorded: without the gosrt build's runs the reference column holds the recorded
@@ -74,16 +85,13 @@ func TestReadersRecorded(t *testing.T) {
 	gosrtReaders = recordedBaseline{Date: "2026-01-02", Commit: "0123456789abcdef", Machine: "test machine",
 		Figures: map[string]float64{metricCPU: 44, metricRSSPerReader: 5.5}}
 	rows := srtOutcome(false).Rows()
-	cpu := findRow(t, rows, "srt-readers-50", metricCPU)
-	if cpu.Ref != 44 || !cpu.Recorded || !strings.Contains(cpu.Note, "RECORDED on 2026-01-02") || !strings.Contains(cpu.Note, "commit 0123456789ab;") {
-		t.Fatalf("CPU row %+v", cpu)
-	}
-	if r := findRow(t, rows, "srt-readers-50", metricRSSPerReader); r.Ref != 5.5 || !r.Recorded {
-		t.Fatalf("RSS row %+v", r)
-	}
-	if r := findRow(t, rows, "srt-readers-50", metricCCErrors); r.Recorded || !math.IsNaN(r.Ref) {
-		t.Fatalf("a figure not recorded got a reference: %+v", r)
-	}
+	checkRows(t, rows, "srt-readers-50", []rowCheck{
+		{metricCPU, func(r Row) bool {
+			return r.Ref != 44 || !r.Recorded || !strings.Contains(r.Note, "RECORDED on 2026-01-02") || !strings.Contains(r.Note, "commit 0123456789ab;")
+		}, "CPU row %+v"},
+		{metricRSSPerReader, func(r Row) bool { return r.Ref != 5.5 || !r.Recorded }, "RSS row %+v"},
+		{metricCCErrors, func(r Row) bool { return r.Recorded || !math.IsNaN(r.Ref) }, "a figure not recorded got a reference: %+v"},
+	})
 	checks := strings.Join(Checks(rows), "\n")
 	if !strings.Contains(checks, "ratio 0.250") || !strings.Contains(checks, "RECORDED earlier") {
 		t.Fatalf("checks %s", checks)
@@ -97,18 +105,13 @@ func TestReadersRecorded(t *testing.T) {
 
 // TestRelayRows: the latency rows pool every payload of every run; losses are the worst run's.
 func TestRelayRows(t *testing.T) {
-	rows := srtOutcome(true).Rows()
-	p50 := findRow(t, rows, "srt-relay", metricLatencyP50)
-	if p50.Sluice != 3.5 || p50.Ref != 2 || p50.Note != "6 / 6 payloads" {
-		t.Fatalf("median %+v", p50)
-	}
-	if r := findRow(t, rows, "srt-relay", metricLatencyMax); r.Sluice != 9 || r.Ref != 20 {
-		t.Fatalf("max %+v", r)
-	}
-	lost := findRow(t, rows, "srt-relay", metricPacketsLost)
-	if lost.Sluice != 0 || lost.Ref != 3 || !strings.Contains(lost.Note, "packets not found in the clip, worst run: sluice 2.00, ref 3.00") {
-		t.Fatalf("lost %+v", lost)
-	}
+	checkRows(t, srtOutcome(true).Rows(), "srt-relay", []rowCheck{
+		{metricLatencyP50, func(r Row) bool { return r.Sluice != 3.5 || r.Ref != 2 || r.Note != "6 / 6 payloads" }, "median %+v"},
+		{metricLatencyMax, func(r Row) bool { return r.Sluice != 9 || r.Ref != 20 }, "max %+v"},
+		{metricPacketsLost, func(r Row) bool {
+			return r.Sluice != 0 || r.Ref != 3 || !strings.Contains(r.Note, "packets not found in the clip, worst run: sluice 2.00, ref 3.00")
+		}, "lost %+v"},
+	})
 }
 
 // TestSRTChecks: each SRT target is stated with its verdict.

@@ -79,6 +79,14 @@ func join(t *testing.T, url, id string, ttl time.Duration, mod func(*Options)) *
 	return n
 }
 
+// pair joins nodes "a" and "b" with lease TTL ttl (b's options changed by modB, if not nil) to
+// a new database holding count records, and returns them with the records' ids.
+func pair(t *testing.T, ttl time.Duration, count int, modB func(*Options)) (a, b *Node, ids []string) {
+	t.Helper()
+	url, st := database(t)
+	return join(t, url, "a", ttl, nil), join(t, url, "b", ttl, modB), records(t, st, count)
+}
+
 // records stores count active restreams and returns their ids.
 func records(t *testing.T, st *storage.Store, count int) []string {
 	t.Helper()

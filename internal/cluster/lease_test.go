@@ -11,10 +11,7 @@ import (
 
 func TestAcquireAndRenew(t *testing.T) {
 	t.Parallel()
-	url, st := database(t)
-	a := join(t, url, "a", 5*time.Second, nil)
-	b := join(t, url, "b", 5*time.Second, nil)
-	ids := records(t, st, 2)
+	a, b, ids := pair(t, 5*time.Second, 2, nil)
 	ctx := timeout(t)
 
 	if g, err := a.Acquire(ctx, ids[0]); err != nil || g != 1 {
@@ -126,11 +123,7 @@ func TestReleaseHandsBackAtOnce(t *testing.T) {
 	b := join(t, url, "b", time.Minute, nil)
 	ids := records(t, st, 5)
 	ctx := timeout(t)
-	for _, id := range ids {
-		if _, err := a.Acquire(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	acquireAll(t, a, ids)
 	if err := a.Release(ctx, ids[0]); err != nil {
 		t.Fatal(err)
 	}

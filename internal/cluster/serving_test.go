@@ -9,20 +9,13 @@ import (
 // its API URL when it has none; a record with no live lease (none, released, expired) has none.
 func TestServingNode(t *testing.T) {
 	t.Parallel()
-	url, st := database(t)
-	a := join(t, url, "a", 2*time.Second, nil)
-	b := join(t, url, "b", 2*time.Second, func(o *Options) { o.PublicURL = "" })
-	ids := records(t, st, 3)
+	a, b, ids := pair(t, 2*time.Second, 3, func(o *Options) { o.PublicURL = "" })
 	ctx := timeout(t)
 	if _, ok, err := a.ServingNode(ctx, ids[0]); ok || err != nil {
 		t.Fatalf("a record with no lease is served by a node: %v, %v", ok, err)
 	}
-	if _, err := a.Acquire(ctx, ids[0]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Acquire(ctx, ids[1]); err != nil {
-		t.Fatal(err)
-	}
+	acquireAll(t, a, ids[:1])
+	acquireAll(t, b, ids[1:2])
 	if s, ok, err := b.ServingNode(ctx, ids[0]); err != nil || !ok || s.Node != "a" || s.PublicURL != "http://a.test" {
 		t.Errorf("record of a: %+v, %v, %v; want a at its public URL", s, ok, err)
 	}

@@ -12,10 +12,7 @@ import (
 // owner; a node that lost a lease (taken over after expiry) cannot write over the new holder's.
 func TestStatesOnLeases(t *testing.T) {
 	t.Parallel()
-	url, st := database(t)
-	a := join(t, url, "a", 2*time.Second, nil)
-	b := join(t, url, "b", 2*time.Second, nil)
-	ids := records(t, st, 2)
+	a, b, ids := pair(t, 2*time.Second, 2, nil)
 	ctx := timeout(t)
 	if _, ok, err := b.OwnerOf(ctx, ids[0]); ok || err != nil {
 		t.Fatalf("owner of a record with no lease: %v, %v", ok, err)

@@ -11,10 +11,16 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
-// echoServer serves l until it closes: each admitted connection echoes what it reads and is
-// closed when the peer closes. Cleanup closes the clients dialled later, then l, then waits.
-func echoServer(t *testing.T, l net.Listener) {
+// echoServer serves a loopback port behind lim until the test ends, and returns the listener
+// and its address: each admitted connection echoes what it reads and is closed when the peer
+// closes. Cleanup closes the clients dialled later, then the listener, then waits.
+func echoServer(t *testing.T, lim Limits) (*Listener, string) {
 	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Wrap(inner, lim, nil)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
@@ -30,6 +36,7 @@ func echoServer(t *testing.T, l net.Listener) {
 	})
 	t.Cleanup(wg.Wait)
 	t.Cleanup(func() { _ = l.Close() })
+	return l, l.Addr().String()
 }
 
 // served says whether the server echoes a byte on c; a refused connection reads EOF or a reset.
@@ -63,13 +70,7 @@ func waitOpen(t *testing.T, l *Listener, n int) {
 }
 
 func TestTCPCaps(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := Wrap(inner, Limits{MaxConns: 5, MaxPerAddr: 2}, nil)
-	echoServer(t, l)
-	addr := l.Addr().String()
+	l, addr := echoServer(t, Limits{MaxConns: 5, MaxPerAddr: 2})
 
 	a1, a2 := testutil.DialFrom(t, "127.0.0.2", addr), testutil.DialFrom(t, "127.0.0.2", addr)
 	if !served(t, a1) || !served(t, a2) {
@@ -107,13 +108,7 @@ func TestTCPCaps(t *testing.T) {
 // TestTCPCyclesLeaveNoSlot opens and closes many connections from several addresses: every
 // slot comes back, and the caps still admit a full set afterwards.
 func TestTCPCyclesLeaveNoSlot(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := Wrap(inner, Limits{MaxConns: 6, MaxPerAddr: 2}, nil)
-	echoServer(t, l)
-	addr := l.Addr().String()
+	l, addr := echoServer(t, Limits{MaxConns: 6, MaxPerAddr: 2})
 	srcs := []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
 	const cycles = 100
 	for i := range cycles {

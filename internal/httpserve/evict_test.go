@@ -43,6 +43,41 @@ func waitStats(t *testing.T, cl *connlimit.Listener, what string, ok func(connli
 	}
 }
 
+// sendFrom dials addr once from each of srcs and writes req on every connection.
+func sendFrom(t *testing.T, addr, req string, srcs ...string) []*testutil.KeepAlive {
+	t.Helper()
+	var ks []*testutil.KeepAlive
+	for _, src := range srcs {
+		k := testutil.DialKeepAlive(t, src, addr)
+		fmt.Fprint(k.Conn, req)
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// admitEvicting has a new client from src served at the full cap (while says how the cap is
+// held) and checks that oldest, named so in the failure, was closed for it; it returns the client.
+func admitEvicting(t *testing.T, addr, src, while string, oldest *testutil.KeepAlive, name string) *testutil.KeepAlive {
+	t.Helper()
+	k := testutil.DialKeepAlive(t, src, addr)
+	if st, err := k.Get("/"); err != nil || st != http.StatusOK {
+		t.Fatalf("a new client while %s: %d, %v", while, st, err)
+	}
+	if !oldest.ClosedNow(t) {
+		t.Fatalf("%s is still open after a new client was admitted", name)
+	}
+	return k
+}
+
+// closeAll closes the clients and waits until the listener counts none open.
+func closeAll(t *testing.T, cl *connlimit.Listener, clients []*testutil.KeepAlive) {
+	t.Helper()
+	for _, k := range clients {
+		k.Conn.Close()
+	}
+	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+}
+
 // TestHTTPEvictsIdle: at a full cap, a new client is served in place of the connection idle the
 // longest: a kept-alive one between requests, or one that has not sent its headers whole (slow
 // headers). Connections serving a request are never closed for it: when every one is busy the
@@ -73,52 +108,24 @@ func TestHTTPEvictsIdle(t *testing.T) {
 		waitStats(t, cl, "idle after an answer", func(s connlimit.Stats) bool { return s.Idle == i+1 })
 	}
 	// A fifth address is served; the connection idle the longest, and only it, is closed.
-	fifth := testutil.DialKeepAlive(t, "127.0.0.4", addr)
-	if st, err := fifth.Get("/"); err != nil || st != http.StatusOK {
-		t.Fatalf("a new client while four connections were idle at the cap: %d, %v", st, err)
-	}
-	if !idle[0].ClosedNow(t) {
-		t.Fatal("the connection idle the longest is still open after a new client was admitted")
-	}
+	fifth := admitEvicting(t, addr, "127.0.0.4", "four connections were idle at the cap", idle[0], "the connection idle the longest")
 	// The others still serve their next request.
 	for i, k := range idle[1:] {
 		if st, err := k.Get("/"); err != nil || st != http.StatusOK {
 			t.Fatalf("idle connection %d after the eviction: %d, %v", i+1, st, err)
 		}
 	}
-	for _, k := range append(idle, fifth) {
-		k.Conn.Close()
-	}
-	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+	closeAll(t, cl, append(idle, fifth))
 
 	// Slow headers: four connections that sent part of their headers are idle for the cap.
-	var slow []*testutil.KeepAlive
-	for _, src := range []string{"127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6"} {
-		k := testutil.DialKeepAlive(t, src, addr)
-		fmt.Fprint(k.Conn, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-		slow = append(slow, k)
-	}
+	slow := sendFrom(t, addr, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6")
 	waitStats(t, cl, "four slow headers", func(s connlimit.Stats) bool { return s.Open == 4 })
-	late := testutil.DialKeepAlive(t, "127.0.0.7", addr)
-	if st, err := late.Get("/"); err != nil || st != http.StatusOK {
-		t.Fatalf("a new client while four connections sent slow headers: %d, %v", st, err)
-	}
-	if !slow[0].ClosedNow(t) {
-		t.Fatal("the oldest slow-header connection is still open after a new client was admitted")
-	}
-	for _, k := range append(slow, late) {
-		k.Conn.Close()
-	}
-	waitStats(t, cl, "all closed", func(s connlimit.Stats) bool { return s.Open == 0 })
+	late := admitEvicting(t, addr, "127.0.0.7", "four connections sent slow headers", slow[0], "the oldest slow-header connection")
+	closeAll(t, cl, append(slow, late))
 
 	// Busy: four requests in their handlers hold the cap; a new client is refused at once and
 	// none of the four is closed.
-	var busy []*testutil.KeepAlive
-	for _, src := range []string{"127.0.0.8", "127.0.0.8", "127.0.0.9", "127.0.0.9"} {
-		k := testutil.DialKeepAlive(t, src, addr)
-		fmt.Fprint(k.Conn, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
-		busy = append(busy, k)
-	}
+	busy := sendFrom(t, addr, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n", "127.0.0.8", "127.0.0.8", "127.0.0.9", "127.0.0.9")
 	for range busy {
 		<-entered
 	}

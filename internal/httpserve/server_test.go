@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
 // serveLimited serves h with lim on a loopback port until the test ends, and returns its
@@ -70,11 +72,7 @@ func TestHTTPBodyTimeout(t *testing.T) {
 		}
 	}), lim, nil)
 
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testutil.DialFrom(t, "127.0.0.1", addr)
 	fmt.Fprint(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
 	took := closedWithin(t, c, 10*time.Second)
 	mu.Lock()
@@ -108,11 +106,7 @@ func TestHTTPIdleTimeout(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	}), lim, nil)
 
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testutil.DialFrom(t, "127.0.0.1", addr)
 	fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
@@ -132,11 +126,7 @@ func TestHTTPIdleTimeout(t *testing.T) {
 	}
 	t.Logf("idle keep-alive closed after %v (idle timeout %v)", took, lim.Idle)
 
-	silent, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
+	silent := testutil.DialFrom(t, "127.0.0.1", addr)
 	if took := closedWithin(t, silent, 10*time.Second); took < lim.Header-100*time.Millisecond {
 		t.Errorf("silent connection closed after %v, before the %v header timeout", took, lim.Header)
 	}
@@ -168,11 +158,7 @@ func TestHTTPWriteStall(t *testing.T) {
 	}), lim, nil)
 
 	// A client that never reads: the server's write fails once it stalled for WriteStall.
-	stuck, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stuck.Close()
+	stuck := testutil.DialFrom(t, "127.0.0.1", addr)
 	_ = stuck.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprint(stuck, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
 	start := time.Now()
@@ -189,11 +175,7 @@ func TestHTTPWriteStall(t *testing.T) {
 
 	// A client that reads 64 KiB every 40 ms (1.6 MB/s) takes about 5 s for 8 MiB, more than
 	// twice WriteStall, and gets every byte.
-	slow, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Close()
+	slow := testutil.DialFrom(t, "127.0.0.1", addr)
 	fmt.Fprint(slow, "GET /steady HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReaderSize(slow, 64<<10), nil)
 	if err != nil {
@@ -289,11 +271,7 @@ func TestHTTPStreamingUpload(t *testing.T) {
 		t.Fatalf("moving upload: %d bytes, %v", r.n, r.err)
 	}
 
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testutil.DialFrom(t, "127.0.0.1", addr)
 	fmt.Fprint(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nfirst bytes")
 	start := time.Now()
 	var r result

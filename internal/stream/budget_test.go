@@ -46,9 +46,7 @@ func TestReaderByteBudget(t *testing.T) {
 	opts := testOptions(clk)
 	opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	opts.QueueBytes = 8 * mib // 1024 units, but eight 1 MiB frames
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, opts)
 	fast := mustReader(t, s, "fast")
 	slow := mustReader(t, s, "slow")
 
@@ -141,9 +139,7 @@ func TestReaderQueueUnitsAndBytes(t *testing.T) {
 			opts := testOptions(newFakeClock())
 			opts.QueueSize = 16
 			opts.QueueBytes = 4 * mib
-			s := New("cam", opts)
-			defer s.Close()
-			p := mustPublish(t, s, avTracks)
+			s, p := publishing(t, opts)
 			r := mustReader(t, s, "r")
 			for i := range tc.units {
 				u := vid(i, i == 0)
@@ -170,9 +166,7 @@ func TestGOPByteBudget(t *testing.T) {
 	opts := testOptions(newFakeClock())
 	opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	opts.QueueBytes = 4 * mib
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, opts)
 
 	gop := bigGOP(0, 5) // key (1 MiB), audio, video (1 MiB), audio, video (1 MiB): 3 MiB
 	writeAll(t, p, gop...)
@@ -225,9 +219,7 @@ func TestRefuseUnitOverSizeLimit(t *testing.T) {
 	opts := testOptions(clk)
 	opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	opts.MaxUnitBytes = 2 * mib
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, opts)
 	r := mustReader(t, s, "r")
 
 	key := big(vid(0, true), 2) // at the limit: accepted

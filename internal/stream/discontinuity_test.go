@@ -54,9 +54,7 @@ func TestDiscontinuityAfterReattach(t *testing.T) {
 }
 
 func TestDiscontinuityNotForReaderJoiningInGap(t *testing.T) {
-	s := New("cam", testOptions(newFakeClock()))
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, testOptions(newFakeClock()))
 	writeAll(t, p, vid(0, true))
 	p.Close()
 	r := mustReader(t, s, "joined in the gap")
@@ -72,11 +70,7 @@ func TestDiscontinuityNotForReaderJoiningInGap(t *testing.T) {
 }
 
 func TestDiscontinuitySurvivesDrops(t *testing.T) {
-	opts := testOptions(newFakeClock())
-	opts.QueueSize = 4
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, queueOptions(newFakeClock(), 4))
 	r := mustReader(t, s, "r")
 	old := gopUnits(0, 4)
 	writeAll(t, p, old...) // fills the queue
@@ -98,9 +92,7 @@ func TestDiscontinuitySurvivesDrops(t *testing.T) {
 
 // A publisher that sets Discontinuity itself gets it passed through unchanged, without a copy.
 func TestDiscontinuityAlreadySet(t *testing.T) {
-	s := New("cam", testOptions(newFakeClock()))
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, testOptions(newFakeClock()))
 	r := mustReader(t, s, "r")
 	writeAll(t, p, vid(0, true))
 	mustRead(t, r)

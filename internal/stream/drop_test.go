@@ -14,11 +14,7 @@ import (
 )
 
 func TestSlowReaderDropsAndResumesAtKeyFrame(t *testing.T) {
-	opts := testOptions(newFakeClock())
-	opts.QueueSize = 8
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, queueOptions(newFakeClock(), 8))
 	fast := mustReader(t, s, "fast")
 	slow := mustReader(t, s, "slow")
 
@@ -56,11 +52,7 @@ func TestSlowReaderDropsAndResumesAtKeyFrame(t *testing.T) {
 
 func TestSlowReaderClosedPastLagLimit(t *testing.T) {
 	clk := newFakeClock()
-	opts := testOptions(clk)
-	opts.QueueSize = 16
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, queueOptions(clk, 16))
 	fast := mustReader(t, s, "fast")
 	slow := mustReader(t, s, "slow")     // never reads
 	hiccup := mustReader(t, s, "hiccup") // stalls for 3 s, then catches up
@@ -108,9 +100,7 @@ func TestDropLogAtMostOnceASecond(t *testing.T) {
 	opts := testOptions(clk)
 	opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	opts.QueueSize = 4
-	s := New("cam", opts)
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, opts)
 	r := mustReader(t, s, "r")
 
 	overflowAndCatchUp := func(base int) {

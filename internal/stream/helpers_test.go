@@ -47,6 +47,13 @@ func testOptions(clk *fakeClock) Options {
 	return Options{Log: slog.New(slog.DiscardHandler), Now: clk.Now}
 }
 
+// queueOptions are quiet options on clk with reader queues of size units.
+func queueOptions(clk *fakeClock, size int) Options {
+	opts := testOptions(clk)
+	opts.QueueSize = size
+	return opts
+}
+
 // vid returns a video unit on track 0 with DTS i.
 func vid(i int, key bool) *media.AccessUnit {
 	return &media.AccessUnit{Track: 0, PTS: int64(i), DTS: int64(i), Key: key, Payload: [][]byte{{byte(i)}}}
@@ -83,6 +90,15 @@ func mustPublish(t testing.TB, s *Stream, tracks []media.Track) *Publisher {
 		t.Fatalf("SetTracks: %v", err)
 	}
 	return p
+}
+
+// publishing returns stream "cam" on opts, closed when the test ends, and its publisher of
+// avTracks.
+func publishing(t testing.TB, opts Options) (*Stream, *Publisher) {
+	t.Helper()
+	s := New("cam", opts)
+	t.Cleanup(s.Close)
+	return s, mustPublish(t, s, avTracks)
 }
 
 func mustReader(t testing.TB, s *Stream, name string) *Reader {

@@ -75,9 +75,7 @@ func TestStatsBitrate(t *testing.T) {
 // Units without an Arrival time are counted at the stream's clock.
 func TestStatsWithoutArrival(t *testing.T) {
 	clk := newFakeClock()
-	s := New("cam", testOptions(clk))
-	defer s.Close()
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, testOptions(clk))
 	payload := make([]byte, 1000)
 	for range 100 { // 2 s at 50 units a second: 400 kbit/s
 		clk.Advance(20 * time.Millisecond)

@@ -128,10 +128,7 @@ func TestNewReaderStartsAtLatestKeyFrame(t *testing.T) {
 }
 
 func TestNewReaderWaitsWhenGOPExceedsQueue(t *testing.T) {
-	opts := testOptions(newFakeClock())
-	opts.QueueSize = 8
-	s := New("cam", opts)
-	p := mustPublish(t, s, avTracks)
+	s, p := publishing(t, queueOptions(newFakeClock(), 8))
 	writeAll(t, p, gopUnits(0, 12)...) // longer than a queue
 	r := mustReader(t, s, "r")
 	if au := readNow(t, r); au != nil {
@@ -140,7 +137,6 @@ func TestNewReaderWaitsWhenGOPExceedsQueue(t *testing.T) {
 	gop := gopUnits(100, 4)
 	writeAll(t, p, gop...)
 	expectUnits(t, r, gop)
-	s.Close()
 }
 
 func TestNewReaderAudioOnlyPrefill(t *testing.T) {

@@ -25,6 +25,18 @@ func blockUntilDone(states ...State) RunFunc {
 	}
 }
 
+// failFirst returns a RunFunc whose first n runs end with fail's error and whose later ones
+// do then, and the count of its runs.
+func failFirst(n int32, fail func(Reporter) error, then RunFunc) (RunFunc, *atomic.Int32) {
+	calls := new(atomic.Int32)
+	return func(ctx context.Context, rep Reporter) error {
+		if calls.Add(1) <= n {
+			return fail(rep)
+		}
+		return then(ctx, rep)
+	}, calls
+}
+
 func TestStateSequence(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var rec recorder
@@ -52,13 +64,7 @@ func TestStateSequence(t *testing.T) {
 func TestFailureCountsAndReconnects(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var rec recorder
-	var calls atomic.Int32
-	run := func(ctx context.Context, rep Reporter) error {
-		if calls.Add(1) <= 2 {
-			return errors.New("dial rtmp://example: refused")
-		}
-		return blockUntilDone(Running)(ctx, rep)
-	}
+	run, _ := failFirst(2, func(Reporter) error { return errors.New("dial rtmp://example: refused") }, blockUntilDone(Running))
 	s := New("fail", run, Options{Logger: quietLogger(), OnChange: rec.add, Initial: time.Millisecond})
 	s.Start()
 	defer s.Stop()
@@ -105,14 +111,10 @@ func TestPanicIsAFailure(t *testing.T) {
 func TestInputGoneDoesNotCount(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var rec recorder
-	var calls atomic.Int32
-	run := func(ctx context.Context, rep Reporter) error {
-		if calls.Add(1) <= 3 {
-			rep.SetState(Running)
-			return fmt.Errorf("srt: publisher left: %w", ErrInputGone)
-		}
-		return blockUntilDone(Waiting)(ctx, rep)
-	}
+	run, calls := failFirst(3, func(rep Reporter) error {
+		rep.SetState(Running)
+		return fmt.Errorf("srt: publisher left: %w", ErrInputGone)
+	}, blockUntilDone(Waiting))
 	// A counted failure would wait 10 s; the test would time out.
 	s := New("gone", run, Options{Logger: quietLogger(), OnChange: rec.add, Initial: 10 * time.Second})
 	s.Start()
@@ -231,14 +233,10 @@ func TestOnChangeMayCallStatus(t *testing.T) {
 		rec recorder
 		s   *Supervisor
 	)
-	var calls atomic.Int32
-	run := func(ctx context.Context, rep Reporter) error {
-		if calls.Add(1) == 1 {
-			rep.SetState(Waiting)
-			return errors.New("first")
-		}
-		return blockUntilDone(Waiting, Running)(ctx, rep)
-	}
+	run, _ := failFirst(1, func(rep Reporter) error {
+		rep.SetState(Waiting)
+		return errors.New("first")
+	}, blockUntilDone(Waiting, Running))
 	s = New("onchange", run, Options{
 		Logger:  quietLogger(),
 		Initial: time.Millisecond,
@@ -298,13 +296,7 @@ func TestStaleReporterIgnored(t *testing.T) {
 
 func TestStartClearsStatus(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var calls atomic.Int32
-	run := func(ctx context.Context, rep Reporter) error {
-		if calls.Add(1) == 1 {
-			return errors.New("boom")
-		}
-		return blockUntilDone(Waiting)(ctx, rep)
-	}
+	run, _ := failFirst(1, func(Reporter) error { return errors.New("boom") }, blockUntilDone(Waiting))
 	s := New("clear", run, Options{Logger: quietLogger(), Initial: 10 * time.Second})
 	s.Start()
 	defer s.Stop()

@@ -83,16 +83,24 @@ func (d mp4Durations) check(t *testing.T, what string) float64 {
 	return longest
 }
 
+// writeH264File writes the H.264 clip in format, closed or left as a crash leaves it, and
+// returns the file's path and bytes.
+func writeH264File(t *testing.T, format string, close bool) (string, []byte) {
+	t.Helper()
+	path, _ := writeFile(t, format, segtest.MakeTS(t, "h264"), close)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, b
+}
+
 // TestMP4StatesDuration (issue 19): a closed MP4 or MOV file states its duration in mvhd,
 // mehd, tkhd and mdhd, and players read it.
 func TestMP4StatesDuration(t *testing.T) {
 	for _, format := range []string{FormatMP4, FormatMOV} {
 		t.Run(format, func(t *testing.T) {
-			path, _ := writeFile(t, format, segtest.MakeTS(t, "h264"), true)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, b := writeH264File(t, format, true)
 			d := readDurations(t, b).check(t, format)
 			if math.Abs(d-segtest.ClipSeconds) > 0.1 {
 				t.Errorf("states %.3f s for a %d s clip", d, segtest.ClipSeconds)
@@ -178,11 +186,7 @@ func TestFLVStatesDuration(t *testing.T) {
 func TestRepairStatesDuration(t *testing.T) {
 	for _, format := range []string{FormatMP4, FormatFLV} {
 		t.Run(format, func(t *testing.T) {
-			path, _ := writeFile(t, format, segtest.MakeTS(t, "h264"), false)
-			full, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, full := writeH264File(t, format, false)
 			cut := filepath.Join(t.TempDir(), "cut."+format)
 			if err := os.WriteFile(cut, full[:len(full)*2/3], 0o644); err != nil {
 				t.Fatal(err)
