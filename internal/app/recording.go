@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/api"
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/events"
 	"github.com/sluicemedia/sluice/internal/recorder"
 	"github.com/sluicemedia/sluice/packager/record"
@@ -27,7 +28,7 @@ func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string
 		if window <= 0 {
 			window = 300 * time.Second
 		}
-		mem := record.NewMemoryWith(record.MemoryOptions{Window: window, MaxBytes: in.cfg.MemoryRecordingMaxBytes, Log: log})
+		mem := record.NewMemoryWith(record.MemoryOptions{Window: window, Limit: budget.Limit{MaxBytes: in.cfg.MemoryRecordingMaxBytes}, Log: log})
 		p.Sinks = append(p.Sinks, Part{Name: "memory", Run: recorder.Memory(src, mem, log)})
 		p.Memory = mem.MP4
 		return p, nil

@@ -1,6 +1,6 @@
 // Package budget holds what the byte budgets of the players' segment stores and the memory
-// recordings share: the default byte rate, the budget of that rate over a span of media (with
-// a cap), and the rate limit of the lines that log a budget's evictions. Standard library only.
+// recordings share: the default byte rate, the setting of a budget (Limit: a rate and a cap) and
+// its bytes over a span of media, and the rate limit of the lines that log a budget's evictions. Standard library only.
 package budget
 
 import "time"
@@ -9,11 +9,33 @@ import "time"
 // Mbit/s stream (4K HEVC, high-quality 1080p), which sends 6.25 MB a second.
 const DefaultByteRate = 12_500_000
 
-// Bytes returns rate bytes a second over span, at most limit.
-func Bytes(rate int64, span time.Duration, limit int64) int64 {
-	b := float64(rate) * span.Seconds()
-	if b >= float64(limit) {
-		return limit
+// Limit is the setting of a byte budget that a player's segment store and a memory recording
+// each embed in their options.
+type Limit struct {
+	// ByteRate is the bytes a second of the media kept may carry. Default DefaultByteRate (100
+	// Mbit/s, twice a 50 Mbit/s stream).
+	ByteRate int64
+	// MaxBytes caps the budget whatever the media kept: an operator setting. Default: the
+	// owner's (2 GiB for a player's store, 1 GiB for a memory recording).
+	MaxBytes int64
+}
+
+// WithDefaults returns l with DefaultByteRate and maxBytes in place of zero or negative values.
+func (l Limit) WithDefaults(maxBytes int64) Limit {
+	if l.ByteRate <= 0 {
+		l.ByteRate = DefaultByteRate
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = maxBytes
+	}
+	return l
+}
+
+// Bytes returns the budget of span of media kept: ByteRate bytes a second, at most MaxBytes.
+func (l Limit) Bytes(span time.Duration) int64 {
+	b := float64(l.ByteRate) * span.Seconds()
+	if b >= float64(l.MaxBytes) {
+		return l.MaxBytes
 	}
 	return int64(b)
 }

@@ -5,13 +5,21 @@ import (
 	"time"
 )
 
-func TestBytes(t *testing.T) {
+func TestLimit(t *testing.T) {
 	t.Parallel()
-	if got := Bytes(DefaultByteRate, 10*time.Second, 1<<30); got != 125_000_000 {
+	l := Limit{}.WithDefaults(1 << 30)
+	if l.ByteRate != DefaultByteRate || l.MaxBytes != 1<<30 {
+		t.Errorf("defaults: %+v", l)
+	}
+	if got := l.Bytes(10 * time.Second); got != 125_000_000 {
 		t.Errorf("10 s at 100 Mbit/s: %d", got)
 	}
-	if got := Bytes(DefaultByteRate, time.Hour, 1<<30); got != 1<<30 {
+	if got := l.Bytes(time.Hour); got != 1<<30 {
 		t.Errorf("an hour: %d, want the cap", got)
+	}
+	set := Limit{ByteRate: 1000, MaxBytes: 5000}.WithDefaults(1 << 30)
+	if set.ByteRate != 1000 || set.MaxBytes != 5000 || set.Bytes(3*time.Second) != 3000 || set.Bytes(time.Minute) != 5000 {
+		t.Errorf("set %+v: 3 s %d, a minute %d", set, set.Bytes(3*time.Second), set.Bytes(time.Minute))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/console"
 	"github.com/sluicemedia/sluice/packager/dash"
 	"github.com/sluicemedia/sluice/packager/hls"
@@ -78,13 +79,13 @@ func New(o Options) *Player {
 	if log == nil {
 		log = slog.Default()
 	}
-	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(o.HLS.Window, o.DASH.Window), Target: o.HLS.FragmentSize, MaxBytes: o.MaxBytes, Log: log})
+	hlsStore := segment.NewStore(segment.StoreOptions{Window: max(o.HLS.Window, o.DASH.Window), Target: o.HLS.FragmentSize, Limit: budget.Limit{MaxBytes: o.MaxBytes}, Log: log})
 	dashStore := hlsStore
 	targets := []time.Duration{o.HLS.FragmentSize}
 	stores := []*segment.Store{hlsStore}
 	if o.DASH.FragmentSize != o.HLS.FragmentSize {
-		hlsStore = segment.NewStore(segment.StoreOptions{Window: o.HLS.Window, Target: o.HLS.FragmentSize, MaxBytes: o.MaxBytes, Log: log})
-		dashStore = segment.NewStore(segment.StoreOptions{Window: o.DASH.Window, Target: o.DASH.FragmentSize, MaxBytes: o.MaxBytes, Log: log})
+		hlsStore = segment.NewStore(segment.StoreOptions{Window: o.HLS.Window, Target: o.HLS.FragmentSize, Limit: budget.Limit{MaxBytes: o.MaxBytes}, Log: log})
+		dashStore = segment.NewStore(segment.StoreOptions{Window: o.DASH.Window, Target: o.DASH.FragmentSize, Limit: budget.Limit{MaxBytes: o.MaxBytes}, Log: log})
 		stores = []*segment.Store{hlsStore, dashStore}
 		targets = []time.Duration{o.HLS.FragmentSize, o.DASH.FragmentSize}
 	}

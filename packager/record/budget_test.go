@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
@@ -62,10 +63,10 @@ func TestMemoryByteBudget(t *testing.T) {
 		window  bool // holds the whole window
 	}{
 		{"8 Mbit/s within its budget", MemoryOptions{Window: 5 * time.Second}, flood{40_000, 3600, 25}, 500, false, false, false, true},
-		{"over the byte rate", MemoryOptions{Window: 5 * time.Second, ByteRate: 200_000}, flood{40_000, 3600, 25}, 500, true, false, false, false},
-		{"over the cap", MemoryOptions{Window: 5 * time.Second, MaxBytes: 2_000_000}, flood{40_000, 3600, 25}, 500, true, false, false, false},
-		{"timestamps that hardly advance", MemoryOptions{MaxBytes: 64 * mib}, flood{mib, 1, 10}, 300, true, true, false, false},
-		{"no key frame after the first", MemoryOptions{MaxBytes: 40 * mib}, flood{mib, 1, 0}, 200, true, true, true, false},
+		{"over the byte rate", MemoryOptions{Window: 5 * time.Second, Limit: budget.Limit{ByteRate: 200_000}}, flood{40_000, 3600, 25}, 500, true, false, false, false},
+		{"over the cap", MemoryOptions{Window: 5 * time.Second, Limit: budget.Limit{MaxBytes: 2_000_000}}, flood{40_000, 3600, 25}, 500, true, false, false, false},
+		{"timestamps that hardly advance", MemoryOptions{Limit: budget.Limit{MaxBytes: 64 * mib}}, flood{mib, 1, 10}, 300, true, true, false, false},
+		{"no key frame after the first", MemoryOptions{Limit: budget.Limit{MaxBytes: 40 * mib}}, flood{mib, 1, 0}, 200, true, true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs testutil.SyncBuffer

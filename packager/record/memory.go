@@ -17,12 +17,9 @@ import (
 type MemoryOptions struct {
 	// Window is the media kept, in whole GOPs: memory_duration_sec. Default 300 s.
 	Window time.Duration
-	// ByteRate is the bytes a second of the window may carry, for the byte budget. Default
-	// DefaultByteRate (100 Mbit/s, twice a 50 Mbit/s stream).
-	ByteRate int64
-	// MaxBytes caps the byte budget whatever the window: an operator setting. Default
+	// Limit is the byte budget's rate, over the window, and cap. Default DefaultByteRate and
 	// DefaultMaxMemoryBytes (1 GiB).
-	MaxBytes int64
+	budget.Limit
 	// Log receives the evictions for the byte budget, at most one line a second. Default
 	// slog.Default().
 	Log *slog.Logger
@@ -32,8 +29,7 @@ type MemoryOptions struct {
 
 func (o MemoryOptions) withDefaults() MemoryOptions {
 	opt.Positive(&o.Window, 300*time.Second)
-	opt.Positive(&o.ByteRate, DefaultByteRate)
-	opt.Positive(&o.MaxBytes, DefaultMaxMemoryBytes)
+	o.Limit = o.Limit.WithDefaults(DefaultMaxMemoryBytes)
 	opt.Zero(&o.Log, slog.Default())
 	opt.Clock(&o.Now)
 	return o
@@ -43,7 +39,7 @@ func (o MemoryOptions) withDefaults() MemoryOptions {
 // a GOP (memoryGOPSlack), at most MaxBytes.
 func (o MemoryOptions) Budget() int64 {
 	o = o.withDefaults()
-	return budget.Bytes(o.ByteRate, o.Window+memoryGOPSlack, o.MaxBytes)
+	return o.Limit.Bytes(o.Window + memoryGOPSlack)
 }
 
 // MemoryStats are a Memory's figures.

@@ -10,6 +10,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
@@ -244,9 +245,9 @@ func TestStoreByteBudget(t *testing.T) {
 		budget int64
 	}{
 		// 20 s window, 2 s segments: 26 s (the window and three segments) at 1 MB/s.
-		{"by rate", segment.StoreOptions{Window: 20 * time.Second, Target: 2 * time.Second, ByteRate: 1_000_000}, 26_000_000},
+		{"by rate", segment.StoreOptions{Window: 20 * time.Second, Target: 2 * time.Second, Limit: budget.Limit{ByteRate: 1_000_000}}, 26_000_000},
 		// The same window at the default rate is 325 MB: capped.
-		{"by cap", segment.StoreOptions{Window: 20 * time.Second, Target: 2 * time.Second, MaxBytes: 10_000_000}, 10_000_000},
+		{"by cap", segment.StoreOptions{Window: 20 * time.Second, Target: 2 * time.Second, Limit: budget.Limit{MaxBytes: 10_000_000}}, 10_000_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs testutil.SyncBuffer

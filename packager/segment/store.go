@@ -24,12 +24,9 @@ type StoreOptions struct {
 	Grace int
 	// Target is the fragment size of the segments, for the byte budget. Default 3 s.
 	Target time.Duration
-	// ByteRate is the bytes a second of the media kept may carry, for the byte budget.
-	// Default DefaultByteRate (100 Mbit/s, twice a 50 Mbit/s stream).
-	ByteRate int64
-	// MaxBytes caps the byte budget whatever the window: an operator setting. Default
-	// DefaultMaxStoreBytes (2 GiB).
-	MaxBytes int64
+	// Limit is the byte budget's rate, over the media kept, and cap. Default DefaultByteRate
+	// and DefaultMaxStoreBytes (2 GiB).
+	budget.Limit
 	// Log receives the evictions for the byte budget, at most one line a second. Default
 	// slog.Default().
 	Log *slog.Logger
@@ -41,8 +38,7 @@ func (o StoreOptions) withDefaults() StoreOptions {
 	opt.Positive(&o.Window, 60*time.Second)
 	opt.Positive(&o.Grace, 2)
 	opt.Positive(&o.Target, 3*time.Second)
-	opt.Positive(&o.ByteRate, DefaultByteRate)
-	opt.Positive(&o.MaxBytes, DefaultMaxStoreBytes)
+	o.Limit = o.Limit.WithDefaults(DefaultMaxStoreBytes)
 	opt.Zero(&o.Log, slog.Default())
 	opt.Clock(&o.Now)
 	return o
@@ -54,7 +50,7 @@ func (o StoreOptions) withDefaults() StoreOptions {
 func (o StoreOptions) Budget() int64 {
 	o = o.withDefaults()
 	span := max(o.Window, 3*o.Target) + time.Duration(o.Grace+1)*o.Target
-	return budget.Bytes(o.ByteRate, span, o.MaxBytes)
+	return o.Limit.Bytes(span)
 }
 
 // Store keeps the latest segments in memory: those of the window plus the grace, within a

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/budget"
 )
 
 // TestBudgetCoversAPIWindows: over the windows and fragment sizes the API allows (1 s to
@@ -29,7 +31,7 @@ func TestBudgetCoversAPIWindows(t *testing.T) {
 					capName = "cap raised"
 				}
 				t.Run(fmt.Sprintf("window %v fragments %v %s", window, target, capName), func(t *testing.T) {
-					st := NewStore(StoreOptions{Window: window, Target: target, MaxBytes: maxBytes, Log: quietLog})
+					st := NewStore(StoreOptions{Window: window, Target: target, Limit: budget.Limit{MaxBytes: maxBytes}, Log: quietLog})
 					// Enough segments to fill the time rules and go past them.
 					n := min(int(w/f)+10, maxSegments+10)
 					for i := range n {
