@@ -57,7 +57,7 @@ func TestParseURL(t *testing.T) {
 	for _, c := range urlCases {
 		got, err := ParseURL(c.raw)
 		call := fmt.Sprintf("ParseURL(%q)", c.raw)
-		if failed := checkParsed(t, call, got, c.want, err, c.ok, ErrInvalidURL); failed != nil && strings.Contains(failed.Error(), "0123456789") {
+		if checkParsed(t, call, got, c.want, err, c.ok, ErrInvalidURL) && strings.Contains(err.Error(), "0123456789") {
 			t.Errorf("%s: error shows the passphrase", call)
 		}
 	}
