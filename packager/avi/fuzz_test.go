@@ -2,7 +2,6 @@ package avi
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -22,15 +21,7 @@ func FuzzRepair(f *testing.F) {
 	f.Add([]byte("RIFF\x00\x00\x00\x00AVI LIST\x04\x00\x00\x00hdrl"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		path := filepath.Join(dir, "fuzz.avi")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		file, err := os.OpenFile(path, os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer file.Close()
+		file := writeRW(t, filepath.Join(dir, "fuzz.avi"), b)
 		d1, err := Repair(file)
 		if err != nil {
 			return

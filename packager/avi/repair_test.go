@@ -93,12 +93,7 @@ func TestRepairClosed(t *testing.T) {
 // repairFile repairs the file at path.
 func repairFile(t *testing.T, path string) time.Duration {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := Repair(f)
+	d, err := Repair(openRW(t, path))
 	if err != nil {
 		t.Fatalf("Repair %s: %v", path, err)
 	}
@@ -107,21 +102,33 @@ func repairFile(t *testing.T, path string) time.Duration {
 
 func TestRepairNotAVI(t *testing.T) {
 	for _, data := range [][]byte{nil, []byte("RIFF\x00\x00\x00\x00WAVE"), make([]byte, 100)} {
-		path := filepath.Join(t.TempDir(), "x.avi")
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := writeRW(t, filepath.Join(t.TempDir(), "x.avi"), data)
 		if _, err := Repair(f); err == nil {
 			t.Errorf("Repair of %q: no error", data)
 		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		if len(b) != len(data) {
+		if b, _ := io.ReadAll(f); len(b) != len(data) {
 			t.Errorf("Repair of %q changed the file", data)
 		}
 	}
+}
+
+// openRW opens path for reading and writing, as Repair wants its file; the file is closed when
+// the test ends.
+func openRW(t testing.TB, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+// writeRW writes data to path and opens it with openRW.
+func writeRW(t testing.TB, path string, data []byte) *os.File {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return openRW(t, path)
 }

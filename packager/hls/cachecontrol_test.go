@@ -103,9 +103,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 // _HLS_part), whose URL names what it waited for, for six segments; parts for good.
 func TestCacheHeadersLowLatency(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: 50 * time.Millisecond})
-	feedToParts(t, f, 4*time.Second, 2)
-	seq := f.Store.Snapshot().Open.Seq
+	f, seq := newPartsFixture(t, 50*time.Millisecond, 2)
 	for _, tc := range []struct{ query, want string }{
 		{"", "no-cache"},
 		{"?_HLS_skip=YES", "no-cache"},

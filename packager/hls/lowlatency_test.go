@@ -31,6 +31,15 @@ func feedToParts(t *testing.T, f *fixture, d time.Duration, n int) {
 	f.FeedUntil(t, func(w *segment.Window) bool { return w.Open != nil && len(w.Open.Partials) == n })
 }
 
+// newPartsFixture is a low-latency fixture with a 10 s window and blockTimeout, fed 4 s and
+// then until the segment in progress has n parts; it returns that segment's sequence number.
+func newPartsFixture(t *testing.T, blockTimeout time.Duration, n int) (*fixture, int64) {
+	t.Helper()
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: blockTimeout})
+	feedToParts(t, f, 4*time.Second, n)
+	return f, f.Store.Snapshot().Open.Seq
+}
+
 // getBlocked asks for name in the background and waits (at most 10 s) until the handler counts
 // the request blocked. The channel receives the answer's body, or "status N body" for an answer
 // other than 200 OK.
@@ -199,9 +208,7 @@ func TestLowLatencyPlaylistRules(t *testing.T) {
 // ahead is 400 at once; a timeout is 503.
 func TestLowLatencyBlockingReload(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: 30 * time.Second})
-	feedToParts(t, f, 4*time.Second, 1)
-	seq := f.Store.Snapshot().Open.Seq
+	f, seq := newPartsFixture(t, 30*time.Second, 1)
 
 	for _, tc := range []struct{ want, query string }{
 		{partName(f.Store, seq, 1), "_HLS_msn=" + itoa(seq) + "&_HLS_part=1"},

@@ -48,10 +48,7 @@ func BenchmarkDemux(b *testing.B) {
 func BenchmarkMux(b *testing.B) {
 	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
 	aus := mediatest.Synth(tracks, 10, 0, 50, true)
-	m, err := NewMuxer(io.Discard, tracks)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := newMuxer(b, io.Discard, tracks)
 	size := 0
 	for _, au := range aus {
 		size += au.Size()

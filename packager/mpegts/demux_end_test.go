@@ -89,17 +89,7 @@ func endStream(t *testing.T, tc endCase) ([]byte, int) {
 // drain reads every unit a pushed Demuxer holds.
 func drain(t *testing.T, d *Demuxer) int {
 	t.Helper()
-	n := 0
-	for {
-		_, err := d.Read()
-		if errors.Is(err, ErrNeedMore) {
-			return n
-		}
-		if err != nil {
-			t.Fatalf("Read: %v", err)
-		}
-		n++
-	}
+	return len(readUntil(t, d, ErrNeedMore))
 }
 
 // TestDemuxEnd: at Flush (a stream that ended whole) a PES without a length ends with the

@@ -169,16 +169,7 @@ func TestDemuxProgramChange(t *testing.T) {
 	a := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
 	b := mediatest.WithIDs(mediatest.H265(0))
 	ts := append(muxAll(t, a, mediatest.Synth(a, 1, 0, 25, false)), muxAll(t, b, mediatest.Synth(b, 1, 90000, 25, false))...)
-	d := NewDemuxer(bytes.NewReader(ts))
-	for {
-		_, err := d.Read()
-		if errors.Is(err, ErrProgramChanged) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("Read: %v, want ErrProgramChanged", err)
-		}
-	}
+	readUntil(t, NewDemuxer(bytes.NewReader(ts)), ErrProgramChanged)
 }
 
 func TestDemuxOversizePES(t *testing.T) {

@@ -82,10 +82,7 @@ func TestMuxerErrors(t *testing.T) {
 			t.Errorf("%s: NewMuxer error %v, want %v", tc.name, err, tc.is)
 		}
 	}
-	m, err := NewMuxer(io.Discard, mediatest.WithIDs(mediatest.H264(0)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMuxer(t, io.Discard, mediatest.WithIDs(mediatest.H264(0)))
 	if err := m.WriteAccessUnit(&media.AccessUnit{Track: 3, Payload: [][]byte{{1}}}); !errors.Is(err, ErrUnknownTrack) || !errors.Is(err, media.ErrUnknownTrack) {
 		t.Errorf("unit of an unknown track: %v", err)
 	}
@@ -96,11 +93,9 @@ func TestMuxerErrors(t *testing.T) {
 
 func TestMuxerAppendWholePackets(t *testing.T) {
 	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
-	m, err := NewMuxer(io.Discard, tracks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMuxer(t, io.Discard, tracks)
 	var dst []byte
+	var err error
 	for _, au := range mediatest.Synth(tracks, 1, 0, 25, true) {
 		if dst, err = m.AppendAccessUnit(dst[:0], au); err != nil {
 			t.Fatal(err)
@@ -115,10 +110,7 @@ func TestMuxerAppendWholePackets(t *testing.T) {
 func TestMuxerNoAllocs(t *testing.T) {
 	tracks := mediatest.WithIDs(mediatest.H264(0), mediatest.AAC(0))
 	aus := mediatest.Synth(tracks, 2, 0, 25, true)
-	m, err := NewMuxer(io.Discard, tracks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMuxer(t, io.Discard, tracks)
 	for _, au := range aus { // grow the buffers
 		if err := m.WriteAccessUnit(au); err != nil {
 			t.Fatal(err)
@@ -140,10 +132,7 @@ func TestMuxerDiscontinuity(t *testing.T) {
 	jump := *aus[3]
 	jump.Discontinuity, jump.DTS, jump.PTS = true, 50*90000, 50*90000
 	var buf bytes.Buffer
-	m, err := NewMuxer(&buf, tracks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMuxer(t, &buf, tracks)
 	for _, au := range []*media.AccessUnit{aus[0], aus[1], &jump} {
 		buf.Reset()
 		if err := m.WriteAccessUnit(au); err != nil {

@@ -13,17 +13,7 @@ import (
 // readAll returns every unit until the reader's end.
 func readAll(t *testing.T, d *Demuxer) []*media.AccessUnit {
 	t.Helper()
-	var out []*media.AccessUnit
-	for {
-		au, err := d.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("Read after %d units: %v", len(out), err)
-		}
-		out = append(out, au)
-	}
+	return readUntil(t, d, io.EOF)
 }
 
 var roundTripCases = []struct {
@@ -70,18 +60,7 @@ func TestPushMode(t *testing.T) {
 		t.Fatalf("Tracks before any byte: %v, want ErrNeedMore", err)
 	}
 	var got []*media.AccessUnit
-	drain := func() {
-		for {
-			au, err := d.Read()
-			if errors.Is(err, ErrNeedMore) {
-				return
-			}
-			if err != nil {
-				t.Fatalf("Read: %v", err)
-			}
-			got = append(got, au)
-		}
-	}
+	drain := func() { got = append(got, readUntil(t, d, ErrNeedMore)...) }
 	// Datagrams of 7 packets, then odd sizes that split packets.
 	for i, sizes := 0, []int{7 * PacketSize, 1000, 1, 187, 189, 5000}; len(ts) > 0; i++ {
 		n := min(sizes[i%len(sizes)], len(ts))

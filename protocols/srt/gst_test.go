@@ -73,10 +73,7 @@ func TestGStreamerPeers(t *testing.T) {
 				}
 			}
 			pub.stop()
-			if err := stop(); err != nil {
-				t.Fatal(err)
-			}
-			base.Check(t, 15*time.Second)
+			stopAndCheck(t, stop, base)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/tooling"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
@@ -82,6 +84,7 @@ func startProcess(t testing.TB, bin string, args ...string) *ffmpegProc {
 	t.Helper()
 	p := &ffmpegProc{cmd: exec.Command(bin, args...), out: &testutil.SyncBuffer{Max: 64 << 10}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // stop signals the group
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
@@ -101,19 +104,10 @@ func publish(t testing.TB, url string, secs int) *ffmpegProc {
 	return startFFmpeg(t, args...)
 }
 
-// stop ends ffmpeg and waits for it.
+// stop ends ffmpeg (SIGINT, then SIGKILL after 5 s) and waits for it.
 func (p *ffmpegProc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if !p.exited() {
+		tooling.StopGroup(p.cmd.Process.Pid, p.done, syscall.SIGINT, 5*time.Second)
 	}
 }
 
@@ -130,13 +124,25 @@ func (p *ffmpegProc) wait(t testing.TB, d time.Duration) error {
 }
 
 // exited tells whether ffmpeg has exited.
-func (p *ffmpegProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
+func (p *ffmpegProc) exited() bool { return tooling.Closed(p.done) }
+
+// stopAndCheck stops the part under test with stop, failing the test on its error, and checks
+// that its goroutines and descriptors are gone (base).
+func stopAndCheck(t *testing.T, stop func() error, base testutil.Baseline) {
+	t.Helper()
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
+	base.Check(t, 15*time.Second)
+}
+
+// waitReceivers waits until srv has one stream, with n receivers.
+func waitReceivers(t *testing.T, srv *Server, n int, d time.Duration, what string) {
+	t.Helper()
+	testutil.Eventually(t, d, what, func() bool {
+		list := srv.ActiveStreams()
+		return len(list) == 1 && list[0].Receivers == n
+	})
 }
 
 type probeStream struct {

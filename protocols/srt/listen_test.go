@@ -69,8 +69,5 @@ func TestListenerReconnect(t *testing.T) {
 	if got := readerDiscs(); got != 3 {
 		t.Fatalf("reader saw %d discontinuities, want 3", got)
 	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stop, base)
 }

@@ -90,10 +90,7 @@ func TestPullFromServer(t *testing.T) {
 	}
 
 	src.stop()
-	if err := stopSrv(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stopSrv, base)
 }
 
 // TestPullRejected: a server's refusals (wrong passphrase, wrong slug, no such stream) fail the
@@ -118,8 +115,5 @@ func TestPullRejected(t *testing.T) {
 			t.Fatalf("error shows the passphrase: %v", err)
 		}
 	}
-	if err := stopSrv(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stopSrv, base)
 }

@@ -3,9 +3,7 @@ package srt
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,33 +12,15 @@ import (
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
-// sourceTS encodes secs seconds of the test source (a key frame a second) as MPEG-TS.
+// sourceTS encodes secs seconds of the test source (a key frame a second) as MPEG-TS, once per
+// test binary for each length.
 func sourceTS(t *testing.T, secs int) []byte {
 	t.Helper()
-	testutil.RequireFFmpeg(t)
-	path := filepath.Join(t.TempDir(), "src.ts")
-	args := append([]string{"-hide_banner", "-loglevel", "error"}, sourceArgs...)
-	args = append(args, "-t", fmt.Sprint(secs), "-f", "mpegts", path)
-	if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testutil.ReadClip(t, fmt.Sprintf("source-%ds.ts", secs), slices.Concat(sourceArgs, []string{"-t", fmt.Sprint(secs)})...)
 }
 
 // payloads cuts b into SRT payloads of 7 TS packets (the last may be shorter).
-func payloads(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		n := min(len(b), payloadSize)
-		out = append(out, b[:n])
-		b = b[n:]
-	}
-	return out
-}
+func payloads(b []byte) [][]byte { return slices.Collect(slices.Chunk(b, payloadSize)) }
 
 // TestScanFindsKeyFrames: the scan's random access points are exactly the video key frames of
 // the source (one a second), each a PES start on the video PID whose PES holds an IDR slice,
@@ -150,15 +130,9 @@ func TestRelayByteExact(t *testing.T) {
 		t.Fatalf("ActiveStreams %+v, want one stream with one receiver", list)
 	}
 	_ = recv.Close()
-	testutil.Eventually(t, 10*time.Second, "the receiver to be gone", func() bool {
-		list := srv.ActiveStreams()
-		return len(list) == 1 && list[0].Receivers == 0
-	})
+	waitReceivers(t, srv, 0, 10*time.Second, "the receiver to be gone")
 	_ = pub2.Close()
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stop, base)
 }
 
 // readUntilQuiet reads c until nothing came for quiet (or the connection ends).
@@ -259,10 +233,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	for i := range conns {
 		conns[i] = dial("receiver/studio/cam1", 10*time.Second, 32*payloadSize)
 	}
-	testutil.Eventually(t, 10*time.Second, "every receiver to join", func() bool {
-		list := srv.ActiveStreams()
-		return len(list) == 1 && list[0].Receivers == receivers
-	})
+	waitReceivers(t, srv, receivers, 10*time.Second, "every receiver to join")
 	// Each server connection sent the receiver's window and holds the rest of the GOP.
 	held := gop - 32
 	var joined link.BufferStats
@@ -291,10 +262,7 @@ func TestRelaySharesPayloads(t *testing.T) {
 	for _, c := range conns {
 		_ = c.Close()
 	}
-	testutil.Eventually(t, 10*time.Second, "the receivers to be gone", func() bool {
-		list := srv.ActiveStreams()
-		return len(list) == 1 && list[0].Receivers == 0
-	})
+	waitReceivers(t, srv, 0, 10*time.Second, "the receivers to be gone")
 	_ = pub.Close()
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -77,10 +77,7 @@ func TestSendCaller(t *testing.T) {
 	if !errors.Is(sendErr, ErrPeerClosed) {
 		t.Fatalf("Send after the peer left: %v, want ErrPeerClosed", sendErr)
 	}
-	if err := stopSource(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stopSource, base)
 }
 
 // TestSendListener waits for ffmpeg to call (random datagrams come first) and records 3 s.
@@ -110,8 +107,5 @@ func TestSendListener(t *testing.T) {
 	if err := stopSend(); !errors.Is(err, ErrPeerClosed) {
 		t.Fatalf("Send after the caller left: %v, want ErrPeerClosed", err)
 	}
-	if err := stopSource(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stopSource, base)
 }

@@ -77,10 +77,7 @@ func TestServerPublishReceive(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.ts")
 	recv := startFFmpeg(t, "-i", fmt.Sprintf("srt://127.0.0.1:%d?streamid=receiver/studio/cam1", port),
 		"-t", "5", "-c", "copy", out)
-	testutil.Eventually(t, 20*time.Second, "one receiver in ActiveStreams", func() bool {
-		list := srv.ActiveStreams()
-		return len(list) == 1 && list[0].Receivers == 1
-	})
+	waitReceivers(t, srv, 1, 20*time.Second, "one receiver in ActiveStreams")
 	list := srv.ActiveStreams()
 	info := list[0]
 	t.Logf("active stream: %+v", info)
@@ -98,19 +95,13 @@ func TestServerPublishReceive(t *testing.T) {
 		t.Fatalf("receiver: %v\n%s", err, recv.out.String())
 	}
 	requireH264AAC(t, out)
-	testutil.Eventually(t, 15*time.Second, "the receiver to leave", func() bool {
-		list := srv.ActiveStreams()
-		return len(list) == 1 && list[0].Receivers == 0
-	})
+	waitReceivers(t, srv, 0, 15*time.Second, "the receiver to leave")
 
 	pub.stop()
 	testutil.Eventually(t, 15*time.Second, "the publisher to leave", func() bool {
 		return len(srv.ActiveStreams()) == 0 && !s.Publishing()
 	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stop, base)
 }
 
 // TestServerPassphrase: the right passphrase publishes, a wrong one or none is refused.
@@ -136,10 +127,7 @@ func TestServerPassphrase(t *testing.T) {
 	s := publishing(t, reg, "right", good)
 	requireTracks(t, s.Tracks())
 	good.stop()
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stop, base)
 }
 
 // TestServerRandomBytes sends 2 MB of random datagrams to the server's port, and random bytes
@@ -173,10 +161,7 @@ func TestServerRandomBytes(t *testing.T) {
 		t.Fatal("random bytes produced tracks")
 	}
 	p.stop()
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	base.Check(t, 15*time.Second)
+	stopAndCheck(t, stop, base)
 }
 
 // sendRandomDatagrams sends n bytes of random UDP datagrams (up to 1500 bytes each) to the

@@ -2,6 +2,7 @@ package srt
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -50,19 +51,7 @@ var streamIDCases = []struct {
 func TestParseStreamID(t *testing.T) {
 	for _, c := range streamIDCases {
 		got, err := ParseStreamID(c.id, c.pubPrefix, c.recvPrefix)
-		if c.ok != (err == nil) {
-			t.Errorf("ParseStreamID(%q): error %v, want ok=%v", c.id, err, c.ok)
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, ErrInvalidStreamID) {
-				t.Errorf("ParseStreamID(%q): error %v does not wrap ErrInvalidStreamID", c.id, err)
-			}
-			continue
-		}
-		if got != c.want {
-			t.Errorf("ParseStreamID(%q) = %+v, want %+v", c.id, got, c.want)
-		}
+		checkParsed(t, fmt.Sprintf("ParseStreamID(%q)", c.id), got, c.want, err, c.ok, ErrInvalidStreamID)
 	}
 }
 

@@ -2,6 +2,7 @@ package srt
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,21 +56,9 @@ var urlCases = []struct {
 func TestParseURL(t *testing.T) {
 	for _, c := range urlCases {
 		got, err := ParseURL(c.raw)
-		if c.ok != (err == nil) {
-			t.Errorf("ParseURL(%q): error %v, want ok=%v", c.raw, err, c.ok)
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, ErrInvalidURL) {
-				t.Errorf("ParseURL(%q): error %v does not wrap ErrInvalidURL", c.raw, err)
-			}
-			if strings.Contains(err.Error(), "0123456789") {
-				t.Errorf("ParseURL(%q): error shows the passphrase", c.raw)
-			}
-			continue
-		}
-		if got != c.want {
-			t.Errorf("ParseURL(%q) = %+v, want %+v", c.raw, got, c.want)
+		call := fmt.Sprintf("ParseURL(%q)", c.raw)
+		if checkParsed(t, call, got, c.want, err, c.ok, ErrInvalidURL) && strings.Contains(err.Error(), "0123456789") {
+			t.Errorf("%s: error shows the passphrase", call)
 		}
 	}
 }

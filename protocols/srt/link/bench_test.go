@@ -167,21 +167,8 @@ func BenchmarkSendShared(b *testing.B) {
 // loopback, paced at 50 MB/s, with the real socket loops (recvmmsg, sendmmsg) and every ACK:
 // allocations per message in the whole process.
 func BenchmarkLoopback(b *testing.B) {
-	ln, err := Listen("127.0.0.1:0", Config{Latency: time.Millisecond, Log: discardLog()}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	ctx := context.Background()
-	c, err := Dial(ctx, ln.Addr().String(), Config{Latency: time.Millisecond, MaxBW: 50_000_000, Log: discardLog()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	s, _, err := ln.Accept(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ln := listen(b, Config{Latency: time.Millisecond, Log: discardLog()}, nil)
+	c, s := dialAccepted(context.Background(), b, ln, Config{Latency: time.Millisecond, MaxBW: 50_000_000, Log: discardLog()})
 	payload := make([]byte, DefaultPayloadSize)
 	buf := make([]byte, 2048)
 	// Warm the pools and buffers up.

@@ -26,14 +26,7 @@ func TestSegmentedSends(t *testing.T) {
 	for _, gso := range []bool{true, false} {
 		name := map[bool]string{true: "segmented", false: "one-by-one"}[gso]
 		t.Run(name, func(t *testing.T) {
-			sc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := newUDPTransport(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := loopbackTransport(t)
 			defer tr.close()
 			w := tr.wr.(*mmsgWriter)
 			if gso && !w.gso.Load() {
@@ -44,11 +37,7 @@ func TestSegmentedSends(t *testing.T) {
 			var rcv [2]*net.UDPConn
 			var addrs [2]netip.AddrPort
 			for i := range rcv {
-				rcv[i], err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rcv[i].Close()
+				rcv[i] = loopbackUDP(t)
 				_ = rcv[i].SetReadBuffer(8 << 20)
 				addrs[i] = rcv[i].LocalAddr().(*net.UDPAddr).AddrPort()
 			}

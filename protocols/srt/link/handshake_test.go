@@ -14,7 +14,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-func listen(t *testing.T, cfg Config, decide func(*Request) Reject) *Listener {
+// listen listens on a free loopback port with cfg and decide; the listener is closed when the
+// test ends.
+func listen(t testing.TB, cfg Config, decide func(*Request) Reject) *Listener {
 	t.Helper()
 	ln, err := Listen("127.0.0.1:0", cfg, decide)
 	if err != nil {
@@ -207,21 +209,10 @@ func TestPeerIdleTimeout(t *testing.T) {
 }
 
 func TestListenerCloseEndsConnections(t *testing.T) {
-	ln, err := Listen("127.0.0.1:0", Config{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listen(t, Config{}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	caller, err := Dial(ctx, ln.Addr().String(), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer caller.Close()
-	c, _, err := ln.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	caller, c := dialAccepted(ctx, t, ln, Config{})
 	ln.Close()
 	ln.Close()
 	if _, err := c.Read(make([]byte, 1500)); !errors.Is(err, ErrClosed) {

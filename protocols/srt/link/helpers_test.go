@@ -9,18 +9,20 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/tooling"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	testutil.RemoveClips()
 	if relayDir != "" {
 		_ = os.RemoveAll(relayDir)
 	}
@@ -122,59 +124,23 @@ func (s *slt) stderr() string {
 	return s.errb.String()
 }
 
+// stop interrupts srt-live-transmit (its process group: childAttr makes one) and kills it
+// when it has not ended within 3 s.
 func (s *slt) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(3 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
+	if !tooling.Closed(s.done) {
+		tooling.StopGroup(s.cmd.Process.Pid, s.done, syscall.SIGINT, 3*time.Second)
 	}
 }
-
-var (
-	clipOnce sync.Once
-	clipData []byte
-	clipErr  error
-)
 
 // testClip returns a 4-second MPEG-TS clip made by ffmpeg (lavfi test pattern and sine,
 // 1.5 Mbit/s), made once per test binary.
 func testClip(t testing.TB) []byte {
 	t.Helper()
-	testutil.RequireFFmpeg(t)
-	clipOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "srtlink")
-		if err != nil {
-			clipErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		p := filepath.Join(dir, "clip.ts")
-		testutil.MakeClip(t, p, 4, 1500)
-		clipData, clipErr = os.ReadFile(p)
-	})
-	if clipErr != nil {
-		t.Fatal(clipErr)
-	}
-	return clipData
+	return testutil.ReadClip(t, "clip.ts", slices.Concat(testutil.Pattern{}.Args(), []string{"-t", "4"}, testutil.Encode(1500))...)
 }
 
 // chunks cuts b into SRT payloads of 1316 bytes (the last may be shorter).
-func chunks(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		n := min(len(b), DefaultPayloadSize)
-		out = append(out, b[:n])
-		b = b[n:]
-	}
-	return out
-}
+func chunks(b []byte) [][]byte { return slices.Collect(slices.Chunk(b, DefaultPayloadSize)) }
 
 // pace calls send for each chunk at bitrate bits per second, on a schedule (no drift).
 func pace(ctx context.Context, cs [][]byte, bitrate int, send func([]byte) error) error {
@@ -299,6 +265,17 @@ func waitBytes(t testing.TB, s *slt, n int, d time.Duration) []byte {
 }
 
 func udpPort(t testing.TB) int { return testutil.FreePort(t) }
+
+// loopbackUDP returns a UDP socket on a free loopback port, closed when the test ends.
+func loopbackUDP(t testing.TB) *net.UDPConn {
+	t.Helper()
+	pc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	return pc
+}
 
 func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
 

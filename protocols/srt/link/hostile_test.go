@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -222,10 +221,7 @@ func TestHostileListenerAnswers(t *testing.T) {
 		},
 		"garbage": func(req wire.Handshake) []byte { return []byte{0x80, 0, 0, 0, 1, 2, 3} },
 	} {
-		pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pc := loopbackUDP(t)
 		go func() {
 			buf := make([]byte, 1500)
 			for {
@@ -253,7 +249,7 @@ func TestHostileListenerAnswers(t *testing.T) {
 				}
 			}
 		}()
-		_, err = Dial(context.Background(), pc.LocalAddr().String(), Config{ConnectTimeout: 700 * time.Millisecond})
+		_, err := Dial(context.Background(), pc.LocalAddr().String(), Config{ConnectTimeout: 700 * time.Millisecond})
 		if !errors.Is(err, ErrConnectTimeout) && !errors.Is(err, ErrProtocol) {
 			t.Errorf("%s: Dial: %v", name, err)
 		}

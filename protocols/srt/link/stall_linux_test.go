@@ -47,6 +47,16 @@ func (g *gatedTransport) open() {
 	g.once.Do(func() { close(g.resume) })
 }
 
+// loopbackTransport returns the socket loops (recvmmsg, sendmmsg) over a loopbackUDP socket.
+func loopbackTransport(t *testing.T) *udpTransport {
+	t.Helper()
+	tr, err := newUDPTransport(loopbackUDP(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 // TestTooLateWaitsForStalledReadLoop: a packet is lost, its retransmission arrives in time
 // but the process is stalled and its read loop has not read it yet when the packet after it
 // is due. Read must not give the lost packet up while the socket still holds what may be it:
@@ -57,15 +67,7 @@ func TestTooLateWaitsForStalledReadLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp, err := newUDPTransport(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gatedTransport{transport: udp, blocked: make(chan struct{}, 1), resume: make(chan struct{})}
+	g := &gatedTransport{transport: loopbackTransport(t), blocked: make(chan struct{}, 1), resume: make(chan struct{})}
 	l := newListener(g, rc, nil)
 	l.m.start()
 	t.Cleanup(func() { _ = l.Close() })
@@ -155,11 +157,7 @@ func TestTooLateWaitsForStalledReadLoop(t *testing.T) {
 // waits for data but a datagram came that it has not read (the process was not scheduled);
 // not once it found the socket empty and nothing came since.
 func TestLaggingSeesQueuedDatagram(t *testing.T) {
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	pc := loopbackUDP(t)
 	br, err := newBatchReader(pc)
 	if err != nil {
 		t.Fatal(err)

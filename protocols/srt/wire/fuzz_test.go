@@ -53,13 +53,9 @@ func FuzzParseData(f *testing.F) {
 func FuzzParseControl(f *testing.F) {
 	addCrafted(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var c Control
-		if err := ParseControl(b, &c); err != nil {
+		c, back, ok := reparse(t, b, ParseControl, AppendControl)
+		if !ok {
 			return
-		}
-		var back Control
-		if err := ParseControl(AppendControl(nil, &c), &back); err != nil {
-			t.Fatal(err)
 		}
 		if back.Type != c.Type || back.Subtype != c.Subtype || back.Info != c.Info || back.Timestamp != c.Timestamp ||
 			back.DestSocket != c.DestSocket || !bytes.Equal(back.CIF, c.CIF) {
@@ -68,24 +64,32 @@ func FuzzParseControl(f *testing.F) {
 	})
 }
 
-func FuzzParseHandshake(f *testing.F) {
+func FuzzParseHandshake(f *testing.F) { fuzzCIF(f, checkHandshake) }
+
+func FuzzParseACK(f *testing.F) { fuzzCIF(f, checkACK) }
+
+func FuzzNAKReader(f *testing.F) { fuzzCIF(f, fuzzNAK) }
+
+func FuzzParseDropReq(f *testing.F) { fuzzCIF(f, checkDropReq) }
+
+// fuzzCIF fuzzes check, a check of a control packet's body, from the crafted seeds on.
+func fuzzCIF(f *testing.F, check func(t *testing.T, cif []byte)) {
 	addCrafted(f)
-	f.Fuzz(func(t *testing.T, b []byte) { checkHandshake(t, cifOf(b)) })
+	f.Fuzz(func(t *testing.T, b []byte) { check(t, cifOf(b)) })
 }
 
-func FuzzParseACK(f *testing.F) {
-	addCrafted(f)
-	f.Fuzz(func(t *testing.T, b []byte) { checkACK(t, cifOf(b)) })
-}
-
-func FuzzNAKReader(f *testing.F) {
-	addCrafted(f)
-	f.Fuzz(func(t *testing.T, b []byte) { fuzzNAK(t, cifOf(b)) })
-}
-
-func FuzzParseDropReq(f *testing.F) {
-	addCrafted(f)
-	f.Fuzz(func(t *testing.T, b []byte) { checkDropReq(t, cifOf(b)) })
+// reparse parses b with parse; it reports false when b does not parse (rejecting is fine).
+// Otherwise it writes what parsed with appendTo and parses that again, failing the test when
+// it does not parse, and returns both values for the caller to compare.
+func reparse[T any](t *testing.T, b []byte, parse func([]byte, *T) error, appendTo func([]byte, *T) []byte) (v, back T, ok bool) {
+	t.Helper()
+	if parse(b, &v) != nil {
+		return v, back, false
+	}
+	if err := parse(appendTo(nil, &v), &back); err != nil {
+		t.Fatalf("written %T does not parse: %v", v, err)
+	}
+	return v, back, true
 }
 
 // cifOf returns what follows the header of a datagram (the seeds are whole datagrams).
@@ -97,13 +101,9 @@ func cifOf(b []byte) []byte {
 }
 
 func checkData(t *testing.T, b []byte) {
-	var d Data
-	if err := ParseData(b, &d); err != nil {
+	d, back, ok := reparse(t, b, ParseData, AppendData)
+	if !ok {
 		return
-	}
-	var back Data
-	if err := ParseData(AppendData(nil, &d), &back); err != nil {
-		t.Fatal(err)
 	}
 	if back.Seq != d.Seq || back.Position != d.Position || back.InOrder != d.InOrder || back.Key != d.Key ||
 		back.Retransmitted != d.Retransmitted || back.MsgNo != d.MsgNo || back.Timestamp != d.Timestamp ||
@@ -113,16 +113,12 @@ func checkData(t *testing.T, b []byte) {
 }
 
 func checkHandshake(t *testing.T, cif []byte) {
-	var h Handshake
-	if err := ParseHandshake(cif, &h); err != nil {
+	h, back, ok := reparse(t, cif, ParseHandshake, AppendHandshake)
+	if !ok {
 		return
 	}
 	if len(h.KM) > MaxKM || len(h.StreamID()) > MaxStreamID || len(h.Congestion()) > MaxCongestion {
 		t.Fatalf("cap exceeded: km %d sid %d", len(h.KM), len(h.StreamID()))
-	}
-	var back Handshake
-	if err := ParseHandshake(AppendHandshake(nil, &h), &back); err != nil {
-		t.Fatalf("written handshake does not parse: %v", err)
 	}
 	km := h.KM
 	if len(km)%4 != 0 {
@@ -148,13 +144,8 @@ func trimNUL(s string) string {
 }
 
 func checkACK(t *testing.T, cif []byte) {
-	var a ACK
-	if err := ParseACK(cif, &a); err != nil {
-		return
-	}
-	var back ACK
-	if err := ParseACK(AppendACK(nil, &a), &back); err != nil || back != a {
-		t.Fatalf("round trip %+v != %+v (%v)", back, a, err)
+	if a, back, ok := reparse(t, cif, ParseACK, AppendACK); ok && back != a {
+		t.Fatalf("round trip %+v != %+v", back, a)
 	}
 }
 
@@ -185,12 +176,7 @@ func fuzzNAK(t *testing.T, cif []byte) {
 }
 
 func checkDropReq(t *testing.T, cif []byte) {
-	var d DropReq
-	if err := ParseDropReq(cif, &d); err != nil {
-		return
-	}
-	var back DropReq
-	if err := ParseDropReq(AppendDropReq(nil, &d), &back); err != nil || back != d {
-		t.Fatalf("round trip %+v != %+v (%v)", back, d, err)
+	if d, back, ok := reparse(t, cif, ParseDropReq, AppendDropReq); ok && back != d {
+		t.Fatalf("round trip %+v != %+v", back, d)
 	}
 }
