@@ -102,10 +102,9 @@ func New(o Options) *Player {
 		watch: o.Site.Watch(console.Player{ID: o.ID, Name: o.Name,
 			InitialLiveManifestSize: o.InitialSegments, LiveSyncDurationCount: o.LiveSyncCount,
 			LowLatency: o.LowLatency}),
-		assets: o.Site.Assets(),
-		hls:    hls.New(hlsStore, hls.Options{Live: o.live(o.HLS), PartTarget: partTarget}),
-		dash: dash.New(dashStore, dash.Options{Live: o.live(o.DASH),
-			PartTarget: dashPartTarget(dashStore == hlsStore, partTarget)}),
+		assets:     o.Site.Assets(),
+		hls:        hls.New(hlsStore, hls.Options{Live: o.live(o.HLS, partTarget)}),
+		dash:       dash.New(dashStore, dash.Options{Live: o.live(o.DASH, dashPartTarget(dashStore == hlsStore, partTarget))}),
 		hlsStore:   hlsStore,
 		stores:     stores,
 		targets:    targets,
@@ -113,10 +112,11 @@ func New(o Options) *Player {
 	}
 }
 
-// live is the settings of the format f's handler that HLS and DASH share.
-func (o Options) live(f Format) segment.Live {
+// live is the settings of the format f's handler that HLS and DASH share, low-latency with
+// parts of part (0: classic).
+func (o Options) live(f Format, part time.Duration) segment.Live {
 	return segment.Live{ID: o.ID, InitialSegments: o.InitialSegments, LiveSyncCount: o.LiveSyncCount,
-		FragmentSize: f.FragmentSize, Window: f.Window}
+		FragmentSize: f.FragmentSize, Window: f.Window, PartTarget: part}
 }
 
 // dashPartTarget is the DASH handler's PartTarget: the player's part duration when DASH

@@ -23,7 +23,7 @@ func TestManifestCache(t *testing.T) {
 		{2 * time.Second, 500 * time.Millisecond, "no-cache"},
 		{4 * time.Second, time.Second, "public, max-age=1, s-maxage=1"},
 	} {
-		f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", FragmentSize: tc.fragment}, PartTarget: tc.part})
+		f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", FragmentSize: tc.fragment, PartTarget: tc.part}})
 		f.Feed(t, 10*time.Second)
 		res, body := f.Get(t, http.MethodGet, "index.mpd")
 		if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != tc.want {

@@ -40,28 +40,18 @@ const (
 
 // Options configure a Handler; they are the player's DASH settings.
 type Options struct {
-	// Live is the player's settings the HLS and DASH handlers share; FragmentSize and
-	// Window are the DASH ones.
+	// Live is the player's settings the HLS and DASH handlers share; FragmentSize,
+	// Window and PartTarget are the DASH ones. WaitTimeout bounds a low-latency segment
+	// request (the wait for it to start and its streaming); MaxWaiting is DASH's own cap,
+	// apart from HLS's.
 	segment.Live
 	// Now is the clock of the time endpoint. Default time.Now.
 	Now func() time.Time
-	// PartTarget, when set, marks the manifest for low-latency players (LL-DASH, see
-	// lowlatency.go): the player's part duration. Default 0: the classic manifest.
-	PartTarget time.Duration
-	// StreamTimeout bounds a low-latency segment request: the wait for a segment about to
-	// start plus the streaming of it. Default three fragment sizes.
-	StreamTimeout time.Duration
-	// MaxStreams caps the low-latency segment requests waiting or streaming at once on this
-	// handler (its own cap, apart from HLS's blocked requests); one more is answered 503 at
-	// once. Default 256.
-	MaxStreams int
 }
 
 func (o Options) withDefaults() Options {
 	o.Live = o.WithDefaults()
 	opt.Clock(&o.Now)
-	opt.Positive(&o.StreamTimeout, 3*o.FragmentSize)
-	opt.Positive(&o.MaxStreams, 256)
 	return o
 }
 

@@ -64,7 +64,7 @@ func (h *Handler) appendAvailability(b []byte) []byte {
 // partial segments made so far, then those of each new one as the store publishes it, ending
 // when the segment is complete. A request for the segment right after the newest one (not
 // started yet) waits for it to start, like a blocking preload. Both count against
-// Options.MaxStreams (503 beyond) and end after Options.StreamTimeout: a wait with 503, a
+// Options.MaxWaiting (503 beyond) and end after Options.WaitTimeout: a wait with 503, a
 // stream by aborting the response (the body is then incomplete, as when the publisher goes).
 // The request's own goroutine does the writing: no goroutine per part.
 
@@ -119,14 +119,14 @@ func find(win *segment.Window, num int64, track int, t int64) (s *segment.Segmen
 
 // serveStream streams the track's segment of timeline num starting at t as it is written.
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, num int64, track int, t int64) {
-	if h.streams.Add(1) > int64(h.opts.MaxStreams) {
+	if h.streams.Add(1) > int64(h.opts.MaxWaiting) {
 		h.streams.Add(-1)
 		w.Header().Set("Retry-After", "1")
-		http.Error(w, "too many low-latency segment requests (at most "+strconv.Itoa(h.opts.MaxStreams)+")", http.StatusServiceUnavailable)
+		http.Error(w, "too many low-latency segment requests (at most "+strconv.Itoa(h.opts.MaxWaiting)+")", http.StatusServiceUnavailable)
 		return
 	}
 	defer h.streams.Add(-1)
-	timer := time.NewTimer(h.opts.StreamTimeout)
+	timer := time.NewTimer(h.opts.WaitTimeout)
 	defer timer.Stop()
 	rc := http.NewResponseController(w)
 	sent := 0 // pieces of TrackData written
@@ -175,7 +175,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, num int64,
 				panic(http.ErrAbortHandler)
 			}
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, "segment at "+strconv.FormatInt(t, 10)+" did not start within "+h.opts.StreamTimeout.String(), http.StatusServiceUnavailable)
+			http.Error(w, "segment at "+strconv.FormatInt(t, 10)+" did not start within "+h.opts.WaitTimeout.String(), http.StatusServiceUnavailable)
 			return
 		case <-r.Context().Done():
 			return

@@ -37,7 +37,7 @@ func TestLowLatencyManifest(t *testing.T) {
 		name string
 		part time.Duration
 	}{{"classic", 0}, {"low-latency", 250 * time.Millisecond}} {
-		f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", FragmentSize: 2 * time.Second, Window: 30 * time.Second}, PartTarget: tc.part})
+		f := newFixture(t, dash.Options{Live: segment.Live{ID: "p1", FragmentSize: 2 * time.Second, Window: 30 * time.Second, PartTarget: tc.part}})
 		f.Feed(t, 8500*time.Millisecond)
 		body := f.GetOK(t, "index.mpd")
 		full := parseMPD(t, body) // still a valid MPD

@@ -92,7 +92,7 @@ func TestStreamSegmentInProgress(t *testing.T) {
 
 func TestStreamCap(t *testing.T) {
 	t.Parallel()
-	st, _, _, srv := llFixture(t, dash.Options{Live: segment.Live{ID: "ll"}, MaxStreams: 1, StreamTimeout: 2 * time.Second})
+	st, _, _, srv := llFixture(t, dash.Options{Live: segment.Live{ID: "ll", MaxWaiting: 1, WaitTimeout: 2 * time.Second}})
 	name, _, _ := openName(t, st)
 	first := get(t, srv, name)
 	defer first.Body.Close()

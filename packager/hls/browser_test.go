@@ -31,7 +31,7 @@ func TestHLSJSLowLatency(t *testing.T) {
 	browser.Require(t)
 	st := segment.NewStore(segment.StoreOptions{Window: 20 * time.Second, Target: time.Second})
 	sg := segment.NewSegmenter(st, segment.SegmenterOptions{Target: time.Second, PartTarget: 333 * time.Millisecond, Log: segtest.Quiet})
-	h := hls.New(st, hls.Options{Live: segment.Live{ID: "ll", FragmentSize: time.Second, Window: 20 * time.Second}, PartTarget: 333 * time.Millisecond})
+	h := hls.New(st, hls.Options{Live: segment.Live{ID: "ll", FragmentSize: time.Second, Window: 20 * time.Second, PartTarget: 333 * time.Millisecond}})
 	var parts, blocking, skips atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch q := r.URL.Query(); {

@@ -54,7 +54,7 @@ func TestCacheHeadersClassic(t *testing.T) {
 		{6 * time.Second, "public, max-age=3, s-maxage=3"},
 		{10 * time.Second, "public, max-age=5, s-maxage=5"},
 	} {
-		f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", FragmentSize: tc.fragment}, BlockTimeout: 20 * time.Millisecond})
+		f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", FragmentSize: tc.fragment, WaitTimeout: 20 * time.Millisecond}})
 		f.Feed(t, 10*time.Second)
 		res, body := f.Get(t, http.MethodGet, "index.m3u8")
 		if res.StatusCode != http.StatusOK {

@@ -14,7 +14,7 @@ import (
 // FuzzServe requests arbitrary file names and playlist queries (both come from the network):
 // the handler answers 200, 206, 304, 400, 404 or 416, and never panics.
 func FuzzServe(f *testing.F) {
-	fx := newFixture(f, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}, BlockTimeout: time.Millisecond})
+	fx := newFixture(f, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1, WaitTimeout: time.Millisecond}})
 	if err := fx.Src.Feed(fx.Seg, 6500*time.Millisecond); err != nil {
 		f.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func fuzzGet(t *testing.T, h http.Handler, name, query, rng string) int {
 // FuzzServeLowLatency does the same on a low-latency player, with part names and the
 // _HLS_msn, _HLS_part and _HLS_skip queries; a wait that times out answers 503.
 func FuzzServeLowLatency(f *testing.F) {
-	fx := newLowLatencyFixture(f, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}, BlockTimeout: time.Millisecond})
+	fx := newLowLatencyFixture(f, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1, WaitTimeout: time.Millisecond}})
 	if err := fx.Src.Feed(fx.Seg, 6500*time.Millisecond); err != nil {
 		f.Fatal(err)
 	}

@@ -31,7 +31,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/packager/segment"
 )
 
@@ -47,20 +46,10 @@ const playlistName = "index.m3u8"
 
 // Options configure a Handler; they are the player's HLS settings.
 type Options struct {
-	// Live is the player's settings the HLS and DASH handlers share; FragmentSize and
-	// Window are the HLS ones.
+	// Live is the player's settings the HLS and DASH handlers share; FragmentSize,
+	// Window and PartTarget are the HLS ones. MaxWaiting counts the blocked playlist
+	// requests and the waits for a partial segment alike.
 	segment.Live
-	// BlockTimeout bounds how long a playlist request with _HLS_msn waits for that segment.
-	// Default three fragment sizes.
-	BlockTimeout time.Duration
-	// MaxBlocked caps the playlist requests blocked at once on this handler; one more is
-	// answered 503 at once, so that clients cannot pile up waiting goroutines. Default 256.
-	// Waits for a partial segment (low-latency) count against the same cap.
-	MaxBlocked int
-	// PartTarget, when set, serves the low-latency playlist (LL-HLS, see lowlatency.go): the
-	// store's segmenter must cut partial segments of this target (part_duration_ms). A
-	// blocking reload that times out is then answered 503. Default 0: the classic playlist.
-	PartTarget time.Duration
 }
 
 // aheadLimit is how far past the newest segment a blocking reload may ask: further is a 400
@@ -69,8 +58,6 @@ const aheadLimit = 2
 
 func (o Options) withDefaults() Options {
 	o.Live = o.WithDefaults()
-	opt.Positive(&o.BlockTimeout, 3*o.FragmentSize)
-	opt.Positive(&o.MaxBlocked, 256)
 	return o
 }
 
@@ -179,10 +166,10 @@ func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if n > newest {
-			if h.blocked.Add(1) > int64(h.opts.MaxBlocked) {
+			if h.blocked.Add(1) > int64(h.opts.MaxWaiting) {
 				h.blocked.Add(-1)
 				w.Header().Set("Retry-After", "1")
-				http.Error(w, "too many blocked playlist requests (at most "+strconv.Itoa(h.opts.MaxBlocked)+")", http.StatusServiceUnavailable)
+				http.Error(w, "too many blocked playlist requests (at most "+strconv.Itoa(h.opts.MaxWaiting)+")", http.StatusServiceUnavailable)
 				return
 			}
 			win = h.waitFor(r.Context(), n)
@@ -209,7 +196,7 @@ func (h *Handler) servePlaylist(w http.ResponseWriter, r *http.Request) {
 // waitFor waits until segment n exists, the block timeout passes or ctx ends, and returns the
 // snapshot then.
 func (h *Handler) waitFor(ctx context.Context, n int64) *segment.Window {
-	timer := time.NewTimer(h.opts.BlockTimeout)
+	timer := time.NewTimer(h.opts.WaitTimeout)
 	defer timer.Stop()
 	for {
 		wait := h.st.Wait()

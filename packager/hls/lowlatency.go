@@ -20,8 +20,8 @@ import (
 // (EXT-X-PRELOAD-HINT), and answers blocking reloads (_HLS_msn, _HLS_part) the moment the
 // part exists. Partial segments are served as part_<store>_<seq>_<index>.m4s; a request for
 // one that does not exist yet but is about to (the hinted one, or the few after it) waits
-// for it. Both kinds of waits count against Options.MaxBlocked, and both give up after
-// Options.BlockTimeout with 503.
+// for it. Both kinds of waits count against Options.MaxWaiting, and both give up after
+// Options.WaitTimeout with 503.
 
 // partPrefix starts the file names of partial segments.
 const partPrefix = "part_"
@@ -119,7 +119,7 @@ func (h *Handler) serveLowLatencyPlaylist(w http.ResponseWriter, r *http.Request
 			if !reached {
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, "segment "+strconv.FormatInt(msn, 10)+" part "+strconv.Itoa(part)+" not ready after "+
-					h.opts.BlockTimeout.String(), http.StatusServiceUnavailable)
+					h.opts.WaitTimeout.String(), http.StatusServiceUnavailable)
 				return
 			}
 		}
@@ -153,19 +153,19 @@ func (h *Handler) serveLowLatencyPlaylist(w http.ResponseWriter, r *http.Request
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(c.body))
 }
 
-// block waits, holding one of the MaxBlocked places, until done holds for a snapshot, the
+// block waits, holding one of the MaxWaiting places, until done holds for a snapshot, the
 // block timeout passes or the client goes. It returns the snapshot then and whether done
 // held; ok is false when nothing more should be written: the cap was full (a 503 was
 // written) or the client went.
 func (h *Handler) block(w http.ResponseWriter, ctx context.Context, done func(*segment.Window) bool) (win *segment.Window, reached, ok bool) {
-	if h.blocked.Add(1) > int64(h.opts.MaxBlocked) {
+	if h.blocked.Add(1) > int64(h.opts.MaxWaiting) {
 		h.blocked.Add(-1)
 		w.Header().Set("Retry-After", "1")
-		http.Error(w, "too many blocked requests (at most "+strconv.Itoa(h.opts.MaxBlocked)+")", http.StatusServiceUnavailable)
+		http.Error(w, "too many blocked requests (at most "+strconv.Itoa(h.opts.MaxWaiting)+")", http.StatusServiceUnavailable)
 		return nil, false, false
 	}
 	defer h.blocked.Add(-1)
-	timer := time.NewTimer(h.opts.BlockTimeout)
+	timer := time.NewTimer(h.opts.WaitTimeout)
 	defer timer.Stop()
 	for {
 		wait := h.st.Wait()
@@ -249,7 +249,7 @@ func (h *Handler) servePartial(w http.ResponseWriter, r *http.Request, name stri
 				return
 			}
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, "partial segment "+name+" not ready after "+h.opts.BlockTimeout.String(), http.StatusServiceUnavailable)
+			http.Error(w, "partial segment "+name+" not ready after "+h.opts.WaitTimeout.String(), http.StatusServiceUnavailable)
 			return
 		}
 	}

@@ -35,7 +35,7 @@ func feedToParts(t *testing.T, f *fixture, d time.Duration, n int) {
 // then until the segment in progress has n parts; it returns that segment's sequence number.
 func newPartsFixture(t *testing.T, blockTimeout time.Duration, n int) (*fixture, int64) {
 	t.Helper()
-	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: blockTimeout})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second, WaitTimeout: blockTimeout}})
 	feedToParts(t, f, 4*time.Second, n)
 	return f, f.Store.Snapshot().Open.Seq
 }
@@ -275,7 +275,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 	}
 
 	// Timeout: 503.
-	g := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, BlockTimeout: 200 * time.Millisecond})
+	g := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second, WaitTimeout: 200 * time.Millisecond}})
 	g.Feed(t, 3500*time.Millisecond)
 	o := g.Store.Snapshot().Open
 	res, body := g.Get(t, http.MethodGet, "index.m3u8?_HLS_msn="+itoa(o.Seq)+"&_HLS_part="+strconv.Itoa(len(o.Partials)))
@@ -286,10 +286,10 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 
 // TestLowLatencyPreload: a request for the hinted part waits until it exists and then gets
 // its bytes; a part that will not be made soon is 404 at once; waiting requests count
-// against MaxBlocked, the one over it 503 at once; the classic handler serves no part.
+// against MaxWaiting, the one over it 503 at once; the classic handler serves no part.
 func TestLowLatencyPreload(t *testing.T) {
 	t.Parallel()
-	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second}, MaxBlocked: 1, BlockTimeout: 30 * time.Second})
+	f := newLowLatencyFixture(t, hls.Options{Live: segment.Live{ID: "p1", Window: 10 * time.Second, MaxWaiting: 1, WaitTimeout: 30 * time.Second}})
 	feedToParts(t, f, 3*time.Second, 1)
 	o := f.Store.Snapshot().Open
 	hint := attr(lines(f.GetOK(t, "index.m3u8"), "#EXT-X-PRELOAD-HINT:")[0], "URI")

@@ -142,7 +142,7 @@ func TestTracksChange(t *testing.T) {
 
 // TestBlockingReload: a playlist request for a segment not yet made waits for it.
 func TestBlockingReload(t *testing.T) {
-	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}, BlockTimeout: time.Minute})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1, WaitTimeout: time.Minute}})
 	f.Feed(t, 4500*time.Millisecond) // segments 0, 1
 	done := make(chan string, 1)
 	go func() {
@@ -227,7 +227,7 @@ func TestClassicHasNoLowLatencyTags(t *testing.T) {
 // at once (RFC 8216bis 6.2.5.2); blocked requests are capped per player, the one over the cap
 // answered 503 at once, and every blocked request lets go of its place when answered.
 func TestBlockingReloadLimits(t *testing.T) {
-	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1}, BlockTimeout: time.Minute, MaxBlocked: 2})
+	f := newFixture(t, hls.Options{Live: segment.Live{ID: "p1", InitialSegments: 1, WaitTimeout: time.Minute, MaxWaiting: 2}})
 	f.Feed(t, 4500*time.Millisecond) // segments 0, 1
 	if res, body := f.Get(t, http.MethodGet, "index.m3u8?_HLS_msn=4"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("msn 4 with newest 1: %d %s", res.StatusCode, body)

@@ -23,6 +23,19 @@ type Live struct {
 	// Window is hls_fragment_length or dash_fragment_length: the media the playlist or
 	// manifest lists (DASH: its timeShiftBufferDepth). Default 60 s.
 	Window time.Duration
+	// PartTarget, when set, makes the handler low-latency (part_duration_ms): the HLS
+	// playlist lists the partial segments the store's segmenter cuts to this target
+	// (LL-HLS), the DASH manifest carries the low-latency marks (LL-DASH). Default 0: the
+	// classic playlist or manifest.
+	PartTarget time.Duration
+	// WaitTimeout bounds a low-latency request that waits for media not made yet: an HLS
+	// playlist request with _HLS_msn or a partial segment not ready, a DASH segment streamed
+	// as it is made. It is then answered 503. Default three fragment sizes.
+	WaitTimeout time.Duration
+	// MaxWaiting caps the requests waiting (DASH: or streaming) at once on one handler; one
+	// more is answered 503 at once, so that clients cannot pile up waiting goroutines.
+	// Default 256.
+	MaxWaiting int
 }
 
 // WithDefaults returns l with the defaults in place of zero or negative values.
@@ -31,5 +44,7 @@ func (l Live) WithDefaults() Live {
 	opt.Positive(&l.LiveSyncCount, 4)
 	opt.Positive(&l.FragmentSize, 3*time.Second)
 	opt.Positive(&l.Window, 60*time.Second)
+	opt.Positive(&l.WaitTimeout, 3*l.FragmentSize)
+	opt.Positive(&l.MaxWaiting, 256)
 	return l
 }
