@@ -29,7 +29,7 @@ type MemoryOptions struct {
 
 func (o MemoryOptions) withDefaults() MemoryOptions {
 	opt.Positive(&o.Window, 300*time.Second)
-	o.Limit = o.Limit.WithDefaults(DefaultMaxMemoryBytes)
+	o.Limit = o.WithDefaults(DefaultMaxMemoryBytes)
 	opt.Zero(&o.Log, slog.Default())
 	opt.Clock(&o.Now)
 	return o
@@ -39,7 +39,7 @@ func (o MemoryOptions) withDefaults() MemoryOptions {
 // a GOP (memoryGOPSlack), at most MaxBytes.
 func (o MemoryOptions) Budget() int64 {
 	o = o.withDefaults()
-	return o.Limit.Bytes(o.Window + memoryGOPSlack)
+	return o.Bytes(o.Window + memoryGOPSlack)
 }
 
 // MemoryStats are a Memory's figures.

@@ -38,7 +38,7 @@ func (o StoreOptions) withDefaults() StoreOptions {
 	opt.Positive(&o.Window, 60*time.Second)
 	opt.Positive(&o.Grace, 2)
 	opt.Positive(&o.Target, 3*time.Second)
-	o.Limit = o.Limit.WithDefaults(DefaultMaxStoreBytes)
+	o.Limit = o.WithDefaults(DefaultMaxStoreBytes)
 	opt.Zero(&o.Log, slog.Default())
 	opt.Clock(&o.Now)
 	return o
@@ -50,7 +50,7 @@ func (o StoreOptions) withDefaults() StoreOptions {
 func (o StoreOptions) Budget() int64 {
 	o = o.withDefaults()
 	span := max(o.Window, 3*o.Target) + time.Duration(o.Grace+1)*o.Target
-	return o.Limit.Bytes(span)
+	return o.Bytes(span)
 }
 
 // Store keeps the latest segments in memory: those of the window plus the grace, within a
