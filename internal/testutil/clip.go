@@ -19,7 +19,8 @@ var clips struct {
 // inputs and encoding, and -f unless the name's extension says the format) into a file named
 // name; a later call with the same name returns the same file without looking at args. Clips
 // are made one at a time, within 3 minutes each. They live in one temporary folder that
-// RemoveClips deletes (call it from TestMain); without that the folder stays.
+// RemoveClips deletes (call it, or RunRemovingClips, from TestMain); without that the folder
+// stays.
 func Clip(t testing.TB, name string, args ...string) string {
 	t.Helper()
 	RequireFFmpeg(t)
@@ -51,4 +52,12 @@ func RemoveClips() {
 		_ = os.RemoveAll(clips.dir)
 		clips.dir, clips.made = "", nil
 	}
+}
+
+// RunRemovingClips is the TestMain of a package whose tests make clips: it runs them, deletes
+// the clips and exits with their code.
+func RunRemovingClips(m *testing.M) {
+	code := m.Run()
+	RemoveClips()
+	os.Exit(code)
 }
