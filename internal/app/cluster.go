@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/cluster"
+	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -42,7 +43,7 @@ func openCluster(ctx context.Context, cfg Config, st *storage.Store, mgr *Manage
 		},
 		Procs:    clusterProcs{mgr},
 		Records:  clusterRecords{st},
-		Capacity: cluster.Meter{FFmpeg: cfg.FFmpeg, FFmpegMax: cfg.ClusterFFmpegMax, CPU: cfg.ClusterCPU},
+		Capacity: cluster.Meter{FFmpeg: cfg.FFmpeg, FFmpegMax: cfg.ClusterFFmpegMax, CPU: cfg.ClusterCPU, Children: supervisor.Children},
 		ValidID:  storage.ValidID,
 	})
 	if err != nil {

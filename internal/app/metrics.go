@@ -12,6 +12,7 @@ import (
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/httpserve"
 	"github.com/sluicemedia/sluice/internal/metrics"
+	"github.com/sluicemedia/sluice/internal/supervisor"
 )
 
 // metricsShutdownTimeout bounds how long a scrape under way may finish when the server stops
@@ -32,7 +33,7 @@ func startMetrics(cfg Config, src metrics.Source, log *slog.Logger) (*serverMetr
 	if cfg.MetricsToken == "" {
 		return sm, func() {}, nil
 	}
-	sm.m = metrics.New(metrics.Options{Token: cfg.MetricsToken, Source: src})
+	sm.m = metrics.New(metrics.Options{Token: cfg.MetricsToken, Source: src, Children: supervisor.Children})
 	if cfg.MetricsAddr == "" {
 		return sm, func() {}, nil
 	}

@@ -21,6 +21,9 @@ type Meter struct {
 	// CPU counts the machine's CPU share in use, sampled every renewal interval. Default
 	// false: placement goes by ffmpeg children and leases.
 	CPU bool
+	// Children lists the process ids of the server's child processes running now (the
+	// supervisor's); default: every direct child, found by reading all of /proc.
+	Children func() []int
 }
 
 // measure is the capacity with the last CPU sample busy; running is the processes running,
@@ -30,7 +33,7 @@ func (m Meter) measure(busy float64, running int) Capacity {
 	if name == "" {
 		name = "ffmpeg"
 	}
-	kids, err := countChildren(os.Getpid(), filepath.Base(name))
+	kids, err := m.countFFmpeg(filepath.Base(name))
 	if err != nil {
 		kids = running
 	}
@@ -50,13 +53,33 @@ func (m Meter) sampleCPU(ctx context.Context) (float64, bool) {
 	return share, err == nil
 }
 
-// countChildren counts the live children of pid whose program (the first word of the command
-// line, without its folder) is name.
+// countFFmpeg counts the server's live children whose program is name: those m.Children
+// lists, or else those read from /proc.
+func (m Meter) countFFmpeg(name string) (int, error) {
+	if m.Children == nil {
+		return countChildren(os.Getpid(), name)
+	}
+	var kids []procfs.Stat
+	for _, pid := range m.Children() {
+		if st, err := procfs.ReadStat(pid); err == nil {
+			kids = append(kids, st)
+		}
+	}
+	return countNamed(kids, name), nil
+}
+
+// countChildren counts the live children of pid whose program is name, from /proc.
 func countChildren(pid int, name string) (int, error) {
 	kids, err := procfs.Children(pid)
 	if err != nil {
 		return 0, err
 	}
+	return countNamed(kids, name), nil
+}
+
+// countNamed counts the live processes of kids whose program (the first word of the command
+// line, without its folder) is name.
+func countNamed(kids []procfs.Stat, name string) int {
 	n := 0
 	for _, k := range kids {
 		if k.Zombie() {
@@ -66,5 +89,5 @@ func countChildren(pid int, name string) (int, error) {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
-// TestCountChildren: the ffmpeg children of a process are counted from /proc, and only its own.
+// TestCountChildren: the ffmpeg children of a process are counted from /proc, and only its own,
+// or from the list Meter.Children gives.
 func TestCountChildren(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	t.Parallel()
@@ -34,6 +35,11 @@ func TestCountChildren(t *testing.T) {
 	})
 	if n, err := countChildren(sh.Process.Pid, "sleep"); n != 1 || err != nil {
 		t.Errorf("sleep children: %d, %v; want 1", n, err)
+	}
+	// Listed by Meter.Children rather than read from /proc: the same count.
+	m := Meter{Children: func() []int { return testutil.Children(sh.Process.Pid) }}
+	if n, err := m.countFFmpeg("ffmpeg"); n != 2 || err != nil {
+		t.Errorf("listed ffmpeg children: %d, %v; want 2", n, err)
 	}
 }
 

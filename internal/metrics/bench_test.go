@@ -10,7 +10,8 @@ import (
 )
 
 // BenchmarkScrape measures one scrape of 100 processes of every kind (the collector's work,
-// off the media path): go test -bench Scrape -benchmem ./internal/metrics/
+// off the media path), with the children listed as the server lists them (none here) and
+// found by reading all of /proc (the default): go test -bench Scrape -benchmem ./internal/metrics/
 func BenchmarkScrape(b *testing.B) {
 	now := time.Now()
 	var src fixed
@@ -20,16 +21,26 @@ func BenchmarkScrape(b *testing.B) {
 			src = append(src, p)
 		}
 	}
-	m := New(Options{Token: "tok", Source: src})
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	req.Header.Set("Authorization", "Bearer tok")
-	b.ReportAllocs()
-	for b.Loop() {
-		w := httptest.NewRecorder()
-		m.ServeHTTP(w, req)
-		if w.Code != http.StatusOK {
-			b.Fatalf("scrape: %d", w.Code)
-		}
-		_, _ = io.Copy(io.Discard, w.Body)
+	for _, bc := range []struct {
+		name     string
+		children func() []int
+	}{
+		{"listed", func() []int { return nil }},
+		{"proc-scan", nil},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m := New(Options{Token: "tok", Source: src, Children: bc.children})
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			req.Header.Set("Authorization", "Bearer tok")
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				m.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("scrape: %d", w.Code)
+				}
+				_, _ = io.Copy(io.Discard, w.Body)
+			}
+		})
 	}
 }

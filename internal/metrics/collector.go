@@ -18,8 +18,9 @@ type Source interface {
 
 // collector turns a Source's snapshot into metrics at each scrape.
 type collector struct {
-	src Source
-	now func() time.Time
+	src      Source
+	children func() []int // nil: procfs.Children
+	now      func() time.Time
 }
 
 var _ prometheus.Collector = (*collector)(nil)
@@ -52,7 +53,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.src.Processes() {
 		c.process(e, p, now)
 	}
-	if kids, err := procfs.Children(os.Getpid()); err == nil {
+	if kids, err := c.kids(); err == nil {
 		var n int
 		var cpu time.Duration
 		for _, k := range kids {
@@ -64,6 +65,21 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		e.emit(mChildren, float64(n))
 		e.emit(mChildrenCPU, cpu.Seconds())
 	}
+}
+
+// kids reads the children's /proc/<pid>/stat; one that ended since it was listed is left out.
+func (c *collector) kids() ([]procfs.Stat, error) {
+	if c.children == nil {
+		return procfs.Children(os.Getpid())
+	}
+	pids := c.children()
+	out := make([]procfs.Stat, 0, len(pids))
+	for _, pid := range pids {
+		if st, err := procfs.ReadStat(pid); err == nil {
+			out = append(out, st)
+		}
+	}
+	return out, nil
 }
 
 func (c *collector) process(e *emitter, p Process, now time.Time) {

@@ -25,6 +25,11 @@ type Options struct {
 	Token string
 	// Source gives the processes' figures at scrape time.
 	Source Source
+	// Children lists the process ids of the server's child processes running now (the
+	// supervisor's), for sluice_child_processes; default: every direct child of this process,
+	// found by reading all of /proc at each scrape, a cost that grows with the host's
+	// process count.
+	Children func() []int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -58,7 +63,7 @@ func New(opts Options) *Metrics {
 	m.reg.MustRegister(m.requests, m.duration, m.logins,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Source != nil {
-		m.reg.MustRegister(&collector{src: opts.Source, now: opts.Now})
+		m.reg.MustRegister(&collector{src: opts.Source, children: opts.Children, now: opts.Now})
 	}
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		Timeout: scrapeTimeout, MaxRequestsInFlight: maxConcurrentScrapes,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/procfs"
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
@@ -138,4 +139,43 @@ func TestToken(t *testing.T) {
 			t.Error("401 without WWW-Authenticate")
 		}
 	}
+}
+
+// TestChildProcesses: with Options.Children, the children counted are the live ones listed: a
+// listed process that was reaped, or one left a zombie, is not, and nor is a child of this
+// process that is not listed.
+func TestChildProcesses(t *testing.T) {
+	start := func(args ...string) *exec.Cmd {
+		c := exec.Command(args[0], args[1:]...)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c
+	}
+	a, b := start("sleep", "30"), start("sleep", "30")
+	start("sleep", "30") // a child of the test process, not listed
+	reaped := start("true")
+	_ = reaped.Wait()
+	zombie := start("true") // never waited for until the cleanup
+	testutil.Eventually(t, 5*time.Second, "the zombie", func() bool {
+		st, err := procfs.ReadStat(zombie.Process.Pid)
+		return err == nil && st.Zombie()
+	})
+	listed := []int{a.Process.Pid, b.Process.Pid, reaped.Process.Pid, zombie.Process.Pid}
+	body := serve(t, New(Options{Token: "tok", Source: fixed{}, Children: func() []int { return listed }}))
+	if !strings.Contains(body, "\nsluice_child_processes 2\n") {
+		t.Errorf("want 2 child processes; exposition:\n%s", grepLines(body, "sluice_child_processes"))
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if strings.Contains(l, sub) {
+			out = append(out, strings.TrimSuffix(l, "\n"))
+		}
+	}
+	return strings.Join(out, "\n")
 }

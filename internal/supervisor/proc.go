@@ -84,6 +84,7 @@ func (c Command) Run(ctx context.Context) error {
 		warnNice(log, niceErr)
 	}
 	proc := cmd.Process
+	defer adopt(proc.Pid)() // after the reap, like release
 	log = log.With("pid", proc.Pid)
 	log.Debug("started", "args", c.Args)
 	if c.OnStart != nil {
