@@ -71,7 +71,7 @@ func (f *follower) run(ctx context.Context) error {
 				f.enter(m.after(p))
 			case errors.Is(err, errEnded):
 				return nil
-			case err != nil && !errors.Is(err, errGone):
+			case err != nil && !errors.Is(err, httpget.ErrGone):
 				return err
 			}
 		case ended && m.after(p) != nil:
@@ -108,7 +108,7 @@ func (f *follower) wait(ctx context.Context, changed <-chan struct{}, r *rep) er
 	case <-changed:
 		return nil
 	case <-t.C:
-		return fmt.Errorf("%s: no new segment for %s: %w", kindName(f.kind), limit, errStalled)
+		return fmt.Errorf("%s: no new segment for %s: %w", kindName(f.kind), limit, httpget.ErrStalled)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -202,9 +202,9 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	}
 	b, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
 	switch {
-	case errors.Is(err, errGone) && nx.mayEnd:
+	case errors.Is(err, httpget.ErrGone) && nx.mayEnd:
 		return errEnded
-	case errors.Is(err, errGone):
+	case errors.Is(err, httpget.ErrGone):
 		return err
 	case err != nil:
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)

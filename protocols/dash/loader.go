@@ -8,18 +8,9 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
-// Errors of a pull that callers may look for.
-var (
-	// ErrNoMedia is wrapped by the error of a pull whose presentation ended before any media
-	// reached the stream. It wraps stream.ErrNoMedia.
-	ErrNoMedia = fmt.Errorf("%w: the presentation ended first", stream.ErrNoMedia)
-	// errStalled is wrapped when no new segment came for stallFactor segment durations.
-	errStalled = httpget.ErrStalled
-	// errTooLarge is returned for a body over its cap (Config.MaxPlaylist, Config.MaxSegment).
-	errTooLarge = httpget.ErrTooLarge
-	// errGone is returned by GetRetry when the caller no longer wants the resource.
-	errGone = httpget.ErrGone
-)
+// ErrNoMedia is wrapped by the error of a pull whose presentation ended before any media reached
+// the stream. It wraps stream.ErrNoMedia.
+var ErrNoMedia = fmt.Errorf("%w: the presentation ended first", stream.ErrNoMedia)
 
 // config holds the tunables of a pull: those both pulls share (httpget.Config, where
 // MaxPlaylist caps one MPD) and DASH's own. Tests shrink them.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
@@ -49,7 +50,7 @@ func TestPullTimelineEnd(t *testing.T) {
 func TestPullNumberServerGone(t *testing.T) {
 	r := startLive(t, "libx264", false)
 	checkLive(t, r, media.CodecH264)
-	r.CheckServerGone(t, errStalled)
+	r.CheckServerGone(t, httpget.ErrStalled)
 }
 
 // TestPullH265 plays live H.265 (hvc1) with a SegmentTimeline.

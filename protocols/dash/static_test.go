@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
@@ -72,7 +73,7 @@ func TestPullErrors(t *testing.T) {
 		{Name: "garbage segments", Text: strings.ReplaceAll(mpd, "chunk-stream", "junk"),
 			Want: func(err error) bool { return errors.Is(err, errFMP4) }},
 		{Name: "missing segments", Text: strings.ReplaceAll(mpd, "chunk-stream", "gone"),
-			Want: func(err error) bool { return errors.Is(err, errStalled) }},
+			Want: func(err error) bool { return errors.Is(err, httpget.ErrStalled) }},
 		{Name: "2 MB of random bytes", Text: string(pulltest.Junk(2 << 20)), Want: func(err error) bool { return err != nil }},
 		{Name: "2 MB in an MPD", Text: "<MPD>" + string(pulltest.Junk(2<<20)) + "</MPD>", Want: func(err error) bool { return err != nil }},
 	}
@@ -98,7 +99,7 @@ func TestPullCaps(t *testing.T) {
 	pulltest.CheckCaps(t, pull, cfg, pulltest.Caps{
 		BigPath: "/big.mpd", Big: mpd + strings.Repeat("<!-- padding -->\n", 100), BigWhere: "dash pull %s/big.mpd: MPD: ",
 		SmallPath: "/index.mpd", Small: mpd, SegmentWhere: "segment %s/init.mp4: ",
-		TooLarge: errTooLarge,
+		TooLarge: httpget.ErrTooLarge,
 	})
 }
 

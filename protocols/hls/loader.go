@@ -7,16 +7,9 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
-// Errors of a pull that callers may look for.
-var (
-	// ErrNoMedia is wrapped by the error of a pull whose playlist ended before any media
-	// reached the stream. It wraps stream.ErrNoMedia.
-	ErrNoMedia = fmt.Errorf("%w: the playlist ended first", stream.ErrNoMedia)
-	// errStalled is wrapped when no new segment appeared for stallFactor target durations.
-	errStalled = httpget.ErrStalled
-	// errTooLarge is returned for a body over its cap (Config.MaxPlaylist, Config.MaxSegment).
-	errTooLarge = httpget.ErrTooLarge
-)
+// ErrNoMedia is wrapped by the error of a pull whose playlist ended before any media reached
+// the stream. It wraps stream.ErrNoMedia.
+var ErrNoMedia = fmt.Errorf("%w: the playlist ended first", stream.ErrNoMedia)
 
 // config holds the tunables of a pull: those both pulls share (httpget.Config) and HLS's own.
 // Tests shrink them.

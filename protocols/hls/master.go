@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 )
 
 // errNoVariant is returned for a multivariant playlist without a playable variant.
@@ -19,7 +20,7 @@ const maxPlaylistBytes = 4 << 20
 // recovers from a panic of the parser, which must never take the server down.
 func parsePlaylist(b []byte) (pl playlist.Playlist, err error) {
 	if len(b) > maxPlaylistBytes {
-		return nil, fmt.Errorf("playlist of %d bytes: %w", len(b), errTooLarge)
+		return nil, fmt.Errorf("playlist of %d bytes: %w", len(b), httpget.ErrTooLarge)
 	}
 	if t := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n"); !bytes.HasPrefix(t, []byte("#EXTM3U")) {
 		return nil, fmt.Errorf("not an m3u8 playlist (it starts with %q)", t[:min(len(t), 16)])

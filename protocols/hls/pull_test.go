@@ -10,6 +10,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
@@ -49,7 +50,7 @@ func TestPullFMP4ServerGone(t *testing.T) {
 	lc := liveCase{codec: "libx264", args: hlsArgs(true), playlist: "index.m3u8", probe: "index.m3u8"}
 	r := startLive(t, lc)
 	checkLive(t, r, lc, media.CodecH264)
-	r.CheckServerGone(t, errStalled)
+	r.CheckServerGone(t, httpget.ErrStalled)
 }
 
 // TestPullMasterPicksHighest plays a multivariant playlist of two variants (1000 kbit/s

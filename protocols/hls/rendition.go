@@ -129,7 +129,7 @@ func (r *rendition) nextSegment(ctx context.Context) (seg *playlist.MediaSegment
 func (r *rendition) reload(ctx context.Context) error {
 	deadline := r.fresh.Add(r.stallLimit())
 	if !time.Now().Before(deadline) {
-		return fmt.Errorf("%s playlist %s: no new segment for %s: %w", r.name, r.u.Redacted(), r.stallLimit(), errStalled)
+		return fmt.Errorf("%s playlist %s: no new segment for %s: %w", r.name, r.u.Redacted(), r.stallLimit(), httpget.ErrStalled)
 	}
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err

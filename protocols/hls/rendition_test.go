@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
@@ -63,7 +64,7 @@ func TestPullStalls(t *testing.T) {
 	srv := scripted(t, f, func() string { return f.media(0, 4, false) })
 	s := stream.New("stall", stream.Options{})
 	took, err := pulltest.Now(t, pullURL, srv.URL+"/live.m3u8", s, 60*time.Second)
-	if !errors.Is(err, errStalled) {
+	if !errors.Is(err, httpget.ErrStalled) {
 		t.Fatalf("err %v, want a stall", err)
 	}
 	// The last new segment appeared at the start; the limit is 3 × 1 s.
@@ -105,7 +106,7 @@ func TestPullCaps(t *testing.T) {
 	pulltest.CheckCaps(t, pull, cfg, pulltest.Caps{
 		BigPath: "/big.m3u8", Big: "#EXTM3U\n" + strings.Repeat("#EXT-X-COMMENT\n", 100), BigWhere: "hls pull %s/big.m3u8: playlist: ",
 		SmallPath: "/media.m3u8", Small: media, SegmentWhere: "segment %s/seg0.ts: ",
-		TooLarge: errTooLarge,
+		TooLarge: httpget.ErrTooLarge,
 	})
 }
 

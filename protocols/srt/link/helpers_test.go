@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -230,12 +232,44 @@ func accept(ctx context.Context, t testing.TB, ln *Listener) (*Conn, *Request) {
 func relayClip(ctx context.Context, t testing.TB, c *Conn, in int, clip [][]byte, settle time.Duration, what string) {
 	t.Helper()
 	time.Sleep(settle)
+	drops := udpRcvbufErrors()
 	go feedUDP(ctx, t, loopback(in), clip, interopRate)
 	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
 	if err != nil {
-		t.Fatalf("%s: after %d messages: %v", what, len(got), err)
+		// Where the missing messages went: lost on the UDP hop into libsrt (the host's
+		// receive-buffer drops) or on the SRT link (our receiver's counts).
+		st := c.Stats()
+		t.Fatalf("%s: after %d of %d messages: %v (ours: %d received, %d lost, %d dropped, %d belated; "+
+			"UDP receive-buffer drops on the host meanwhile: %d)", what, len(got), len(clip), err,
+			st.PktRecvUniq, st.PktRecvLoss, st.PktRecvDrop, st.PktRecvBelated, udpRcvbufErrors()-drops)
 	}
 	sameMessages(t, got, clip)
+}
+
+// udpRcvbufErrors is the host's count of UDP datagrams dropped for a full receive buffer
+// (RcvbufErrors in /proc/net/snmp); 0 where it cannot be read.
+func udpRcvbufErrors() int64 {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0
+	}
+	var names []string
+	for l := range strings.Lines(string(b)) {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		if i := slices.Index(names, "RcvbufErrors"); i > 0 && i < len(f) {
+			n, _ := strconv.ParseInt(f[i], 10, 64)
+			return n
+		}
+		return 0
+	}
+	return 0
 }
 
 // sameMessages checks that got are exactly want, in order.
