@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -32,8 +33,14 @@ func Checks(rows []Row) []string {
 			num(maxPlayerSRTRatio), verdict(r.Ratio() <= maxPlayerSRTRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref)))
 	}
 	if r, ok := find("player-srt-scraped", "CPU"); ok {
-		out = append(out, fmt.Sprintf("Scraping /metrics every %v costs the player no measurable CPU (ratio ≤ %s against the same player not scraped): %s (ratio %s: %s%% against %s%% of a core).",
-			scrapeEvery, num(maxScrapedRatio), verdict(r.Ratio() <= maxScrapedRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref)))
+		line := fmt.Sprintf("Scraping /metrics every %v costs the player no measurable CPU (ratio ≤ %s against the same player not scraped): %s (ratio %s: %s%% against %s%% of a core).",
+			scrapeEvery, num(maxScrapedRatio), verdict(r.Ratio() <= maxScrapedRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref))
+		if c, ok := find("player-srt-scraped", scrapeMetric); ok && !math.IsNaN(c.Sluice) && r.Ref > 0 {
+			direct := (r.Ref + scrapeShare(c.Sluice)) / r.Ref
+			line += fmt.Sprintf(" Measured directly, a scrape costs the server %s ms of CPU (median), %s%% of a core at that interval: ratio %s against the unscraped player's CPU (%s).",
+				num(c.Sluice), num(scrapeShare(c.Sluice)), num(direct), verdict(direct <= maxScrapedRatio))
+		}
+		out = append(out, line)
 	}
 	r, ok1 := find("fanout-100", "frames not received, worst run")
 	cc, ok2 := find("fanout-100", "continuity errors, worst run")

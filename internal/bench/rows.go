@@ -28,6 +28,9 @@ func (o *Outcome) Rows() []Row {
 			m.Note = fmt.Sprintf("%d / %d segments", countPooled(s), countPooled(r))
 			rows = append(rows, m, row("last frame → segment listed, p99", "ms", pooled(func(x RunResult) []float64 { return x.Delays }, 99)))
 		}
+		if hasAny(s, r, func(x RunResult) bool { return len(x.ScrapeCPU) > 0 }) {
+			rows = append(rows, scrapeRow(sc.Name, s))
+		}
 		if strings.HasPrefix(sc.Name, "fanout") {
 			d := row("frames not received, worst run", "frames", worst(func(x RunResult) float64 { return float64(x.FramesShort) }))
 			d.Note = fmt.Sprintf("of %s frames sent a run to each receiver; at RTMP receivers, worst run: sluice %s, ref %s",
@@ -89,13 +92,7 @@ func worst(f func(RunResult) float64) func([]RunResult) float64 {
 
 // pooled is the p-th percentile of f's samples of every run together.
 func pooled(f func(RunResult) []float64, p float64) func([]RunResult) float64 {
-	return func(runs []RunResult) float64 {
-		var xs []float64
-		for _, x := range runs {
-			xs = append(xs, f(x)...)
-		}
-		return Percentile(xs, p)
-	}
+	return func(runs []RunResult) float64 { return Percentile(pooledSamples(runs, f), p) }
 }
 
 // countPooled counts the delay samples of runs.
@@ -151,4 +148,29 @@ func teeRows(scenario string, s, tee []RunResult) []Row {
 	}
 	rows[0].Note = fmt.Sprintf("tee: %d run(s)", len(tee))
 	return rows
+}
+
+// scrapeRow is the CPU one /metrics scrape cost the server, the median over every scrape of
+// sluice's runs, and in its note the share of a core that is at one scrape every scrapeEvery.
+func scrapeRow(scenario string, s []RunResult) Row {
+	ms := pooled(func(x RunResult) []float64 { return x.ScrapeCPU }, 50)(s)
+	return Row{Scenario: scenario, Metric: scrapeMetric, Unit: "ms", Sluice: ms, Ref: math.NaN(),
+		Note: fmt.Sprintf("%s%% of a core at one scrape every %v; %d scrapes", num(scrapeShare(ms)), scrapeEvery,
+			len(pooledSamples(s, func(x RunResult) []float64 { return x.ScrapeCPU })))}
+}
+
+// scrapeMetric names scrapeRow's metric.
+const scrapeMetric = "CPU per /metrics scrape, median"
+
+// scrapeShare is the percent of a core that ms of CPU per scrape is at one scrape every
+// scrapeEvery.
+func scrapeShare(ms float64) float64 { return 100 * ms / float64(scrapeEvery.Milliseconds()) }
+
+// pooledSamples is f's samples of every run together.
+func pooledSamples(runs []RunResult, f func(RunResult) []float64) []float64 {
+	var xs []float64
+	for _, x := range runs {
+		xs = append(xs, f(x)...)
+	}
+	return xs
 }

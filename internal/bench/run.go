@@ -85,6 +85,7 @@ type RunResult struct {
 	Latencies       []float64 // milliseconds each payload took beyond the configured latency (srt-relay)
 	PacketsLost     int       // TS packets of the clip missing at a stamping receiver
 	Unplaced        int       // TS packets a stamping receiver could not place in the clip
+	ScrapeCPU       []float64 // milliseconds of CPU each /metrics scrape cost the server (player-srt-scraped)
 	Note            string
 }
 

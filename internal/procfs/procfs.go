@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -119,6 +120,46 @@ func ReadStatus(pid int) (Status, error) {
 		return Status{}, fmt.Errorf("pid %d: %w", pid, err)
 	}
 	return st, nil
+}
+
+// OnCPU is the time pid's threads running now have spent on a CPU, to the nanosecond: the
+// first field of each /proc/<pid>/task/<tid>/schedstat, summed. Stat.CPU counts in clock ticks
+// (10 ms), too coarse for a few milliseconds of work; a thread that ended is not counted.
+func OnCPU(pid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("threads of %d: %w", pid, err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		raw, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the thread ended meanwhile
+		}
+		if err != nil {
+			return 0, fmt.Errorf("schedstat of %d/%s: %w", pid, t.Name(), err)
+		}
+		ns, err := ParseSchedstat(raw)
+		if err != nil {
+			return 0, fmt.Errorf("thread %d/%s: %w", pid, t.Name(), err)
+		}
+		sum += ns
+	}
+	return sum, nil
+}
+
+// ParseSchedstat reads the time on a CPU, the first of the three fields of a schedstat line.
+func ParseSchedstat(raw []byte) (time.Duration, error) {
+	f := bytes.Fields(raw)
+	if len(f) != 3 {
+		return 0, fmt.Errorf("schedstat %.60q: %d fields, want 3", raw, len(f))
+	}
+	ns, err := strconv.ParseInt(string(f[0]), 10, 64)
+	if err != nil || ns < 0 {
+		return 0, fmt.Errorf("schedstat %.60q: time on a CPU: not a count", raw)
+	}
+	return time.Duration(ns), nil
 }
 
 // All reads the stat of every process, in one scan of /proc; processes that end meanwhile are

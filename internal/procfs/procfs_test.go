@@ -37,6 +37,48 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
+func TestParseSchedstat(t *testing.T) {
+	if d, err := ParseSchedstat([]byte("123456789 4567 89\n")); err != nil || d != 123456789*time.Nanosecond {
+		t.Fatalf("ParseSchedstat = %v, %v", d, err)
+	}
+	for _, bad := range []string{"", "12 3", "x 1 2", "-5 1 2", "1 2 3 4"} {
+		if _, err := ParseSchedstat([]byte(bad)); err == nil {
+			t.Errorf("ParseSchedstat(%q): no error", bad)
+		}
+	}
+}
+
+// TestOnCPU: spinning until the clock-tick count (Stat.CPU) rose by 60 ms, at least 50 ms on a
+// CPU, shows as at least 40 ms more with OnCPU, however loaded the machine; a process that
+// does not exist is an error.
+func TestOnCPU(t *testing.T) {
+	me := os.Getpid()
+	before, err := OnCPU(me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := func() time.Duration {
+		st, err := ReadStat(me)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CPU
+	}
+	from := ticks()
+	for deadline := time.Now().Add(10 * time.Second); ticks()-from < 60*time.Millisecond && time.Now().Before(deadline); {
+	}
+	after, err := OnCPU(me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after - before; d < 40*time.Millisecond {
+		t.Errorf("50 ms of spinning counted as %v on a CPU", d)
+	}
+	if _, err := OnCPU(1 << 30); err == nil {
+		t.Error("OnCPU of a process that does not exist: no error")
+	}
+}
+
 // TestSelfAndChildren reads this process and a child it starts, then the child as a zombie.
 func TestSelfAndChildren(t *testing.T) {
 	me := os.Getpid()
