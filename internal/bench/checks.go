@@ -37,8 +37,8 @@ func Checks(rows []Row) []string {
 			scrapeEvery, num(maxScrapedRatio), verdict(r.Ratio() <= maxScrapedRatio), num(r.Ratio()), num(r.Sluice), num(r.Ref))
 		if c, ok := find("player-srt-scraped", scrapeMetric); ok && !math.IsNaN(c.Sluice) && r.Ref > 0 {
 			direct := (r.Ref + scrapeShare(c.Sluice)) / r.Ref
-			line += fmt.Sprintf(" Measured directly, a scrape costs the server %s ms of CPU (median), %s%% of a core at that interval: ratio %s against the unscraped player's CPU (%s).",
-				num(c.Sluice), num(scrapeShare(c.Sluice)), num(direct), verdict(direct <= maxScrapedRatio))
+			line += fmt.Sprintf(" Measured directly, a scrape costs the server %s ms of CPU (median), %s%% of a core at that interval: ratio %.3f against the unscraped player's CPU (%s).",
+				num(c.Sluice), num(scrapeShare(c.Sluice)), direct, verdict(direct <= maxScrapedRatio))
 		}
 		out = append(out, line)
 	}

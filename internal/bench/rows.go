@@ -20,6 +20,9 @@ func (o *Outcome) Rows() []Row {
 			row("CPU", "% of a core", medianOf(func(x RunResult) float64 { return x.Usage.CPUPercent() })),
 			row("peak RSS", "MiB", medianOf(func(x RunResult) float64 { return float64(x.Usage.PeakRSS) / (1 << 20) })),
 		)
+		if hasAny(s, r, func(x RunResult) bool { return len(x.ScrapeCPU) > 0 }) {
+			rows = append(rows, scrapeRow(sc.Name, s))
+		}
 		if hasAny(s, r, func(x RunResult) bool { return len(x.FirstPlaylist) > 0 }) {
 			rows = append(rows, row("publish → first playlist", "s", medianOf(func(x RunResult) float64 { return Median(x.FirstPlaylist) })))
 		}
@@ -27,9 +30,6 @@ func (o *Outcome) Rows() []Row {
 			m := row("last frame → segment listed, median", "ms", pooled(func(x RunResult) []float64 { return x.Delays }, 50))
 			m.Note = fmt.Sprintf("%d / %d segments", countPooled(s), countPooled(r))
 			rows = append(rows, m, row("last frame → segment listed, p99", "ms", pooled(func(x RunResult) []float64 { return x.Delays }, 99)))
-		}
-		if hasAny(s, r, func(x RunResult) bool { return len(x.ScrapeCPU) > 0 }) {
-			rows = append(rows, scrapeRow(sc.Name, s))
 		}
 		if strings.HasPrefix(sc.Name, "fanout") {
 			d := row("frames not received, worst run", "frames", worst(func(x RunResult) float64 { return float64(x.FramesShort) }))
@@ -155,8 +155,8 @@ func teeRows(scenario string, s, tee []RunResult) []Row {
 func scrapeRow(scenario string, s []RunResult) Row {
 	ms := pooled(func(x RunResult) []float64 { return x.ScrapeCPU }, 50)(s)
 	return Row{Scenario: scenario, Metric: scrapeMetric, Unit: "ms", Sluice: ms, Ref: math.NaN(),
-		Note: fmt.Sprintf("%s%% of a core at one scrape every %v; %d scrapes", num(scrapeShare(ms)), scrapeEvery,
-			len(pooledSamples(s, func(x RunResult) []float64 { return x.ScrapeCPU })))}
+		Note: fmt.Sprintf("%s%% of a core at one scrape every %v; median of %d scrapes, from each run's set-up to the end of its window",
+			num(scrapeShare(ms)), scrapeEvery, len(pooledSamples(s, func(x RunResult) []float64 { return x.ScrapeCPU })))}
 }
 
 // scrapeMetric names scrapeRow's metric.
