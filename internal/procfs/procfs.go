@@ -246,3 +246,44 @@ func Cmdline(pid int) string {
 	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return strings.TrimSpace(strings.ReplaceAll(string(raw), "\x00", " "))
 }
+
+// UDPRcvbufErrors reads the host's count of UDP datagrams dropped because a socket's receive
+// buffer was full (RcvbufErrors, /proc/net/snmp).
+func UDPRcvbufErrors() (int64, error) {
+	raw, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0, err
+	}
+	return SNMPCounter(raw, "Udp", "RcvbufErrors")
+}
+
+// SNMPCounter reads one counter of /proc/net/snmp's text: the line of names and the line of
+// values that follow the protocol's prefix ("Udp:").
+func SNMPCounter(raw []byte, proto, name string) (int64, error) {
+	var names [][]byte
+	for line := range bytes.Lines(raw) {
+		f := bytes.Fields(line)
+		if len(f) == 0 || string(f[0]) != proto+":" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if string(n) != name {
+				continue
+			}
+			if i >= len(f) {
+				break
+			}
+			v, err := strconv.ParseInt(string(f[i]), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("snmp %s %s %q: not a count", proto, name, f[i])
+			}
+			return v, nil
+		}
+		break
+	}
+	return 0, fmt.Errorf("snmp: no %s %s", proto, name)
+}

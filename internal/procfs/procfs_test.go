@@ -79,6 +79,30 @@ func TestOnCPU(t *testing.T) {
 	}
 }
 
+func TestSNMPCounter(t *testing.T) {
+	raw := []byte("Ip: Forwarding DefaultTTL\nIp: 1 64\nUdp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors\nUdp: 10 2 7 9 7\n" +
+		"UdpLite: InDatagrams RcvbufErrors\nUdpLite: 0 99\n")
+	if n, err := SNMPCounter(raw, "Udp", "RcvbufErrors"); n != 7 || err != nil {
+		t.Errorf("Udp RcvbufErrors = %d, %v; want 7", n, err)
+	}
+	if n, err := SNMPCounter(raw, "UdpLite", "RcvbufErrors"); n != 99 || err != nil {
+		t.Errorf("UdpLite RcvbufErrors = %d, %v; want 99", n, err)
+	}
+	for _, bad := range []struct{ raw, proto, name string }{
+		{string(raw), "Udp", "Nothing"},
+		{string(raw), "Tcp", "RcvbufErrors"},
+		{"Udp: RcvbufErrors\nUdp: x\n", "Udp", "RcvbufErrors"},
+		{"Udp: InDatagrams RcvbufErrors\nUdp: 1\n", "Udp", "RcvbufErrors"},
+	} {
+		if _, err := SNMPCounter([]byte(bad.raw), bad.proto, bad.name); err == nil {
+			t.Errorf("SNMPCounter(%q, %s, %s): no error", bad.raw, bad.proto, bad.name)
+		}
+	}
+	if _, err := UDPRcvbufErrors(); err != nil {
+		t.Errorf("this host's counter: %v", err)
+	}
+}
+
 // TestSelfAndChildren reads this process and a child it starts, then the child as a zombie.
 func TestSelfAndChildren(t *testing.T) {
 	me := os.Getpid()
