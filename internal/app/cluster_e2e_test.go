@@ -507,26 +507,46 @@ func TestClusterThreeNodes(t *testing.T) {
 		}
 		return len(v) == 13
 	})
-	var list []struct {
+	type nodeInfo struct {
 		ID       string `json:"id"`
 		Live     bool   `json:"live"`
 		Draining bool   `json:"draining"`
 		Leases   int    `json:"leases"`
+		Capacity struct {
+			FFmpeg int `json:"ffmpeg"`
+		} `json:"capacity"`
 	}
-	req, _ := http.NewRequest(http.MethodGet, nodes[2].c.ts.base+"/api/nodes/getAll", nil)
-	req.Header.Set("x-access-token", nodes[2].c.ts.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	getNodes := func() []nodeInfo {
+		var list []nodeInfo
+		req, _ := http.NewRequest(http.MethodGet, nodes[2].c.ts.base+"/api/nodes/getAll", nil)
+		req.Header.Set("x-access-token", nodes[2].c.ts.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET /api/nodes/getAll: %d, %v", resp.StatusCode, err)
+		}
+		return list
 	}
-	err = json.NewDecoder(resp.Body).Decode(&list)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || err != nil {
-		t.Fatalf("GET /api/nodes/getAll: %d, %v", resp.StatusCode, err)
-	}
+	list := getNodes()
 	if len(list) != 3 {
 		t.Fatalf("nodes: %+v, want 3", list)
 	}
+	// Each node counts its own ffmpeg children (the supervisor's) at its heartbeat: the test
+	// videos now run on n1 and n2, none on n3.
+	testutil.Eventually(t, 20*time.Second, "ffmpeg children reported by n1 and n2, none by n3", func() bool {
+		running := 0
+		for _, n := range getNodes() {
+			if n.ID == "n3" && n.Capacity.FFmpeg != 0 {
+				return false
+			}
+			running += n.Capacity.FFmpeg
+		}
+		return running > 0
+	})
 	total := 0
 	for _, n := range list {
 		total += n.Leases
