@@ -106,9 +106,7 @@ func (ts *testServer) checkBitrateOf(module, id string, sourceKbps float64) {
 
 func (ts *testServer) create(module string, body map[string]any) string {
 	ts.t.Helper()
-	var c created
-	ts.call("/api/"+module+"/create", body, http.StatusCreated, &c)
-	return c.ID
+	return ts.calls().Create(module, body)
 }
 
 func playerBody(name string, port int, input map[string]any) map[string]any {

@@ -30,61 +30,25 @@ func tinyTestVideo() map[string]any {
 // try sends one API call and returns its status, without judging it.
 func (ts *testServer) try(path string, body any) int {
 	ts.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, ts.base+path, bytes.NewReader(b))
-	if strings.HasSuffix(path, "/remove") {
-		req.Method = http.MethodDelete
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-access-token", ts.token)
-	resp, err := http.DefaultClient.Do(req)
+	st, _, err := ts.calls().Send(path, body, ts.token)
 	if err != nil {
 		ts.t.Errorf("%s: %v", path, err)
 		return 0
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	return st
 }
 
 // post sends one API call and returns its status and body, without judging them.
 func (ts *testServer) post(path string, body any) (int, []byte) {
 	ts.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, ts.base+path, bytes.NewReader(b))
-	req.Header.Set("x-access-token", ts.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		ts.t.Fatalf("%s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw
+	return ts.calls().Post(path, body)
 }
 
 // createOnFreePort creates a record of module on a free port, picking another port when the
-// one picked is taken: by a program on this busy machine meanwhile (testutil.FreePort hands out
-// ephemeral ports, which any outgoing connection may take), or by a record created before on a
-// port FreePort handed out twice.
+// one picked is taken (testutil.API.CreateOnPorts).
 func (ts *testServer) createOnFreePort(module string, body func(port int) map[string]any) (string, int) {
 	ts.t.Helper()
-	for range 5 {
-		port := testutil.FreePort(ts.t)
-		st, raw := ts.post("/api/"+module+"/create", body(port))
-		if st == http.StatusConflict && strings.Contains(string(raw), "PORT_TAKEN") {
-			continue
-		}
-		if st != http.StatusCreated {
-			ts.t.Fatalf("%s create: status %d: %s", module, st, raw)
-		}
-		var c created
-		if err := json.Unmarshal(raw, &c); err != nil {
-			ts.t.Fatal(err)
-		}
-		return c.ID, port
-	}
-	ts.t.Fatalf("%s create: no free port in 5 tries", module)
-	return "", 0
+	return ts.calls().CreateOnPort(module, body)
 }
 
 // checkNothingLeft proves that once every record is removed the server holds nothing of them:

@@ -1,15 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,38 +115,14 @@ func (ts *testServer) stop() {
 	}
 }
 
+// calls is the API as the test's admin calls it.
+func (ts *testServer) calls() testutil.API {
+	return testutil.API{T: ts.t, Base: ts.base, Token: ts.token, HTTP: ts.client}
+}
+
 func (ts *testServer) call(path string, body any, want int, out any) {
 	ts.t.Helper()
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	req, _ := http.NewRequest(http.MethodPost, ts.base+path, bytes.NewReader(b))
-	if strings.HasSuffix(path, "/remove") {
-		req.Method = http.MethodDelete
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if ts.token != "" {
-		req.Header.Set("x-access-token", ts.token)
-	}
-	client := ts.client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		ts.t.Fatalf("%s: status %d, want %d: %s", path, resp.StatusCode, want, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			ts.t.Fatalf("%s: %v: %s", path, err, raw)
-		}
-	}
+	ts.calls().Call(path, body, want, out)
 }
 
 type created struct {

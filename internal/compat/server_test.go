@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,17 +70,15 @@ func (s *server) stop() {
 	}
 }
 
-// post POSTs body to an API path and returns the status and the answer.
+// calls is the API as the test's admin calls it.
+func (s *server) calls() testutil.API {
+	return testutil.API{T: s.t, Base: s.base, Token: s.token}
+}
+
+// post sends body to an API path and returns the status and the answer.
 func (s *server) post(path string, body any) (int, []byte) {
 	s.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, s.base+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	if s.token != "" {
-		req.Header.Set("x-access-token", s.token)
-	}
-	status, raw, _ := s.send(req)
-	return status, raw
+	return s.calls().Post(path, body)
 }
 
 // send sends req and returns the answer's status and body, and the error of reading it.
@@ -110,31 +107,11 @@ func (s *server) call(path string, body, out any) {
 	}
 }
 
-// createOnPorts creates a record whose body takes free ports (n of them), choosing others
-// when the server answers 409 PORT_TAKEN: other programs of the machine take ports too. It
-// returns the record's ID and its ports.
+// createOnPorts creates a record whose body takes n free ports (testutil.API.CreateOnPorts)
+// and returns its ID and its ports.
 func (s *server) createOnPorts(module string, n int, body func(ports []int) map[string]any) (string, []int) {
 	s.t.Helper()
-	for try := 0; ; try++ {
-		ports := make([]int, n)
-		for i := range ports {
-			ports[i] = testutil.FreePort(s.t)
-		}
-		status, raw := s.post("/api/"+module+"/create", body(ports))
-		if status == http.StatusConflict && bytes.Contains(raw, []byte("PORT_TAKEN")) && try < 5 {
-			continue
-		}
-		if status != http.StatusCreated && status != http.StatusOK {
-			s.t.Fatalf("%s create: status %d: %s", module, status, raw)
-		}
-		var c struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil || c.ID == "" {
-			s.t.Fatalf("%s create: %v: %s", module, err, raw)
-		}
-		return c.ID, ports
-	}
+	return s.calls().CreateOnPorts(module, n, body)
 }
 
 // download GETs an API path with the token and returns the body.

@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -268,6 +267,11 @@ func (s *server) children() []int {
 	return pids[1:]
 }
 
+// calls is the API as the suite's admin calls it.
+func (s *server) calls() testutil.API {
+	return testutil.API{T: s.t, Base: s.base, Token: s.token, HTTP: s.api}
+}
+
 // post sends one API call with the admin token and returns its status and body.
 func (s *server) post(path string, body any) (int, []byte, error) {
 	return s.request(path, body, s.token)
@@ -275,85 +279,27 @@ func (s *server) post(path string, body any) (int, []byte, error) {
 
 // request sends one API call with token (none when empty): DELETE for remove, POST otherwise.
 func (s *server) request(path string, body any, token string) (int, []byte, error) {
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	method := http.MethodPost
-	if strings.HasSuffix(path, "/remove") {
-		method = http.MethodDelete
-	}
-	req, err := http.NewRequest(method, s.base+path, bytes.NewReader(b))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("x-access-token", token)
-	}
-	resp, err := s.api.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw, err
+	return s.calls().Send(path, body, token)
 }
 
 // call sends one API call and fails the test unless it answers want; out (if not nil)
 // receives the JSON answer.
 func (s *server) call(path string, body any, want int, out any) {
 	s.t.Helper()
-	st, raw, err := s.post(path, body)
-	if err != nil {
-		s.t.Fatalf("%s: %v", path, err)
-	}
-	if st != want {
-		s.t.Fatalf("%s: status %d, want %d: %s", path, st, want, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			s.t.Fatalf("%s: %v: %s", path, err, raw)
-		}
-	}
+	s.calls().Call(path, body, want, out)
 }
 
 // create creates a record of module and returns its id.
 func (s *server) create(module string, body map[string]any) string {
 	s.t.Helper()
-	var c struct {
-		ID string `json:"id"`
-	}
-	s.call("/api/"+module+"/create", body, http.StatusCreated, &c)
-	return c.ID
+	return s.calls().Create(module, body)
 }
 
 // createOnPort creates a record of module on a free port, trying another port when the one
 // picked was taken meanwhile by another program of this busy machine.
 func (s *server) createOnPort(module string, body func(port int) map[string]any) (string, int) {
 	s.t.Helper()
-	for range 5 {
-		port := testutil.FreePort(s.t)
-		st, raw, err := s.post("/api/"+module+"/create", body(port))
-		if err != nil {
-			s.t.Fatalf("%s create: %v", module, err)
-		}
-		if st == http.StatusConflict && strings.Contains(string(raw), "PORT_TAKEN") {
-			continue
-		}
-		if st != http.StatusCreated {
-			s.t.Fatalf("%s create: status %d: %s", module, st, raw)
-		}
-		var c struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil {
-			s.t.Fatal(err)
-		}
-		return c.ID, port
-	}
-	s.t.Fatalf("%s create: no free port in 5 tries", module)
-	return "", 0
+	return s.calls().CreateOnPort(module, body)
 }
 
 // record reads one record of module.
