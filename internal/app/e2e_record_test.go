@@ -18,25 +18,12 @@ import (
 )
 
 // recordedFile is an entry of a recording's recordedFiles.
-type recordedFile struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Path     string  `json:"path"`
-	Format   string  `json:"format"`
-	Size     int64   `json:"size"`
-	Duration float64 `json:"duration"`
-	Ended    *string `json:"ended"`
-	State    string  `json:"state"`
-}
+type recordedFile = testutil.RecordedFile
 
 // recordedFiles returns a recording's files.
 func (ts *testServer) recordedFiles(id string) []recordedFile {
 	ts.t.Helper()
-	var rec struct {
-		Files []recordedFile `json:"recordedFiles"`
-	}
-	ts.call("/api/recording/getById", map[string]any{"id": id}, http.StatusOK, &rec)
-	return rec.Files
+	return ts.calls().RecordedFiles(id)
 }
 
 // got is a GET's answer.

@@ -127,21 +127,12 @@ func (s *server) download(path string) []byte {
 }
 
 // recordedFile is an entry of a recording's recordedFiles.
-type recordedFile struct {
-	ID       string  `json:"id"`
-	Path     string  `json:"path"`
-	Duration float64 `json:"duration"`
-	State    string  `json:"state"`
-}
+type recordedFile = testutil.RecordedFile
 
 // files returns a recording's files.
 func (s *server) files(id string) []recordedFile {
 	s.t.Helper()
-	var rec struct {
-		Files []recordedFile `json:"recordedFiles"`
-	}
-	s.call("/api/recording/getById", map[string]any{"id": id}, &rec)
-	return rec.Files
+	return s.calls().RecordedFiles(id)
 }
 
 // waitListening waits until something accepts TCP connections on the port.

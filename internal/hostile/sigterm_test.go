@@ -3,7 +3,6 @@ package hostile
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"syscall"
 	"testing"
 	"time"
@@ -25,21 +24,12 @@ const (
 )
 
 // recordedFile is an entry of a recording's recordedFiles.
-type recordedFile struct {
-	Name     string  `json:"name"`
-	State    string  `json:"state"`
-	Duration float64 `json:"duration"`
-	Ended    *string `json:"ended"`
-}
+type recordedFile = testutil.RecordedFile
 
 // files returns a recording's files.
 func (s *server) files(id string) []recordedFile {
 	s.t.Helper()
-	var rec struct {
-		Files []recordedFile `json:"recordedFiles"`
-	}
-	s.call("/api/recording/getById", map[string]any{"id": id}, http.StatusOK, &rec)
-	return rec.Files
+	return s.calls().RecordedFiles(id)
 }
 
 // hang opens the two clients that used to hold a shutdown: a request whose body never comes

@@ -126,3 +126,26 @@ func (a API) CreateOnPort(module string, body func(port int) map[string]any) (st
 	id, ports := a.CreateOnPorts(module, 1, func(p []int) map[string]any { return body(p[0]) })
 	return id, ports[0]
 }
+
+// RecordedFile is an entry of a recording's recordedFiles, as the API answers it (API.md
+// "Recording files").
+type RecordedFile struct {
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Path     string  `json:"path"`
+	Format   string  `json:"format"`
+	Size     int64   `json:"size"`
+	Duration float64 `json:"duration"`
+	Ended    *string `json:"ended"`
+	State    string  `json:"state"`
+}
+
+// RecordedFiles returns the files of the recording id.
+func (a API) RecordedFiles(id string) []RecordedFile {
+	a.T.Helper()
+	var rec struct {
+		Files []RecordedFile `json:"recordedFiles"`
+	}
+	a.Call("/api/recording/getById", map[string]any{"id": id}, http.StatusOK, &rec)
+	return rec.Files
+}
