@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,12 +15,15 @@ const (
 	UDPUnconnected = "07" // a bound UDP socket with no peer (TCP_CLOSE, as UDP reuses the states)
 )
 
-// Socket is one socket of a /proc/net table: its local port, its state and its inode (which
-// /proc/<pid>/fd links name as socket:[inode]).
+// Socket is one socket of a /proc/net table: its local port, its state, its inode (which
+// /proc/<pid>/fd links name as socket:[inode]), what it holds unread and, in the UDP tables,
+// what the kernel dropped for it.
 type Socket struct {
-	Port  int
-	State string
-	Inode string
+	Port    int
+	State   string
+	Inode   string
+	RxQueue int64 // bytes counted against the receive buffer (rx_queue)
+	Drops   int64 // datagrams dropped, mostly for a full receive buffer (UDP tables only)
 }
 
 // Sockets reads the kernel's sockets of proto ("tcp" or "udp"), IPv4 and IPv6, that have a
@@ -38,6 +42,9 @@ func Sockets(proto string) ([]Socket, error) {
 		sc.Scan() // header
 		for sc.Scan() {
 			if s, ok := ParseSocketLine(sc.Text()); ok {
+				if strings.HasPrefix(proto, "udp") {
+					s.Drops = udpDrops(sc.Text())
+				}
 				out = append(out, s)
 			}
 		}
@@ -66,7 +73,51 @@ func ParseSocketLine(line string) (Socket, bool) {
 	if err != nil || port == 0 {
 		return Socket{}, false
 	}
-	return Socket{Port: int(port), State: f[3], Inode: f[9]}, true
+	s := Socket{Port: int(port), State: f[3], Inode: f[9]}
+	if _, rx, ok := strings.Cut(f[4], ":"); ok {
+		s.RxQueue, _ = strconv.ParseInt(rx, 16, 64)
+	}
+	return s, true
+}
+
+// udpDrops reads the last field of a UDP table's line, "... inode ref pointer drops"; 0 where
+// there is none.
+func udpDrops(line string) int64 {
+	f := strings.Fields(line)
+	if len(f) < 13 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[12], 10, 64)
+	return n
+}
+
+// UDPSocket returns the UDP socket bound to local port port (IPv4 first, then IPv6); false
+// when there is none.
+func UDPSocket(port int) (Socket, bool, error) {
+	socks, err := Sockets("udp")
+	if err != nil {
+		return Socket{}, false, err
+	}
+	for _, s := range socks {
+		if s.Port == port {
+			return s, true, nil
+		}
+	}
+	return Socket{}, false, nil
+}
+
+// RmemDefault is the receive buffer a socket gets without SO_RCVBUF, in bytes
+// (net.core.rmem_default).
+func RmemDefault() (int64, error) {
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_default")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("net.core.rmem_default %q: not a size", bytes.TrimSpace(b))
+	}
+	return n, nil
 }
 
 // SocketInodes returns the inodes of the sockets process pid has open (from its /proc/<pid>/fd

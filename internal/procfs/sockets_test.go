@@ -14,6 +14,13 @@ func TestParseSocketLine(t *testing.T) {
 	if !ok || s != (Socket{Port: 8080, State: TCPListen, Inode: "41567"}) {
 		t.Fatalf("ParseSocketLine = %+v, %v", s, ok)
 	}
+	udp := " 1062: 0100007F:A7C4 00000000:0000 07 00000000:00034A00 00:00000000 00000000     0        0 98765 2 0000000000000000 37"
+	if s, ok := ParseSocketLine(udp); !ok || s != (Socket{Port: 42948, State: UDPUnconnected, Inode: "98765", RxQueue: 0x34A00}) {
+		t.Fatalf("ParseSocketLine(udp) = %+v, %v", s, ok)
+	}
+	if d := udpDrops(udp); d != 37 {
+		t.Errorf("udpDrops = %d, want 37", d)
+	}
 	for _, bad := range []string{
 		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
 		strings.Replace(tcp, "0100007F:1F90", "0100007F:0000", 1),
@@ -101,4 +108,26 @@ func listenBoth(t *testing.T) (net.Listener, net.PacketConn) {
 	}
 	t.Cleanup(func() { pc.Close() })
 	return l, pc
+}
+
+// TestUDPSocketQueue: a datagram nobody reads shows in its socket's receive queue; the default
+// receive buffer is read.
+func TestUDPSocketQueue(t *testing.T) {
+	_, pc := listenBoth(t)
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	c, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := UDPSocket(port)
+	if err != nil || !ok || s.RxQueue < 1000 || s.Drops != 0 {
+		t.Fatalf("UDPSocket(%d) = %+v, %v, %v; want 1000 bytes or more queued, no drops", port, s, ok, err)
+	}
+	if n, err := RmemDefault(); err != nil || n < 4096 {
+		t.Errorf("RmemDefault = %d, %v", n, err)
+	}
 }

@@ -362,3 +362,49 @@ func TestLightACKShrinksWindow(t *testing.T) {
 		t.Fatalf("after a full ACK with room for 64: %d in flight", n)
 	}
 }
+
+// TestDataDuringServiceKeepsACKTimer: a data packet that the read loop handles while the
+// clock is serving the same connection (service has returned and computed its next time from
+// a state without that packet) still gets its ACK on time: the clock must not leave the
+// connection's timer at the later time it computed, which would hold the ACK (and the periodic
+// NAK) until the next packet or the keep-alive a second later.
+func TestDataDuringServiceKeepsACKTimer(t *testing.T) {
+	l, conns, _ := memPair(t, 1, Config{})
+	c := conns[0]
+	m := l.m
+	frozen := m.now()
+	m.nowFunc = func() int64 { return frozen }
+	isn := c.rcv.buf.start
+	arrived := false
+	m.served = func(sc *Conn) {
+		if sc != c || arrived {
+			return
+		}
+		arrived = true
+		pk := new(packet)
+		pk.n = copy(pk.buf[:], wire.AppendData(nil, &wire.Data{Seq: isn, Position: wire.PosSolo, MsgNo: 1,
+			DestSocket: c.id, Payload: []byte("late")}))
+		pk.from = c.peer
+		if !m.handle(pk, m.now(), newOutbox(readOutboxSize)) {
+			t.Error("the data packet was not kept")
+		}
+	}
+	// Nothing to acknowledge yet: the service's next time is the keep-alive's, a second on.
+	m.clk.markReady(c)
+	m.sendMu.Lock()
+	m.round(m.now())
+	m.sendMu.Unlock()
+	if !arrived {
+		t.Fatal("the round did not serve the connection")
+	}
+	c.mu.Lock()
+	nextACK := c.rcv.nextACK
+	c.mu.Unlock()
+	m.clk.mu.Lock()
+	hidx, due := c.hidx, c.clkDue
+	m.clk.mu.Unlock()
+	if hidx < 0 || due > nextACK {
+		t.Fatalf("clock due %d (heap index %d), want at most the ACK time %d (%d µs after now)",
+			due, hidx, nextACK, nextACK-frozen)
+	}
+}

@@ -17,11 +17,16 @@ func gridUp(t int64) int64 { return (t + ackInterval - 1) / ackInterval * ackInt
 
 // service runs what is due at now: peer-idle check, ACK, periodic NAK, too-late drops on both
 // sides, retransmission timeout, sending and keep-alive. It reports whether out filled up
-// (call again after flushing), when it wants to run next, and whether c broke.
+// (call again after flushing), when it wants to run next, and whether c broke. Unless out
+// filled up or c broke, it also sets that time on the mux clock, before it releases c.mu: the
+// read loop changes c's state and moves its timer earlier (onData's scheduleEarlier) under
+// c.mu, so a time set after the unlock could undo a move made meanwhile, from a state that no
+// longer holds (an ACK held until the next packet or the keep-alive).
 func (c *Conn) service(now int64, out *outbox) (full bool, next int64, broke bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != stateConnected {
+		c.m.clk.schedule(c, never)
 		return false, never, false
 	}
 	if now-c.lastRecv >= int64(c.cfg.PeerIdleTimeout/1000) {
@@ -59,7 +64,11 @@ func (c *Conn) service(now int64, out *outbox) (full bool, next int64, broke boo
 		out.commit(b, c.peerUDP, c.peer)
 		c.lastSend = now
 	}
-	return full, c.nextDeadlineLocked(now), false
+	next = c.nextDeadlineLocked(now)
+	if !full {
+		c.m.clk.schedule(c, next)
+	}
+	return full, next, false
 }
 
 // rexmitDeadline is when unacknowledged packets are resent for want of an ACK; each timeout

@@ -164,13 +164,74 @@ func pace(ctx context.Context, cs [][]byte, bitrate int, send func([]byte) error
 	return nil
 }
 
-// udpDial opens a UDP socket sending to addr.
-func udpDial(addr string) (net.Conn, error) { return net.Dial("udp", addr) }
+// udpDial opens a UDP socket sending to the loopback port of srt-live-transmit's UDP input;
+// its writes wait, within ctx, while that input's receive queue is over half full (see
+// inputFeed).
+func udpDial(ctx context.Context, port int) (net.Conn, error) {
+	c, err := net.Dial("udp", loopback(port))
+	if err != nil {
+		return nil, err
+	}
+	return inputFeed{Conn: c, ctx: ctx, port: port, limit: udpRmemDefault() / 2}, nil
+}
 
-// feedUDP sends the chunks to addr as UDP datagrams, paced; it may run on its own goroutine
-// (it reports with t.Error).
-func feedUDP(ctx context.Context, t testing.TB, addr string, cs [][]byte, bitrate int) {
-	c, err := net.Dial("udp", addr)
+// inputFeed writes datagrams into srt-live-transmit's UDP input without overflowing it. The
+// tool reads that socket with the default receive buffer (net.core.rmem_default, 208 KiB on
+// Debian: about 90 datagrams of 1316 bytes, 120 ms of the 8 Mbit/s feed), and a starved
+// process (a full `make test` on two cores) leaves it unread for longer: the kernel then drops
+// datagrams before libsrt sees them, which no SRT retransmission can recover, and the
+// receiver under test times out short of the clip. Each write therefore first waits until the
+// socket holds less than half its buffer (its rx_queue in /proc/net/udp), so that everything
+// fed reaches libsrt, only later when the tool lags; where the queue cannot be read it writes
+// at once.
+type inputFeed struct {
+	net.Conn
+	ctx   context.Context
+	port  int
+	limit int64 // bytes queued at which a write waits
+}
+
+func (f inputFeed) Write(b []byte) (int, error) {
+	for {
+		q, _, ok := udpSocketStats(f.port)
+		if !ok || q < f.limit {
+			break
+		}
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-f.ctx.Done():
+			t.Stop()
+			return 0, f.ctx.Err()
+		case <-t.C:
+		}
+	}
+	return f.Conn.Write(b)
+}
+
+// udpRmemDefault is the receive buffer a UDP socket gets without SO_RCVBUF
+// (net.core.rmem_default), 212992 where it cannot be read.
+func udpRmemDefault() int64 {
+	if n, err := procfs.RmemDefault(); err == nil {
+		return n
+	}
+	return 212992
+}
+
+// udpSocketStats returns the receive queue (bytes counted against the receive buffer) and the
+// drops (datagrams the kernel discarded, mostly for a full receive buffer) of the UDP socket
+// bound to local port port; ok is false where it cannot be read or there is no such socket.
+func udpSocketStats(port int) (queued, drops int64, ok bool) {
+	s, ok, err := procfs.UDPSocket(port)
+	if err != nil || !ok {
+		return 0, 0, false
+	}
+	return s.RxQueue, s.Drops, true
+}
+
+// feedUDP sends the chunks to srt-live-transmit's UDP input on loopback port port, paced
+// (udpDial); it may run on its own goroutine (it reports with t.Error).
+func feedUDP(ctx context.Context, t testing.TB, port int, cs [][]byte, bitrate int) {
+	c, err := udpDial(ctx, port)
 	if err != nil {
 		t.Error(err)
 		return
@@ -232,15 +293,19 @@ func relayClip(ctx context.Context, t testing.TB, c *Conn, in int, clip [][]byte
 	t.Helper()
 	time.Sleep(settle)
 	drops := udpRcvbufErrors(t)
-	go feedUDP(ctx, t, loopback(in), clip, interopRate)
+	_, inDrops, _ := udpSocketStats(in)
+	go feedUDP(ctx, t, in, clip, interopRate)
 	got, err := readAll(ctx, c, len(bytes.Join(clip, nil)))
 	if err != nil {
-		// Where the missing messages went: lost on the UDP hop into libsrt (the host's
-		// receive-buffer drops) or on the SRT link (our receiver's counts).
+		// Where the missing messages went: lost on the UDP hop into libsrt (the drops of its
+		// input socket, and the host's receive-buffer drops) or on the SRT link (our
+		// receiver's counts).
 		st := c.Stats()
+		_, inDrops2, _ := udpSocketStats(in)
 		t.Fatalf("%s: after %d of %d messages: %v (ours: %d received, %d lost, %d dropped, %d belated; "+
-			"UDP receive-buffer drops on the host meanwhile: %d)", what, len(got), len(clip), err,
-			st.PktRecvUniq, st.PktRecvLoss, st.PktRecvDrop, st.PktRecvBelated, udpRcvbufErrors(t)-drops)
+			"dropped at srt-live-transmit's UDP input: %d; UDP receive-buffer drops on the host meanwhile: %d)",
+			what, len(got), len(clip), err, st.PktRecvUniq, st.PktRecvLoss, st.PktRecvDrop, st.PktRecvBelated,
+			inDrops2-inDrops, udpRcvbufErrors(t)-drops)
 	}
 	sameMessages(t, got, clip)
 }

@@ -261,7 +261,7 @@ func lossLibsrtToOurs(ctx context.Context, t *testing.T) lossRun {
 			defer func() { stop(); <-fed }()
 			go func() {
 				defer close(fed)
-				u, err := udpDial(loopback(in))
+				u, err := udpDial(feed, in)
 				if err != nil {
 					t.Error(err)
 					return

@@ -56,6 +56,9 @@ type mux struct {
 
 	// nowFunc replaces the clock in tests that drive a mux in virtual time; nil in production.
 	nowFunc func() int64
+	// served is called by serve after each service of a connection, in tests that interleave
+	// the read loop's work there; nil in production.
+	served func(*Conn)
 
 	dropped atomic.Uint64 // datagrams ignored: malformed, unknown socket, wrong source
 	logMu   sync.Mutex
@@ -354,16 +357,18 @@ func (m *mux) serve(c *Conn, now int64) {
 				m.logLimited("srt socket write failed", "addr", m.tr.localAddr(), "err", err)
 			}
 		}
-		full, next, broke := c.service(now, m.cout)
+		// service sets c's next time on the clock itself, under c.mu.
+		full, _, broke := c.service(now, m.cout)
+		if m.served != nil {
+			m.served(c)
+		}
 		if broke {
 			m.remove(c)
 			return
 		}
-		if full {
-			continue
+		if !full {
+			return
 		}
-		m.clk.schedule(c, next)
-		return
 	}
 }
 
