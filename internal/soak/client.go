@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // Client calls the sluice API with a token.
@@ -136,15 +138,7 @@ type Record struct {
 }
 
 // RecordedFile is an entry of a recording's recordedFiles (API.md "Recording files").
-type RecordedFile struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Path     string  `json:"path"`
-	Format   string  `json:"format"`
-	Size     int64   `json:"size"`
-	Duration float64 `json:"duration"`
-	State    string  `json:"state"`
-}
+type RecordedFile = tooling.RecordedFile
 
 // Get reads the record id of module.
 func (c *Client) Get(ctx context.Context, module, id string) (Record, error) {

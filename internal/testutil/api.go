@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // API calls a sluice server's HTTP API from a test: JSON bodies, the token in x-access-token,
@@ -127,18 +129,8 @@ func (a API) CreateOnPort(module string, body func(port int) map[string]any) (st
 	return id, ports[0]
 }
 
-// RecordedFile is an entry of a recording's recordedFiles, as the API answers it (API.md
-// "Recording files").
-type RecordedFile struct {
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Path     string  `json:"path"`
-	Format   string  `json:"format"`
-	Size     int64   `json:"size"`
-	Duration float64 `json:"duration"`
-	Ended    *string `json:"ended"`
-	State    string  `json:"state"`
-}
+// RecordedFile is an entry of a recording's recordedFiles, as the API answers it.
+type RecordedFile = tooling.RecordedFile
 
 // RecordedFiles returns the files of the recording id.
 func (a API) RecordedFiles(id string) []RecordedFile {
