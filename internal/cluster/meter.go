@@ -59,13 +59,7 @@ func (m Meter) countFFmpeg(name string) (int, error) {
 	if m.Children == nil {
 		return countChildren(os.Getpid(), name)
 	}
-	var kids []procfs.Stat
-	for _, pid := range m.Children() {
-		if st, err := procfs.ReadStat(pid); err == nil {
-			kids = append(kids, st)
-		}
-	}
-	return countNamed(kids, name), nil
+	return countNamed(procfs.ReadStats(m.Children()), name), nil
 }
 
 // countChildren counts the live children of pid whose program is name, from /proc.

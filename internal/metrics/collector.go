@@ -72,14 +72,7 @@ func (c *collector) kids() ([]procfs.Stat, error) {
 	if c.children == nil {
 		return procfs.Children(os.Getpid())
 	}
-	pids := c.children()
-	out := make([]procfs.Stat, 0, len(pids))
-	for _, pid := range pids {
-		if st, err := procfs.ReadStat(pid); err == nil {
-			out = append(out, st)
-		}
-	}
-	return out, nil
+	return procfs.ReadStats(c.children()), nil
 }
 
 func (c *collector) process(e *emitter, p Process, now time.Time) {

@@ -122,6 +122,17 @@ func ReadStatus(pid int) (Status, error) {
 	return st, nil
 }
 
+// ReadStats reads the stat of each of pids; a process that ended meanwhile is left out.
+func ReadStats(pids []int) []Stat {
+	out := make([]Stat, 0, len(pids))
+	for _, pid := range pids {
+		if st, err := ReadStat(pid); err == nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // OnCPU is the time pid's threads running now have spent on a CPU, to the nanosecond: the
 // first field of each /proc/<pid>/task/<tid>/schedstat, summed. Stat.CPU counts in clock ticks
 // (10 ms), too coarse for a few milliseconds of work; a thread that ended is not counted.

@@ -37,6 +37,14 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
+// TestReadStats: this process is read; a process that does not exist is left out.
+func TestReadStats(t *testing.T) {
+	got := ReadStats([]int{1 << 30, os.Getpid()})
+	if len(got) != 1 || got[0].PID != os.Getpid() {
+		t.Fatalf("ReadStats = %+v, want this process alone", got)
+	}
+}
+
 func TestParseSchedstat(t *testing.T) {
 	if d, err := ParseSchedstat([]byte("123456789 4567 89\n")); err != nil || d != 123456789*time.Nanosecond {
 		t.Fatalf("ParseSchedstat = %v, %v", d, err)
