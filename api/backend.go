@@ -115,7 +115,9 @@ type Processes interface {
 	Stat(m storage.Module, id string) Stat
 	ActiveStreams(ctx context.Context, m storage.Module, id string) ([]ActiveStream, error)
 
-	// RemoveFile deletes a recorded file from disk (the API then deletes its entry).
+	// RemoveFile deletes a recorded file from disk (the API then deletes its entry). In a
+	// cluster, for a file another node holds, it deletes the entry with the removal of the
+	// bytes queued for the holder (the API's delete then finds no entry, which is fine).
 	RemoveFile(ctx context.Context, f storage.RecordedFile) error
 	// OpenFile opens a recorded file for download; the path is confined to the recordings folder.
 	OpenFile(ctx context.Context, f storage.RecordedFile) (io.ReadSeekCloser, time.Time, error)

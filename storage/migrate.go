@@ -104,6 +104,19 @@ CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, state, l
 	// SQLite store has one node, whose files all are: the column stays empty, as on PostgreSQL
 	// for files written before a node was named.
 	`ALTER TABLE recorded_files ADD COLUMN node TEXT NOT NULL DEFAULT ''`,
+	// 6: the removals of recorded files that another node holds (DeleteFile), queued for that
+	// node. A SQLite store's files are all its own, so nothing is ever queued here; the table is
+	// made on both so that DeleteFile reads the same on each.
+	`
+CREATE TABLE file_removals (
+	file_id   TEXT PRIMARY KEY,
+	node      TEXT NOT NULL,
+	record_id TEXT NOT NULL,
+	queued    TEXT NOT NULL,
+	doc       TEXT NOT NULL
+);
+CREATE INDEX file_removals_node ON file_removals (node, queued, file_id);
+`,
 }
 
 // migrate applies the migrations of d that db has not seen yet, each in its own transaction, and

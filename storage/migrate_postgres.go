@@ -160,4 +160,17 @@ ALTER TABLE leases ADD COLUMN state TEXT NOT NULL DEFAULT '',
 	`
 ALTER TABLE recorded_files ADD COLUMN node TEXT COLLATE "C" NOT NULL DEFAULT '';
 `,
+	// 6: the removals of recorded files that another node holds, queued for that node
+	// (DeleteFile through a node other than the holder). No foreign key: the bytes go even when
+	// the recording is removed meanwhile, and the holder may be away (down, or left) for long.
+	`
+CREATE TABLE file_removals (
+	file_id   TEXT COLLATE "C" PRIMARY KEY,
+	node      TEXT COLLATE "C" NOT NULL,
+	record_id TEXT COLLATE "C" NOT NULL,
+	queued    TEXT COLLATE "C" NOT NULL,
+	doc       TEXT NOT NULL
+);
+CREATE INDEX file_removals_node ON file_removals (node, queued, file_id);
+`,
 }

@@ -78,8 +78,16 @@ func (s *Store) File(ctx context.Context, id string) (RecordedFile, error) {
 }
 
 // DeleteFile removes the entry of a recorded file (not the file on disk); it wraps ErrNotFound.
+// When another node holds the file (its node is neither "" nor the store's, SetNode), the
+// removal of its bytes is queued for that node in the same transaction: the holder reads it
+// with FileRemovals, now or whenever it runs again.
 func (s *Store) DeleteFile(ctx context.Context, id string) error {
 	return s.write(ctx, func(tx dbq) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO file_removals (file_id, node, record_id, queued, doc)
+			SELECT id, node, record_id, ?, doc FROM recorded_files WHERE id = ? AND node <> '' AND node <> ?`,
+			formatTime(now()), id, s.nodeID()); err != nil {
+			return fmt.Errorf("storage: queue the removal of recorded file %q: %w", id, err)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM recorded_files WHERE id = ?`, id)
 		if err != nil {
 			return fmt.Errorf("storage: delete recorded file %q: %w", id, err)
@@ -88,6 +96,32 @@ func (s *Store) DeleteFile(ctx context.Context, id string) error {
 			return fmt.Errorf("storage: delete recorded file %q: %w", id, err)
 		} else if n == 0 {
 			return fmt.Errorf("recorded file %q: %w", id, ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// MaxFileRemovals is how many queued removals FileRemovals returns at once.
+const MaxFileRemovals = 500
+
+// FileRemovals lists the recorded files whose entries were deleted through another node while
+// the store's node (SetNode) holds their bytes, oldest first, at most MaxFileRemovals: the
+// files this node should delete from its disk, then mark done (FileRemovalDone).
+func (s *Store) FileRemovals(ctx context.Context) ([]RecordedFile, error) {
+	node := s.nodeID()
+	if node == "" {
+		return nil, nil
+	}
+	return s.queryFiles(ctx, `SELECT doc, node FROM file_removals WHERE node = ? ORDER BY queued, file_id LIMIT ?`,
+		node, MaxFileRemovals)
+}
+
+// FileRemovalDone drops the queued removal of a recorded file (its bytes are gone); one not
+// queued is not an error.
+func (s *Store) FileRemovalDone(ctx context.Context, id string) error {
+	return s.write(ctx, func(tx dbq) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM file_removals WHERE file_id = ?`, id); err != nil {
+			return fmt.Errorf("storage: drop the queued removal of recorded file %q: %w", id, err)
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/sluicemedia/sluice/storage"
@@ -51,5 +52,78 @@ func TestRecordedFileNode(t *testing.T) {
 	s.SetNode("")
 	if got, err := s.FilesInState(ctx, storage.FileRecording); err != nil || len(got) != 1 || got[0].ID != single.ID {
 		t.Errorf("FilesInState on a single node: %+v, %v; want only %s", got, err, single.Name)
+	}
+}
+
+// TestFileRemovalQueue: deleting the entry of a file another node holds queues the removal of
+// its bytes for that node alone, in the same write; the node's own files, files of no node and
+// unknown ids queue nothing; the queue outlives the recording; FileRemovalDone drops it.
+func TestFileRemovalQueue(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	rec := createRecording(t, s)
+	add := func(node, name string) storage.RecordedFile {
+		t.Helper()
+		s.SetNode(node)
+		f := storage.RecordedFile{ID: storage.NewID(), RecordID: rec.ID, Name: name, Path: rec.ID + "/" + name,
+			Format: "mp4", Created: at(0), State: storage.FileComplete, Size: 7}
+		if err := s.AddFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	queued := func(node string) []storage.RecordedFile {
+		t.Helper()
+		s.SetNode(node)
+		fs, err := s.FileRemovals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	single, onN1, onN2 := add("", "a.mp4"), add("n1", "b.mp4"), add("n2", "c.mp4")
+	onN2b := add("n2", "d.mp4")
+
+	// Through n1: its own file and a file of no node go at once; n2's two are queued for n2.
+	s.SetNode("n1")
+	for _, f := range []storage.RecordedFile{single, onN1, onN2, onN2b} {
+		if err := s.DeleteFile(ctx, f.ID); err != nil {
+			t.Fatalf("delete %s through n1: %v", f.Name, err)
+		}
+		if _, err := s.File(ctx, f.ID); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("%s: entry still there after DeleteFile: %v", f.Name, err)
+		}
+	}
+	if err := s.DeleteFile(ctx, onN2.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("deleting %s again: %v, want ErrNotFound", onN2.Name, err)
+	}
+	if got := queued("n1"); len(got) != 0 {
+		t.Errorf("n1's queue: %+v, want none", got)
+	}
+	if got := queued(""); len(got) != 0 {
+		t.Errorf("a store with no node: %+v, want none", got)
+	}
+	// The recording goes; the bytes on n2 must still go.
+	if err := s.Delete(ctx, storage.ModuleRecording, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := queued("n2")
+	if len(got) != 2 {
+		t.Fatalf("n2's queue: %+v, want %s and %s", got, onN2.Name, onN2b.Name)
+	}
+	for _, f := range got {
+		want := map[string]storage.RecordedFile{onN2.ID: onN2, onN2b.ID: onN2b}[f.ID]
+		if f.Path != want.Path || f.RecordID != rec.ID || f.Node != "n2" || f.Size != 7 {
+			t.Errorf("queued %+v, want the file %+v on n2", f, want)
+		}
+	}
+	if err := s.FileRemovalDone(ctx, onN2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FileRemovalDone(ctx, onN2.ID); err != nil {
+		t.Errorf("done twice: %v", err)
+	}
+	if got := queued("n2"); len(got) != 1 || got[0].ID != onN2b.ID {
+		t.Errorf("n2's queue after one is done: %+v, want only %s", got, onN2b.Name)
 	}
 }

@@ -45,6 +45,7 @@ func openCluster(ctx context.Context, cfg Config, st *storage.Store, mgr *Manage
 		Records:  clusterRecords{st},
 		Capacity: cluster.Meter{FFmpeg: cfg.FFmpeg, FFmpegMax: cfg.ClusterFFmpegMax, CPU: cfg.ClusterCPU, Children: supervisor.Children},
 		ValidID:  storage.ValidID,
+		Files:    mgr.removeQueuedFiles,
 	})
 	if err != nil {
 		return nil, err

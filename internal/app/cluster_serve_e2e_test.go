@@ -5,8 +5,11 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/tooling"
 )
 
 // TestClusterServeThroughAnyNode: a player and a file recording run on n2; n1 proxies
@@ -146,6 +150,77 @@ func TestClusterServeThroughAnyNode(t *testing.T) {
 		if has := listensOn(t, n.c.cmd.Process.Pid, vodPort); has != (n == owner) {
 			t.Errorf("node %s: listens on the vod_port %d: %v", n.id, vodPort, has)
 		}
+	}
+
+	// Removing a file through a node other than its holder deletes its bytes on the holder's
+	// disk: at once when the holder runs, else when it runs again.
+	removeFileElsewhere(t, dbURL, db, nodes, rec, fileID)
+}
+
+// removeFileElsewhere: with its holder n2 killed, the file fileID of recording rec is removed
+// through n1: its entry goes at once, its bytes stay on n2's disk until n2 runs again, and go
+// then. Back, n2 records a new file; removed through n3, it leaves n2's disk at once.
+func removeFileElsewhere(t *testing.T, dbURL string, db *sql.DB, nodes []*clusterNodeProc, rec, fileID string) {
+	n1, n2 := nodes[0], nodes[1]
+	var path string
+	for _, f := range n1.c.ts.recordedFiles(rec) {
+		if f.ID == fileID {
+			path = filepath.Join(n2.data, "recordings", filepath.FromSlash(f.Path))
+		}
+	}
+	if _, err := os.Stat(path); path == "" || err != nil {
+		t.Fatalf("file %s on n2's disk at %q: %v", fileID, path, err)
+	}
+	n2.c.kill()
+	n1.c.ts.call("/api/recording/removeFile", map[string]any{"record_id": rec, "file_id": fileID}, http.StatusOK, nil)
+	for _, f := range nodes[2].c.ts.recordedFiles(rec) {
+		if f.ID == fileID {
+			t.Errorf("file %s still listed through n3 after its removal through n1", fileID)
+		}
+	}
+	var queued string
+	if err := db.QueryRow(`SELECT node FROM file_removals WHERE file_id = $1`, fileID).Scan(&queued); err != nil || queued != "n2" {
+		t.Errorf("the removal of %s queued for %q, %v; want n2", fileID, queued, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("file %s gone from n2's disk while n2 was down: %v", fileID, err)
+	}
+	nodes[1] = startNode(t, dbURL, "n2", n2.addr, n2.data)
+	n2 = nodes[1]
+	testutil.Eventually(t, 20*time.Second, "the file removed through n1 gone from n2's disk", func() bool {
+		_, err := os.Stat(path)
+		return errors.Is(err, fs.ErrNotExist)
+	})
+	testutil.Eventually(t, 5*time.Second, "the queued removal done", func() bool {
+		var n int
+		return db.QueryRow(`SELECT COUNT(*) FROM file_removals`).Scan(&n) == nil && n == 0
+	})
+
+	// n2 took its leases back on its return (they had not expired) and records a new file: that
+	// one, removed through n3 while n2 runs, leaves n2's disk at once.
+	var again tooling.RecordedFile
+	testutil.Eventually(t, 30*time.Second, "n2 writing a new file", func() bool {
+		for _, f := range n2.c.ts.recordedFiles(rec) {
+			var node string
+			if f.ID != fileID && f.Size > 0 && db.QueryRow(`SELECT node FROM recorded_files WHERE id = $1`, f.ID).Scan(&node) == nil && node == "n2" {
+				again = f
+				return true
+			}
+		}
+		return false
+	})
+	path = filepath.Join(n2.data, "recordings", filepath.FromSlash(again.Path))
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("file %s on n2's disk: %v", again.ID, err)
+	}
+	nodes[2].c.ts.call("/api/recording/removeFile", map[string]any{"record_id": rec, "file_id": again.ID}, http.StatusOK, nil)
+	testutil.Eventually(t, 10*time.Second, "the file removed through n3 gone from n2's disk", func() bool {
+		_, err := os.Stat(path)
+		return errors.Is(err, fs.ErrNotExist)
+	})
+	// Both went through the queue (n2's recorder, told its entry is gone, only stops writing).
+	if lines := n2.c.logged("deleted a file removed through another node"); len(lines) != 2 {
+		t.Errorf("n2 logged %d deletions of files removed through other nodes, want 2: %q", len(lines), lines)
 	}
 }
 

@@ -62,6 +62,11 @@ type CoordinatorOptions struct {
 	// ValidID tells a string that can be a record id; Elsewhere looks no other up. Default:
 	// every id.
 	ValidID func(id string) bool
+	// Files deletes from this node's disk the recorded files whose entries were removed
+	// through other nodes (queued in the store for this node). It runs at start, every renewal
+	// interval, and when another node tells this one (OpFiles); never twice at once. Default:
+	// none.
+	Files func(ctx context.Context)
 }
 
 // Notification operations, the first word of a payload "op module id [node]".
@@ -70,6 +75,9 @@ const (
 	OpStop    = "stop"    // the owner stops the record (it is no longer active)
 	OpRestart = "restart" // the owner restarts it with its stored settings
 	OpRemove  = "remove"  // the owner stops and forgets it (it is being removed)
+	// OpFiles, "files module id node": node deletes the files of the record queued for it
+	// (CoordinatorOptions.Files).
+	OpFiles = "files"
 )
 
 // StateEvery is how often the owner writes its records' changed states to their leases.
@@ -94,6 +102,9 @@ type Coordinator struct {
 
 	mu      sync.Mutex
 	written map[string]RecordState // the state last written per record held
+
+	// filesMu keeps opts.Files to one run at a time.
+	filesMu sync.Mutex
 
 	// serving remembers which node serves a player this one does not (Elsewhere).
 	serving servingCache
@@ -134,6 +145,9 @@ func (c *Coordinator) Run(ctx context.Context) {
 	wg.Go(func() { every(ctx, StateEvery, c.writeStates) })
 	wg.Go(func() { every(ctx, renew, c.sampleCPU) })
 	wg.Go(func() { every(ctx, renew, c.reconcile) })
+	if c.opts.Files != nil {
+		wg.Go(func() { every(ctx, renew, c.files) })
+	}
 	wg.Wait()
 }
 
@@ -247,7 +261,25 @@ func (c *Coordinator) notified(payload string) {
 		if here {
 			go c.act(op, r)
 		}
+	case OpFiles:
+		if len(f) == 4 && f[3] == c.node.ID() && c.opts.Files != nil {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), c.opts.Node.LeaseTTL)
+				defer cancel()
+				c.files(ctx)
+			}()
+		}
 	}
+}
+
+// files runs opts.Files, one run at a time.
+func (c *Coordinator) files(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	c.filesMu.Lock()
+	defer c.filesMu.Unlock()
+	c.opts.Files(ctx)
 }
 
 // startHere starts a record this node was picked for, without placing it again.
