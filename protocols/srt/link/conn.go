@@ -28,7 +28,8 @@ const closeLinger = time.Second
 // Read and per Write. Read, Write, Stats and Close may be called from different goroutines.
 type Conn struct {
 	m       *mux
-	ownMux  bool // a caller's connection: closing it closes the socket
+	ownMux  bool // a caller's or rendezvous connection: closing it closes the socket
+	rdv     bool // a rendezvous connection: hsResp is the agreement a repeated handshake gets
 	id      uint32
 	peerID  uint32
 	peer    netip.AddrPort
@@ -55,7 +56,7 @@ type Conn struct {
 	mu        sync.Mutex
 	state     int
 	err       error // why the connection broke
-	hsResp    []byte
+	hsResp    []byte // the answer to a repeated handshake: conclusion (listener side) or agreement
 	rcv       recvState
 	snd       sendState
 	rtt       int64 // µs, smoothed
@@ -107,6 +108,25 @@ func newConn(m *mux, cfg *resolved, id, peerID uint32, peer netip.AddrPort, now 
 	return c
 }
 
+// handshaken applies the peer's handshake hs that carried its HSREQ or HSRSP, stamped ts and
+// arrived at: its SRT version and flags, each direction's latency, the sequence numbers (the
+// peer's initial one for what we receive, isn for what we send), the peer's time base and its
+// flow window.
+func (c *Conn) handshaken(ts uint32, hs *wire.Handshake, isn uint32, at int64) {
+	c.peerVer = hs.HS.Version
+	c.peerNAK = hs.HS.Flags&wire.FlagNAKReport != 0
+	c.rcvLatency, c.sndLatency = latencies(c.cfg, &hs.HS)
+	c.rcv.init(hs.InitialSeq, c.cfg.rcvPkts, at-int64(ts), ts, at)
+	c.snd.init(isn, c.cfg.sndPkts, int(min(hs.FlowWindow, 1<<20)), at)
+}
+
+// latencies returns each direction's latency, µs, from our wish and the peer's in its HSREQ or
+// HSRSP: the larger of both.
+func latencies(rc *resolved, peer *wire.HSExt) (rcv, snd int64) {
+	lat := int64(rc.Latency / 1000)
+	return max(lat, int64(peer.SendDelay)*1000), max(lat, int64(peer.RecvDelay)*1000)
+}
+
 // ts returns the timestamp of a packet we send at now.
 func (c *Conn) ts(now int64) uint32 { return uint32(now - c.t0) }
 
@@ -116,7 +136,8 @@ func (c *Conn) RemoteAddr() net.Addr { return c.peerUDP }
 // LocalAddr returns the local socket's address.
 func (c *Conn) LocalAddr() net.Addr { return c.m.tr.localAddr() }
 
-// StreamID returns the stream id: what the caller sent (listener side) or what we sent.
+// StreamID returns the stream id: what the caller sent (listener side), what we sent (caller
+// side), or in a rendezvous what the initiator sent (ours when it sent none).
 func (c *Conn) StreamID() string {
 	if c.req != nil {
 		return c.req.streamID

@@ -258,8 +258,9 @@ func (l *Listener) reject(hs *wire.Handshake, reason Reject, from netip.AddrPort
 	l.m.log.Debug("srt caller rejected", "peer", from.String(), "reason", reason.String())
 }
 
-// check decides whether a conclusion can be accepted, before the application's decide.
-func (l *Listener) check(hs *wire.Handshake, perr error) Reject {
+// checkHSReq decides whether an initiator's conclusion (a caller's, or a rendezvous peer's) can
+// be accepted by a side configured with cfg, before its key material is opened.
+func checkHSReq(cfg *resolved, hs *wire.Handshake, perr error) Reject {
 	switch {
 	case hs.Version != wire.HSVersion5:
 		return RejectVersion
@@ -273,12 +274,24 @@ func (l *Listener) check(hs *wire.Handshake, perr error) Reject {
 		return RejectFilter
 	case hs.HasGroup:
 		return RejectGroup
-	case l.cfg.Passphrase == "" && hs.KMCmd != 0:
+	case cfg.Passphrase == "" && hs.KMCmd != 0:
 		return RejectUnsecure
-	case l.cfg.Passphrase != "" && hs.KMCmd != wire.ExtKMReq:
+	case cfg.Passphrase != "" && hs.KMCmd != wire.ExtKMReq:
 		return RejectUnsecure
 	}
 	return RejectNone
+}
+
+// putHSRsp adds to rsp the responder's HSRSP with each direction's latency, µs, and a KMRSP
+// confirming km, the initiator's key material, when it is not nil.
+func putHSRsp(rsp *wire.Handshake, rcvLat, sndLat int64, km []byte) {
+	rsp.Extension = wire.HSExtHSReq
+	rsp.HSCmd = wire.ExtHSRsp
+	rsp.HS = wire.HSExt{Version: srtVersion, Flags: srtFlags, RecvDelay: latencyMS(rcvLat), SendDelay: latencyMS(sndLat)}
+	if km != nil {
+		rsp.Extension |= wire.HSExtKMReq
+		rsp.KMCmd, rsp.KM = wire.ExtKMRsp, km // the same KM confirms it opened
+	}
 }
 
 // conclusion accepts or refuses a caller whose cookie checked out.
@@ -303,7 +316,7 @@ func (l *Listener) conclusion(ctl *wire.Control, hs *wire.Handshake, perr error,
 		}
 		return
 	}
-	reason := l.check(hs, perr)
+	reason := checkHSReq(&l.cfg, hs, perr)
 	if closing {
 		reason = RejectClose
 	}
@@ -331,32 +344,23 @@ func (l *Listener) conclusion(ctl *wire.Control, hs *wire.Handshake, perr error,
 	id := m.newSocketIDLocked()
 	c := newConn(m, &l.cfg, id, hs.SocketID, from, now)
 	c.req, c.rcrypt, c.scrypt = req, rcrypt, scrypt
-	c.peerVer = hs.HS.Version
-	c.peerNAK = hs.HS.Flags&wire.FlagNAKReport != 0
-	lat := int64(l.cfg.Latency / 1000)
-	c.rcvLatency = max(lat, int64(hs.HS.SendDelay)*1000)
-	c.sndLatency = max(lat, int64(hs.HS.RecvDelay)*1000)
-	c.rcv.init(hs.InitialSeq, l.cfg.rcvPkts, now-int64(ctl.Timestamp), ctl.Timestamp, now)
-	c.snd.init(hs.InitialSeq, l.cfg.sndPkts, int(min(hs.FlowWindow, 1<<20)), now)
+	c.handshaken(ctl.Timestamp, hs, hs.InitialSeq, now)
 	rsp := wire.Handshake{
 		Version:    wire.HSVersion5,
 		Encryption: hs.Encryption,
-		Extension:  wire.HSExtHSReq,
 		InitialSeq: hs.InitialSeq,
 		MTU:        min(hs.MTU, mss),
 		FlowWindow: uint32(l.cfg.rcvPkts),
 		Type:       wire.HSConclusion,
 		SocketID:   id,
 		Cookie:     hs.Cookie,
-		HSCmd:      wire.ExtHSRsp,
-		HS: wire.HSExt{Version: srtVersion, Flags: srtFlags,
-			RecvDelay: latencyMS(c.rcvLatency), SendDelay: latencyMS(c.sndLatency)},
 	}
 	rsp.PutPeerAddr(peerAddr(from))
+	var km []byte
 	if rcrypt != nil {
-		rsp.Extension |= wire.HSExtKMReq
-		rsp.KMCmd, rsp.KM = wire.ExtKMRsp, hs.KM // the same KM confirms it opened
+		km = hs.KM
 	}
+	putHSRsp(&rsp, c.rcvLatency, c.sndLatency, km)
 	c.hsResp = appendHandshakePacket(nil, hs.SocketID, 0, &rsp)
 	m.conns[id] = c
 	l.byPeer[key] = c

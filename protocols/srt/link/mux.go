@@ -247,11 +247,14 @@ func (m *mux) handle(p *packet, now int64, out *outbox) bool {
 		c = m.lookup(dest)
 	}
 	if c == nil {
+		d := m.dl.Load()
 		switch {
 		case hs && m.ln != nil:
 			m.ln.handshake(p, now, out)
-		case hs && m.dl.Load() != nil && dest == m.dl.Load().id:
-			m.dl.Load().deliver(b, p.from, now)
+		case d != nil && d.wants(dest, hs):
+			if !d.deliver(b, hs, p.from, now) {
+				m.dropped.Add(1)
+			}
 		default:
 			m.dropped.Add(1)
 		}
@@ -298,10 +301,26 @@ func (c *Conn) onControl(ctl *wire.Control, now int64, out *outbox) bool {
 		c.onUser(ctl, now, out)
 	case wire.CtrlPeerError:
 		c.log.Warn("srt peer reported an error", "code", ctl.Info)
+	case wire.CtrlHandshake:
+		c.onHandshake(ctl, now, out)
 	}
 	// Keep-alive, congestion warning, and a handshake repeated after the connection was made
-	// need nothing more than lastRecv.
+	// (but for a rendezvous peer's) need nothing more than lastRecv.
 	return false
+}
+
+// onHandshake answers a rendezvous peer that repeats its wave-a-hand or conclusion after we
+// connected: it missed our agreement, and gets it again, as libsrt answers. One answer a
+// datagram, no larger than it.
+func (c *Conn) onHandshake(ctl *wire.Control, now int64, out *outbox) {
+	var hs wire.Handshake
+	if !c.rdv || out.room() == 0 || wire.ParseHandshake(ctl.CIF, &hs) != nil ||
+		(hs.Type != wire.HSWaveAHand && hs.Type != wire.HSConclusion) {
+		return
+	}
+	b := append(out.buf(), c.hsResp...)
+	binary.BigEndian.PutUint32(b[8:12], c.ts(now))
+	out.commit(b, c.peerUDP, c.peer)
 }
 
 func (m *mux) clockLoop() {
