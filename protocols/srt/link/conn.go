@@ -55,7 +55,7 @@ type Conn struct {
 
 	mu        sync.Mutex
 	state     int
-	err       error // why the connection broke
+	err       error  // why the connection broke
 	hsResp    []byte // the answer to a repeated handshake: conclusion (listener side) or agreement
 	rcv       recvState
 	snd       sendState

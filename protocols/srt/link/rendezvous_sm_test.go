@@ -271,11 +271,11 @@ func TestRendezvousIgnores(t *testing.T) {
 	}
 	sent := a.r.req
 	for i, h := range []wire.Handshake{
-		{Version: 5, Type: wire.HSWaveAHand, SocketID: 0x300, Cookie: 0x10000000},       // another socket
-		{Version: 5, Type: wire.HSConclusion, SocketID: 0x200, Cookie: 0x10000001},      // another cookie
-		{Version: 5, Type: wire.HSConclusion, SocketID: 0x300, Cookie: 0x10000000},      // another socket
-		{Version: 5, Type: wire.Rejection(10), SocketID: 0x300, Cookie: 0x10000000},     // another socket's rejection
-		{Version: 5, Type: wire.HSAgreement, SocketID: 0x200, Cookie: 0x10000000},       // an agreement to the initiator
+		{Version: 5, Type: wire.HSWaveAHand, SocketID: 0x300, Cookie: 0x10000000},                        // another socket
+		{Version: 5, Type: wire.HSConclusion, SocketID: 0x200, Cookie: 0x10000001},                       // another cookie
+		{Version: 5, Type: wire.HSConclusion, SocketID: 0x300, Cookie: 0x10000000},                       // another socket
+		{Version: 5, Type: wire.Rejection(10), SocketID: 0x300, Cookie: 0x10000000},                      // another socket's rejection
+		{Version: 5, Type: wire.HSAgreement, SocketID: 0x200, Cookie: 0x10000000},                        // an agreement to the initiator
 		{Version: 5, Type: wire.HSConclusion, SocketID: 0x200, Cookie: 0x10000000, HSCmd: wire.ExtHSReq}, // HSREQ to the initiator
 	} {
 		act, err := feed(a.r.id, h)
