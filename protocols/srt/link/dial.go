@@ -209,10 +209,6 @@ func putHSReq(req *wire.Handshake, rc *resolved, keyLen int) (*crypt.Sender, []b
 
 // handshake runs the caller's side: induction, then conclusion, each repeated until answered.
 func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr string) (*Conn, error) {
-	deadline := time.NewTimer(rc.ConnectTimeout)
-	defer deadline.Stop()
-	resend := time.NewTicker(handshakeResend * time.Microsecond)
-	defer resend.Stop()
 	req := wire.Handshake{
 		Version:    wire.HSVersion4,
 		Extension:  wire.UDTDgram,
@@ -225,9 +221,51 @@ func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr strin
 	req.PutPeerAddr(d.peer.Addr())
 	s := newHSSender(m, d.peer)
 	send := func() { s.send(0, &req) }
-	send()
 	var seal *crypt.Sender
 	var km []byte
+	return m.handshakeLoop(ctx, d, rc.ConnectTimeout, send, func(dg hsDatagram) (*Conn, bool, error) {
+		var ctl wire.Control
+		var hs wire.Handshake
+		if wire.ParseControl(dg.b, &ctl) != nil || wire.ParseHandshake(ctl.CIF, &hs) != nil {
+			return nil, false, nil
+		}
+		if hs.Type.IsRejection() {
+			return nil, false, &RejectError{Reason: Reject(hs.Type.RejectReason()), Addr: addr}
+		}
+		switch {
+		case req.Type == wire.HSInduction && hs.Type == wire.HSInduction:
+			if hs.Version < wire.HSVersion5 || hs.Extension != wire.SRTMagic {
+				return nil, false, ErrVersion
+			}
+			req.Cookie = hs.Cookie
+			var err error
+			if seal, km, err = putHSReq(&req, rc, keyLength(rc.PBKeyLen, hs.Encryption, false)); err != nil {
+				return nil, false, err
+			}
+			send()
+			return nil, true, nil
+		case req.Type == wire.HSConclusion && hs.Type == wire.HSConclusion:
+			open, err := checkHSRsp(rc, &hs, seal, km, addr)
+			if err != nil {
+				return nil, false, err
+			}
+			return m.ownConn(d, rc, req.InitialSeq, ctl.Timestamp, &hs, open, seal, dg.at, nil), false, nil
+		}
+		return nil, false, nil
+	})
+}
+
+// handshakeLoop runs a caller's or rendezvous handshake: it calls send at once and every
+// handshakeResend, and handle for each datagram of the handshake's, until handle makes the
+// connection or fails, or the timeout or ctx ends. handle reports whether it sent something
+// new, which restarts the repeat period.
+func (m *mux) handshakeLoop(ctx context.Context, d *dialer, timeout time.Duration, send func(),
+	handle func(hsDatagram) (c *Conn, sent bool, err error)) (*Conn, error) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	resend := time.NewTicker(handshakeResend * time.Microsecond)
+	defer resend.Stop()
+	send()
 	for {
 		select {
 		case <-ctx.Done():
@@ -237,32 +275,12 @@ func (m *mux) handshake(ctx context.Context, d *dialer, rc *resolved, addr strin
 		case <-resend.C:
 			send()
 		case dg := <-d.ch:
-			var ctl wire.Control
-			var hs wire.Handshake
-			if wire.ParseControl(dg.b, &ctl) != nil || wire.ParseHandshake(ctl.CIF, &hs) != nil {
-				continue
+			c, sent, err := handle(dg)
+			if c != nil || err != nil {
+				return c, err
 			}
-			if hs.Type.IsRejection() {
-				return nil, &RejectError{Reason: Reject(hs.Type.RejectReason()), Addr: addr}
-			}
-			switch {
-			case req.Type == wire.HSInduction && hs.Type == wire.HSInduction:
-				if hs.Version < wire.HSVersion5 || hs.Extension != wire.SRTMagic {
-					return nil, ErrVersion
-				}
-				req.Cookie = hs.Cookie
-				var err error
-				if seal, km, err = putHSReq(&req, rc, keyLength(rc.PBKeyLen, hs.Encryption, false)); err != nil {
-					return nil, err
-				}
-				send()
+			if sent {
 				resend.Reset(handshakeResend * time.Microsecond)
-			case req.Type == wire.HSConclusion && hs.Type == wire.HSConclusion:
-				open, err := checkHSRsp(rc, &hs, seal, km, addr)
-				if err != nil {
-					return nil, err
-				}
-				return m.ownConn(d, rc, req.InitialSeq, ctl.Timestamp, &hs, open, seal, dg.at, nil), nil
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"time"
 
 	"github.com/sluicemedia/sluice/protocols/srt/crypt"
 	"github.com/sluicemedia/sluice/protocols/srt/wire"
@@ -303,41 +302,30 @@ func (m *mux) rendezvous(ctx context.Context, d *dialer, r *rdv) (*Conn, error) 
 // rdvHandshake sends r's datagrams, repeated every handshakeResend, until the connection is
 // made, refused, or the time is up.
 func (m *mux) rdvHandshake(ctx context.Context, d *dialer, r *rdv) (*Conn, error) {
-	deadline := time.NewTimer(r.rc.ConnectTimeout)
-	defer deadline.Stop()
-	resend := time.NewTicker(handshakeResend * time.Microsecond)
-	defer resend.Stop()
 	s := newHSSender(m, d.peer)
 	send := func() { s.send(r.peerID, &r.req) }
-	send()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-deadline.C:
-			return nil, ErrConnectTimeout
-		case <-resend.C:
-			send()
-		case dg := <-d.ch:
-			act, err := r.receive(dg)
-			switch {
-			case err != nil:
-				if act == rdvSend {
-					send() // our rejection, once
-				}
-				return nil, err
-			case act == rdvSend:
-				send()
-				resend.Reset(handshakeResend * time.Microsecond)
-			case act == rdvDone || act == rdvSendDone:
-				c := m.rdvConn(d, r)
-				if act == rdvSendDone {
-					send()
-				}
-				return c, nil
+	return m.handshakeLoop(ctx, d, r.rc.ConnectTimeout, send, func(dg hsDatagram) (*Conn, bool, error) {
+		act, err := r.receive(dg)
+		switch {
+		case err != nil:
+			if act == rdvSend {
+				send() // our rejection, once
 			}
+			return nil, false, err
+		case act == rdvDone || act == rdvSendDone:
+			// The connection first, so that it takes what the peer sends once it has our
+			// agreement.
+			c := m.rdvConn(d, r)
+			if act == rdvSendDone {
+				send()
+			}
+			return c, false, nil
+		case act == rdvSend:
+			send()
+			return nil, true, nil
 		}
-	}
+		return nil, false, nil
+	})
 }
 
 // rdvConn makes the connection of a concluded rendezvous.
