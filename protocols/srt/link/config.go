@@ -47,15 +47,17 @@ type Config struct {
 	Latency time.Duration
 	// PeerIdleTimeout closes a connection whose peer sent nothing for this long. Default 5 s.
 	PeerIdleTimeout time.Duration
-	// ConnectTimeout bounds a caller's handshake. Default 3 s.
+	// ConnectTimeout bounds a caller's or rendezvous handshake. Default 3 s.
 	ConnectTimeout time.Duration
 	// Passphrase enables AES encryption: 10 to 79 characters, or empty for none. A listener
 	// with one refuses callers without one, and the reverse (libsrt's enforced encryption).
 	Passphrase string
 	// PBKeyLen is the AES key length in bytes a caller uses: 16, 24 or 32; 0 takes what the
-	// listener advertises, else 16. A listener takes the caller's.
+	// listener advertises, else 16. A listener takes the caller's. A rendezvous side advertises
+	// it; the initiator uses the responder's advertised length, else its own, else 16.
 	PBKeyLen int
-	// StreamID is what a caller sends in the stream id extension, at most 512 bytes.
+	// StreamID is what a caller (or a rendezvous initiator) sends in the stream id extension,
+	// at most 512 bytes.
 	StreamID string
 	// PayloadSize is the largest message Write takes, bytes. Default 1316, at most 1456.
 	PayloadSize int

@@ -11,6 +11,15 @@
 //     R bits), the stream id extension (up to 512 bytes), congestion controller "live", and the
 //     key material extensions. A repeated conclusion is answered again. Each direction's
 //     latency is the larger of both sides' wishes.
+//   - Rendezvous (Rendezvous) with the HSv5 handshake: both sides wave from a known port, the
+//     cookie contest (libsrt's 32-bit serial comparison) makes one the initiator, whose
+//     conclusion carries HSREQ (KMREQ, stream id) and which ends with the agreement; the
+//     responder answers with HSRSP (KMRSP), every repeat of the initiator's conclusion again,
+//     and connects on the agreement or on the initiator's first other packet; a connection
+//     answers a peer's repeated handshake with the agreement. Only the given peer address takes
+//     part. Equal cookies are refused (REJ_RDVCOOKIE); encryption is checked as a listener
+//     checks a caller, on both sides, with the initiator's keys both ways and the responder's
+//     advertised key length.
 //   - Rejections carry libsrt's reasons (Reject: SRT_REJ_* and the access-control SRT_REJX_*
 //     codes), sent in the handshake type as libsrt does, so a libsrt caller reports them; a
 //     refused Dial returns a *RejectError.
@@ -36,8 +45,9 @@
 //
 // # Not supported
 //
-// Rendezvous connections (wave-a-hand and agreement handshakes are ignored), HSv4 callers
-// (refused with REJ_VERSION, and a shutdown since they do not read it), stream/file mode
+// HSv4 rendezvous peers (Rendezvous returns ErrVersion), a listener answering wave-a-hands (a
+// listener ignores them), HSv4 callers (refused with REJ_VERSION, and a shutdown since they
+// do not read it), stream/file mode
 // (REJ_MESSAGEAPI), the "file" congestion controller (REJ_CONGESTION), packet filters such as
 // FEC (REJ_FILTER), socket groups and bonding (REJ_GROUP), AES-GCM, messages spanning several
 // packets, and SRT over anything but UDP.

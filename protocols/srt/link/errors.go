@@ -15,7 +15,7 @@ var (
 	// PeerIdleTimeout.
 	ErrPeerIdle = errors.New("srt: peer idle timeout")
 	// ErrConnectTimeout is returned by Dial when the listener did not answer within
-	// ConnectTimeout.
+	// ConnectTimeout, and by Rendezvous when the peer did not.
 	ErrConnectTimeout = errors.New("srt: connect timeout")
 	// ErrMessageTooLong is returned by Write for a message over PayloadSize.
 	ErrMessageTooLong = errors.New("srt: message longer than the payload size")
@@ -24,7 +24,8 @@ var (
 	// ErrNoPassphrase matches a rejection because only one side has a passphrase
 	// (REJ_UNSECURE): the peer needs one we lack, or refuses the one we have.
 	ErrNoPassphrase = errors.New("srt: passphrase required or unexpected")
-	// ErrVersion is returned by Dial when the listener speaks only the HSv4 handshake.
+	// ErrVersion is returned by Dial when the listener speaks only the HSv4 handshake, and by
+	// Rendezvous for an HSv4 peer.
 	ErrVersion = errors.New("srt: peer handshake version not supported")
 	// ErrProtocol is returned when the peer's handshake answer cannot be used.
 	ErrProtocol = errors.New("srt: protocol error")
@@ -32,7 +33,8 @@ var (
 	ErrConfig = errors.New("srt: invalid configuration")
 )
 
-// RejectError is returned by Dial when the listener refused the connection.
+// RejectError is returned by Dial when the listener refused the connection, and by Rendezvous
+// when either side refused it.
 type RejectError struct {
 	Reason Reject
 	Addr   string // the listener's address

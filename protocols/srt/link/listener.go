@@ -204,7 +204,7 @@ func (l *Listener) handshake(p *packet, now int64, out *outbox) {
 		}
 		l.conclusion(&ctl, &hs, perr, p.from, now, out)
 	default:
-		l.m.dropped.Add(1) // rendezvous (wave-a-hand, agreement) is not supported
+		l.m.dropped.Add(1) // a listener takes no rendezvous (wave-a-hand, agreement)
 	}
 }
 

@@ -200,6 +200,9 @@ func (r *rdv) step(dest, ts uint32, hs *wire.Handshake, perr error, at int64) (r
 		return rdvWait, ErrVersion // an HSv4 peer waves with version 4
 	}
 	switch {
+	case r.role == rdvDraw && hs.Cookie == 0:
+		// No contest with a zero cookie; libsrt, which would refuse it, never sends one.
+		return rdvWait, nil
 	case r.role == rdvDraw:
 		r.peerID, r.peerCookie = hs.SocketID, hs.Cookie
 		if r.role = cookieContest(r.req.Cookie, hs.Cookie); r.role == rdvDraw {

@@ -465,6 +465,7 @@ func TestRendezvousIgnores(t *testing.T) {
 		{Version: 5, Type: wire.HSAgreement, SocketID: 0x200},                      // an agreement first
 		{Version: 5, Type: wire.HSInduction, SocketID: 0x200},                      // a caller
 		{Version: 5, Type: wire.HSWaveAHand, Cookie: 0x10000000},                   // no socket id
+		{Version: 5, Type: wire.HSWaveAHand, SocketID: 0x200},                      // no cookie
 		{Version: 5, Type: wire.HSDone, SocketID: 0x200},
 		{Version: 5, Type: 77, SocketID: 0x200},
 	} {
