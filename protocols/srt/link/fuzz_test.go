@@ -48,12 +48,8 @@ func runListenerInput(t *testing.T, in []byte, closeAll bool) int {
 		payloadsBefore, queuedBefore := livePayloads.Load(), liveQueued.Load()
 		var written uint64
 		for records := 0; len(in) >= 4 && records < maxFuzzRecords; records++ {
-			flags, step, n := in[0], in[1], int(binary.BigEndian.Uint16(in[2:4]))
-			in = in[4:]
-			n = min(n, len(in), len(p.buf))
-			now += int64(step) * 1000
-			p.n = copy(p.buf[:], in[:n])
-			in = in[n:]
+			var flags byte
+			flags, in = nextFuzzRecord(in, p, &now)
 			p.from = peers[flags&1]
 			b := p.buf[:p.n]
 			if p.n >= wire.HeaderSize+wire.HandshakeCIFLen && b[0] == 0x80 && b[1] == 0 &&
@@ -153,6 +149,17 @@ func TestFuzzSeedsReachConnections(t *testing.T) {
 
 // maxFuzzRecords bounds the datagrams of one fuzz input.
 const maxFuzzRecords = 256
+
+// nextFuzzRecord reads the record at the start of in (at least 4 bytes): its datagram into p,
+// its time step added to now. It returns the record's flags and the rest of the input.
+func nextFuzzRecord(in []byte, p *packet, now *int64) (flags byte, rest []byte) {
+	flags, step, n := in[0], in[1], int(binary.BigEndian.Uint16(in[2:4]))
+	in = in[4:]
+	n = min(n, len(in), len(p.buf))
+	*now += int64(step) * 1000
+	p.n = copy(p.buf[:], in[:n])
+	return flags, in[n:]
+}
 
 // readNow delivers what Read would deliver at once, without waiting.
 func readNow(c *Conn) {

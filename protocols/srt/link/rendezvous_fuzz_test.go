@@ -62,12 +62,8 @@ func runRendezvousInput(t *testing.T, in []byte) {
 	p := new(packet)
 	out := newOutbox(2 * callerReadBatch)
 	for records := 0; len(in) >= 4 && records < maxFuzzRecords; records++ {
-		flags, step, n := in[0], in[1], int(binary.BigEndian.Uint16(in[2:4]))
-		in = in[4:]
-		n = min(n, len(in), len(p.buf))
-		now += int64(step) * 1000
-		p.n = copy(p.buf[:], in[:n])
-		in = in[n:]
+		var flags byte
+		flags, in = nextFuzzRecord(in, p, &now)
 		p.from = peer
 		if flags&1 != 0 {
 			p.from = other
