@@ -126,3 +126,37 @@ func TestSRTURLInput(t *testing.T) {
 		t.Fatalf("SRT caller input link %+v", in)
 	}
 }
+
+// TestSRTRendezvous: a restream sends what it pulls from ffmpeg to an SRT rendezvous peer, and
+// that peer is a recording whose input is the other end of the rendezvous, with a passphrase:
+// the recording gets the source's bitrate, and both links show the other's bound address. A
+// third record binding the same local port fails with the bind error as its last_error.
+func TestSRTRendezvous(t *testing.T) {
+	ts := startFFmpegServer(t)
+	src, a, b := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
+	testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "mpegts", srtURL(src, "mode=listener"))...)
+	const pass = "passphrase=rendezvous-secret"
+	body := restreamBody("rdv-out", urlInput("INPUT_TYPE_SRT_URL", fmt.Sprintf("srt://127.0.0.1:%d?latency=200", src)))
+	body["output"] = map[string]any{"output_type": "OUTPUT_TYPE_SRT_URL",
+		"output_stream_url": fmt.Sprintf("srt://127.0.0.1:%d?mode=rendezvous&localport=%d&latency=200&%s", b, a, pass)}
+	rs := ts.create("restream", body)
+	rec := ts.create("recording", recordingBody("rdv-in", urlInput("INPUT_TYPE_SRT_URL",
+		fmt.Sprintf("srt://127.0.0.1:%d?mode=rendezvous&port=%d&latency=300&%s", a, b, pass))))
+	ts.checkBitrate("recording", rec)
+	if in := ts.srtLinkOf("recording", rec, "input"); in.Peer != fmt.Sprintf("127.0.0.1:%d", a) || in.LatencyMs != 300 {
+		t.Errorf("rendezvous input link %+v, want the peer at port %d and 300 ms", in, a)
+	}
+	if out := ts.srtLinkOf("restream", rs, "output"); out.Peer != fmt.Sprintf("127.0.0.1:%d", b) || out.LatencyMs != 300 {
+		t.Errorf("rendezvous output link %+v, want the peer at port %d and 300 ms (the larger wish)", out, b)
+	}
+	// The bound port is no port claim: a second record binding it fails and says why.
+	dup := ts.create("recording", recordingBody("rdv-dup", urlInput("INPUT_TYPE_SRT_URL",
+		fmt.Sprintf("srt://127.0.0.1:%d?mode=rendezvous&localport=%d", a, b))))
+	var r struct {
+		LastError string `json:"last_error"`
+	}
+	testutil.Eventually(t, 20*time.Second, "the bind error in the second record's last_error", func() bool {
+		ts.call("/api/recording/getById", map[string]any{"id": dup}, http.StatusOK, &r)
+		return strings.Contains(r.LastError, "address already in use")
+	})
+}

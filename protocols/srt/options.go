@@ -16,6 +16,9 @@ const (
 	DefaultPeerIdleTimeout = 5 * time.Second
 	// DefaultConnectTimeout bounds a caller's handshake.
 	DefaultConnectTimeout = 3 * time.Second
+	// DefaultRendezvousTimeout bounds a rendezvous handshake: ten times a caller's, as libsrt
+	// gives it, since both sides have to be started within it.
+	DefaultRendezvousTimeout = 10 * DefaultConnectTimeout
 	// MaxLatency is the largest latency accepted; larger values are almost always ffmpeg's
 	// microseconds given where milliseconds are expected.
 	MaxLatency = 60 * time.Second
@@ -47,7 +50,8 @@ type Options struct {
 	// PeerIdleTimeout closes a connection whose peer sent nothing for this long.
 	// Default 5 s.
 	PeerIdleTimeout time.Duration
-	// ConnectTimeout bounds a caller's handshake. Default 3 s.
+	// ConnectTimeout bounds a caller's handshake (default 3 s) or a rendezvous one (default
+	// 30 s).
 	ConnectTimeout time.Duration
 	// StreamID is the stream id a caller sends; listeners ignore it.
 	StreamID string

@@ -35,15 +35,33 @@ func (t target) wrap(err error) error {
 	return fmt.Errorf("srt %s %s: %w", t.op, t.where, err)
 }
 
-// call dials the peer and runs fn on the connection, which probe reports meanwhile; the
-// connection is closed when fn returns.
-func (t target) call(ctx context.Context, probe *Probe, fn func(conn *link.Conn) error) error {
+// config is the link configuration of the target: its URL's options and log, and for a
+// rendezvous without conntimeo, DefaultRendezvousTimeout.
+func (t target) config() (link.Config, error) {
 	conf, err := t.ep.config()
+	if err != nil {
+		return link.Config{}, err
+	}
+	conf.Log = t.log
+	if t.ep.Rendezvous && t.ep.ConnectTimeout == 0 {
+		conf.ConnectTimeout = DefaultRendezvousTimeout
+	}
+	return conf, nil
+}
+
+// call connects to the peer (as a caller, or in rendezvous) and runs fn on the connection,
+// which probe reports meanwhile; the connection is closed when fn returns.
+func (t target) call(ctx context.Context, probe *Probe, fn func(conn *link.Conn) error) error {
+	conf, err := t.config()
 	if err != nil {
 		return err
 	}
-	conf.Log = t.log
-	conn, err := link.Dial(ctx, t.ep.Addr, conf)
+	var conn *link.Conn
+	if t.ep.Rendezvous {
+		conn, err = link.Rendezvous(ctx, t.ep.Local, t.ep.Addr, conf)
+	} else {
+		conn, err = link.Dial(ctx, t.ep.Addr, conf)
+	}
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package srt
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,6 +17,12 @@ type Endpoint struct {
 	Addr string
 	// Listen is true for mode=listener: wait for the peer to call.
 	Listen bool
+	// Rendezvous is true for mode=rendezvous: both sides bind a port and call each other; Addr
+	// is the peer, Local the address bound here.
+	Rendezvous bool
+	// Local is "host:port", the address a rendezvous binds (host may be empty: every
+	// interface); "" otherwise.
+	Local string
 	Options
 }
 
@@ -27,7 +34,10 @@ type Endpoint struct {
 //   - peeridletimeo (or timeout), conntimeo (or connect_timeout): milliseconds;
 //   - rcvbuf, sndbuf: buffer sizes in bytes;
 //   - kmrefreshrate, kmpreannounce: key refresh period and overlap, in packets;
-//   - mode: caller (default; also client) or listener (also server); rendezvous is refused;
+//   - mode: caller (default; also client), listener (also server) or rendezvous;
+//   - with mode=rendezvous only: localport (or port, libsrt's name), the UDP port bound here,
+//     default the peer's port as in libsrt; localip (or adapter), the address bound, default
+//     every interface;
 //   - transtype=live, payloadsize (or pkt_size) = 1316: the only values sluice sends.
 //
 // Any other key is refused with ErrInvalidURL naming it: a setting that would be ignored is
@@ -60,8 +70,13 @@ func parseURL(raw string, listen bool) (Endpoint, error) {
 		}
 	case "listener", "server":
 		ep.Listen = true
+	case "rendezvous":
+		if listen {
+			return Endpoint{}, fmt.Errorf("srt url %q: a listen input cannot be mode=%s: %w", redact(u), m, ErrInvalidURL)
+		}
+		ep.Rendezvous = true
 	default:
-		return Endpoint{}, fmt.Errorf("srt url %q: mode %q, want caller or listener: %w", redact(u), m, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: mode %q, want caller, listener or rendezvous: %w", redact(u), m, ErrInvalidURL)
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
@@ -75,6 +90,9 @@ func parseURL(raw string, listen bool) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("srt url %q: a caller needs a host: %w", redact(u), ErrInvalidURL)
 	}
 	ep.Addr = net.JoinHostPort(host, port)
+	if ep.Local, err = localAddr(q, ep.Rendezvous, port); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
 
 	if err := checkKeys(q); err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
@@ -130,6 +148,32 @@ var knownKeys = []string{
 	"streamid", "srt_streamid", "latency", "rcvlatency", "passphrase", "pbkeylen", "maxbw",
 	"peeridletimeo", "timeout", "conntimeo", "connect_timeout", "rcvbuf", "sndbuf",
 	"kmrefreshrate", "kmpreannounce", "mode", "transtype", "payloadsize", "pkt_size",
+	"localport", "port", "localip", "adapter",
+}
+
+// localAddr is the address a rendezvous binds: localip (or adapter) and localport (or port),
+// the port defaulting to the peer's. The keys are refused in other modes, where sluice binds
+// no chosen address (a caller's port is the system's; a listener's is in the URL's host).
+func localAddr(q url.Values, rendezvous bool, peerPort string) (string, error) {
+	ip, port := first(q, "localip", "adapter"), first(q, "localport", "port")
+	if !rendezvous {
+		if ip != "" || port != "" {
+			return "", fmt.Errorf("localip, localport (adapter, port) go with mode=rendezvous only: %w", ErrInvalidURL)
+		}
+		return "", nil
+	}
+	if ip != "" {
+		if _, err := netip.ParseAddr(ip); err != nil {
+			return "", fmt.Errorf("localip %q: want an IP address: %w", ip, ErrInvalidURL)
+		}
+	}
+	if port == "" {
+		port = peerPort
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", fmt.Errorf("localport %q: want 1 to 65535: %w", port, ErrInvalidURL)
+	}
+	return net.JoinHostPort(ip, port), nil
 }
 
 // checkKeys refuses query keys ParseURL does not understand, naming every one of them.

@@ -42,7 +42,16 @@ var urlCases = []struct {
 	{"srt://h:1?passphrase=" + strings.Repeat("p", 80), Endpoint{}, false},
 	{"srt://h:1?pbkeylen=20", Endpoint{}, false},
 	{"srt://h:1?maxbw=-2", Endpoint{}, false},
-	{"srt://h:1?mode=rendezvous", Endpoint{}, false},
+	{"srt://h:1?mode=rendezvous", Endpoint{Addr: "h:1", Rendezvous: true, Local: ":1"}, true},
+	{"srt://10.0.0.2:9000?mode=rendezvous&localport=9100&localip=10.0.0.1&passphrase=0123456789",
+		Endpoint{Addr: "10.0.0.2:9000", Rendezvous: true, Local: "10.0.0.1:9100", Options: Options{Passphrase: "0123456789"}}, true},
+	{"srt://[::1]:9000?mode=rendezvous&port=9100&adapter=::1", Endpoint{Addr: "[::1]:9000", Rendezvous: true, Local: "[::1]:9100"}, true},
+	{"srt://:9000?mode=rendezvous", Endpoint{}, false},                   // the peer's host is needed
+	{"srt://h:1?mode=rendezvous&localport=0", Endpoint{}, false},         // a port to bind
+	{"srt://h:1?mode=rendezvous&localport=70000", Endpoint{}, false},     //
+	{"srt://h:1?mode=rendezvous&localip=example.com", Endpoint{}, false}, // an address, not a name
+	{"srt://h:1?localport=9100", Endpoint{}, false},                      // rendezvous only
+	{"srt://:9000?mode=listener&adapter=127.0.0.1", Endpoint{}, false},   // rendezvous only
 	{"srt://:9000", Endpoint{}, false},
 	{"srt://h:0", Endpoint{}, false},
 	{"srt://h:70000", Endpoint{}, false},
@@ -117,4 +126,24 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("parsed options make no link config: %v", err)
 		}
 	})
+}
+
+// TestRendezvousConnectTimeout: a rendezvous waits for its peer ten times a caller's default,
+// as libsrt does, unless the URL sets conntimeo.
+func TestRendezvousConnectTimeout(t *testing.T) {
+	for raw, want := range map[string]time.Duration{
+		"srt://h:1?mode=rendezvous":                DefaultRendezvousTimeout,
+		"srt://h:1?mode=rendezvous&conntimeo=1500": 1500 * time.Millisecond,
+		"srt://h:1":                DefaultConnectTimeout,
+		"srt://h:1?conntimeo=1500": 1500 * time.Millisecond,
+	} {
+		tg, err := newTarget("pull", raw, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		conf, err := tg.config()
+		if err != nil || conf.ConnectTimeout != want || conf.Log == nil {
+			t.Errorf("%s: connect timeout %v, log %v, %v; want %v", raw, conf.ConnectTimeout, conf.Log, err, want)
+		}
+	}
 }
