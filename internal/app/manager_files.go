@@ -21,7 +21,8 @@ import (
 // them at once, or when it runs again (removeQueuedFiles), and reports the removal.
 func (m *Manager) RemoveFile(ctx context.Context, f storage.RecordedFile) error {
 	if m.cl != nil && f.Node != "" && f.Node != m.cl.Node().ID() {
-		if err := m.store.DeleteFile(ctx, f.ID); err != nil {
+		// An entry already gone was removed by another request, which queued the bytes.
+		if err := m.store.DeleteFile(ctx, f.ID); err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
 		m.cl.Tell(ctx, cluster.OpFiles, clusterRef(storage.ModuleRecording, f.RecordID), f.Node)
