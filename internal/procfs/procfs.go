@@ -137,40 +137,69 @@ func ReadStats(pids []int) []Stat {
 // first field of each /proc/<pid>/task/<tid>/schedstat, summed. Stat.CPU counts in clock ticks
 // (10 ms), too coarse for a few milliseconds of work; a thread that ended is not counted.
 func OnCPU(pid int) (time.Duration, error) {
+	var sum time.Duration
+	err := eachSchedstat(pid, func(_ int, onCPU, _ time.Duration) { sum += onCPU })
+	return sum, err
+}
+
+// RunDelays adds to m, by thread id, how long each thread of pid running now has waited on
+// a run queue, runnable but not running: the second field of its schedstat. Two readings
+// apart show how long a process was starved of CPU meanwhile, thread by thread.
+func RunDelays(pid int, m map[int]time.Duration) error {
+	return eachSchedstat(pid, func(tid int, _, waited time.Duration) { m[tid] = waited })
+}
+
+// eachSchedstat calls f with the schedstat fields of each thread of pid; a thread that ended
+// meanwhile is passed over.
+func eachSchedstat(pid int, f func(tid int, onCPU, waited time.Duration)) error {
 	dir := fmt.Sprintf("/proc/%d/task", pid)
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, fmt.Errorf("threads of %d: %w", pid, err)
+		return fmt.Errorf("threads of %d: %w", pid, err)
 	}
-	var sum time.Duration
 	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
 		raw, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the thread ended meanwhile
 		}
 		if err != nil {
-			return 0, fmt.Errorf("schedstat of %d/%s: %w", pid, t.Name(), err)
+			return fmt.Errorf("schedstat of %d/%s: %w", pid, t.Name(), err)
 		}
-		ns, err := ParseSchedstat(raw)
+		onCPU, waited, err := parseSchedstat(raw)
 		if err != nil {
-			return 0, fmt.Errorf("thread %d/%s: %w", pid, t.Name(), err)
+			return fmt.Errorf("thread %d/%s: %w", pid, t.Name(), err)
 		}
-		sum += ns
+		f(tid, onCPU, waited)
 	}
-	return sum, nil
+	return nil
 }
 
 // ParseSchedstat reads the time on a CPU, the first of the three fields of a schedstat line.
 func ParseSchedstat(raw []byte) (time.Duration, error) {
+	onCPU, _, err := parseSchedstat(raw)
+	return onCPU, err
+}
+
+// parseSchedstat reads the first two of the three fields of a schedstat line: the time on a
+// CPU and the time waiting on a run queue, nanoseconds.
+func parseSchedstat(raw []byte) (onCPU, waited time.Duration, err error) {
 	f := bytes.Fields(raw)
 	if len(f) != 3 {
-		return 0, fmt.Errorf("schedstat %.60q: %d fields, want 3", raw, len(f))
+		return 0, 0, fmt.Errorf("schedstat %.60q: %d fields, want 3", raw, len(f))
 	}
 	ns, err := strconv.ParseInt(string(f[0]), 10, 64)
 	if err != nil || ns < 0 {
-		return 0, fmt.Errorf("schedstat %.60q: time on a CPU: not a count", raw)
+		return 0, 0, fmt.Errorf("schedstat %.60q: time on a CPU: not a count", raw)
 	}
-	return time.Duration(ns), nil
+	wait, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil || wait < 0 {
+		return 0, 0, fmt.Errorf("schedstat %.60q: time waiting to run: not a count", raw)
+	}
+	return time.Duration(ns), time.Duration(wait), nil
 }
 
 // All reads the stat of every process, in one scan of /proc; processes that end meanwhile are

@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -49,7 +50,10 @@ func TestParseSchedstat(t *testing.T) {
 	if d, err := ParseSchedstat([]byte("123456789 4567 89\n")); err != nil || d != 123456789*time.Nanosecond {
 		t.Fatalf("ParseSchedstat = %v, %v", d, err)
 	}
-	for _, bad := range []string{"", "12 3", "x 1 2", "-5 1 2", "1 2 3 4"} {
+	if c, w, err := parseSchedstat([]byte("123456789 4567 89\n")); err != nil || c != 123456789 || w != 4567 {
+		t.Fatalf("parseSchedstat = %v, %v, %v", c, w, err)
+	}
+	for _, bad := range []string{"", "12 3", "x 1 2", "-5 1 2", "1 2 3 4", "1 x 2", "1 -2 3"} {
 		if _, err := ParseSchedstat([]byte(bad)); err == nil {
 			t.Errorf("ParseSchedstat(%q): no error", bad)
 		}
@@ -84,6 +88,45 @@ func TestOnCPU(t *testing.T) {
 	}
 	if _, err := OnCPU(1 << 30); err == nil {
 		t.Error("OnCPU of a process that does not exist: no error")
+	}
+}
+
+// TestRunDelays: child processes that spin, twice as many as the CPUs plus two, wait on the
+// run queue for one another; RunDelays shows them waiting at least 20 ms in all over 300 ms.
+// A process that does not exist is an error.
+func TestRunDelays(t *testing.T) {
+	var kids []*exec.Cmd
+	for range 2*runtime.NumCPU() + 2 {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		kids = append(kids, c)
+	}
+	read := func() map[int]time.Duration {
+		m := map[int]time.Duration{}
+		for _, c := range kids {
+			if err := RunDelays(c.Process.Pid, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(m) != len(kids) {
+			t.Fatalf("RunDelays read %d threads of %d one-thread processes", len(m), len(kids))
+		}
+		return m
+	}
+	before := read()
+	time.Sleep(300 * time.Millisecond)
+	var waited time.Duration
+	for tid, w := range read() {
+		waited += w - before[tid]
+	}
+	if waited < 20*time.Millisecond {
+		t.Errorf("%d spinning processes on %d CPUs waited %v to run over 300 ms", len(kids), runtime.NumCPU(), waited)
+	}
+	if err := RunDelays(1<<30, map[int]time.Duration{}); err == nil {
+		t.Error("RunDelays of a process that does not exist: no error")
 	}
 }
 

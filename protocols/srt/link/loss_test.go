@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/procfs"
 )
 
 // Under loss: a relay drops 5 % of the datagrams in each direction and reorders 2 %; a 30 s
@@ -128,18 +132,33 @@ func (w *lossChecker) state() (int, bool) {
 }
 
 // lossRun is one pairing, set up: stream runs it (on its own goroutine), check looks at the
-// result afterwards.
+// result afterwards; peer is its srt-live-transmit, if any.
 type lossRun struct {
 	name   string
 	stream func(ctx context.Context) error
 	check  func() []error
+	peer   *slt
 }
 
-// lossStallLimit is the scheduling delay of the test process that makes a failed attempt
-// worth one more: a process starved of CPU that long (by a loaded machine) cannot keep a
-// 200 ms latency, whatever the protocol does. It is a quarter of the latency because the
-// libsrt peers are processes of their own, starved alike, which the test cannot measure: a
-// retransmission needs the NAK, the peer's answer and the relay's hop within the latency.
+// peerWaitWindow is how often the libsrt peers' threads are looked at: the most one waited
+// to run, runnable but not running, between two looks counts as the peers' stall.
+const peerWaitWindow = 100 * time.Millisecond
+
+// peerRunDelays reads how long each thread of pids has waited to run so far (a process that
+// ended, or a system with no /proc, gives none).
+func peerRunDelays(pids []int) map[int]time.Duration {
+	m := map[int]time.Duration{}
+	for _, pid := range pids {
+		_ = procfs.RunDelays(pid, m)
+	}
+	return m
+}
+
+// lossStallLimit is the stall that makes a failed attempt worth one more: the scheduling
+// delay of the test process, or how long a thread of a libsrt peer waited to run within
+// peerWaitWindow. A process starved of CPU that long (by a loaded machine) cannot keep a
+// 200 ms latency, whatever the protocol does: a retransmission needs the NAK, the peer's
+// answer and the relay's hop within the latency, and a stall of either end may take several.
 const lossStallLimit = 50 * time.Millisecond
 
 func TestUnderLoss(t *testing.T) {
@@ -149,13 +168,12 @@ func TestUnderLoss(t *testing.T) {
 			return
 		}
 		if attempt == 1 && stall >= lossStallLimit {
-			t.Logf("attempt 1 failed while the test process was starved for %v: %v; once more", stall, errors.Join(errs...))
+			t.Logf("attempt 1 failed while the test process or a libsrt peer was starved for %v: %v; once more", stall, errors.Join(errs...))
 			continue
 		}
 		for _, err := range errs {
 			t.Error(err)
 		}
-		t.Logf("worst scheduling delay of the test process: %v", stall)
 		return
 	}
 }
@@ -169,17 +187,34 @@ func underLoss(t *testing.T) ([]error, time.Duration) {
 	stop := make(chan struct{})
 	stalls := make(chan time.Duration, 1)
 	go func() {
-		var worst time.Duration
+		var worst, peers time.Duration
+		var pids []int
+		for _, r := range runs {
+			if r.peer != nil {
+				pids = append(pids, r.peer.cmd.Process.Pid)
+			}
+		}
+		waits, read := peerRunDelays(pids), time.Now()
 		for {
 			select {
 			case <-stop:
-				stalls <- worst
+				t.Logf("worst scheduling delay of the test process %v; the most a libsrt thread waited to run within %v: %v", worst, peerWaitWindow, peers)
+				stalls <- max(worst, peers)
 				return
 			default:
 			}
 			t0 := time.Now()
 			time.Sleep(time.Millisecond)
 			worst = max(worst, time.Since(t0)-time.Millisecond)
+			if time.Since(read) >= peerWaitWindow {
+				now := peerRunDelays(pids)
+				for tid, w := range now {
+					if was, ok := waits[tid]; ok {
+						peers = max(peers, w-was)
+					}
+				}
+				waits, read = now, time.Now()
+			}
 		}
 	}()
 	results := make(chan error, len(runs))
@@ -245,7 +280,7 @@ func lossLibsrtToOurs(ctx context.Context, t *testing.T) lossRun {
 	ln := listen(t, Config{Latency: 200 * time.Millisecond}, nil)
 	relay := newLossyRelay(t, ln.Addr().String(), lossShare, reorderShare)
 	in := udpPort(t)
-	startSLT(t, "udp://"+loopback(in), fmt.Sprintf("srt://%s?latency=200", relay.Addr()))
+	peer := startSLT(t, "udp://"+loopback(in), fmt.Sprintf("srt://%s?latency=200", relay.Addr()))
 	c, _, err := ln.Accept(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +289,7 @@ func lossLibsrtToOurs(ctx context.Context, t *testing.T) lossRun {
 	var st Stats // when the reader finished
 	return lossRun{
 		name: "libsrt-to-ours",
+		peer: peer,
 		stream: func(ctx context.Context) error {
 			time.Sleep(300 * time.Millisecond) // srt-live-transmit reads its UDP input once connected
 			feed, stop := context.WithCancel(ctx)
@@ -290,7 +326,10 @@ func lossLibsrtToOurs(ctx context.Context, t *testing.T) lossRun {
 func lossOursToLibsrt(ctx context.Context, t *testing.T) lossRun {
 	port := udpPort(t)
 	out := &lossChecker{}
-	s := startSLTWriter(t, out, fmt.Sprintf("srt://%s?mode=listener&latency=200", loopback(port)), "file://con")
+	// libsrt's own statistics every 100 packets, totals, for the log of a failure.
+	stats := filepath.Join(t.TempDir(), "slt-stats.csv")
+	s := startSLTWriter(t, out, "-s:100", "-f", "-pf:csv", "-statsout:"+stats,
+		fmt.Sprintf("srt://%s?mode=listener&latency=200", loopback(port)), "file://con")
 	relay := newLossyRelay(t, loopback(port), lossShare, reorderShare)
 	c, err := dialRetry(ctx, relay.Addr(), Config{Latency: 200 * time.Millisecond})
 	if err != nil {
@@ -298,6 +337,7 @@ func lossOursToLibsrt(ctx context.Context, t *testing.T) lossRun {
 	}
 	return lossRun{
 		name: "ours-to-libsrt",
+		peer: s,
 		stream: func(ctx context.Context) error {
 			return paceLoss(ctx, lossMessages, func(p []byte) error { _, err := c.Write(p); return err })
 		},
@@ -319,6 +359,9 @@ func lossOursToLibsrt(ctx context.Context, t *testing.T) lossRun {
 			s.stop()
 			if n, bad := out.state(); bad || n != total {
 				dumpConn(t, "ours-to-libsrt sender", c)
+				if b, err := os.ReadFile(stats); err == nil {
+					t.Logf("ours-to-libsrt: srt-live-transmit's statistics:\n%s", b)
+				}
 				errs = append(errs, fmt.Errorf("ours-to-libsrt: libsrt wrote %d right bytes of %d", n, total))
 			}
 			t.Logf("ours-to-libsrt: sender %+v", st)
