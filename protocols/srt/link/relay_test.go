@@ -13,9 +13,13 @@ import (
 	"time"
 )
 
-// relayWarmUp is how long the relay forwards everything before it starts losing: a libsrt
-// peer begins with a 150 ms periodic NAK interval (its initial RTT estimate) until it has
-// measured the RTT, and the loss tests are about the steady state.
+// relayWarmUp is how long the relay drops nothing, reordering as it will after, before it
+// starts losing: the loss tests are about the steady state, and a libsrt receiver (1.5.1)
+// reaches it only with its first loss report. Until that, it schedules its periodic NAK
+// 300 ms ahead (its initial NAK interval), and its first loss, once reported, waits that long
+// for a second report: past a 200 ms latency when the report or the retransmission is lost
+// and the sender's ACK timeout does not save it. Each loss report, reordering's too, sets the
+// interval anew from the RTT measured by then: (RTT + 4·RTTVar)/2, at least 20 ms.
 const relayWarmUp = time.Second
 
 var (

@@ -28,7 +28,7 @@ func main() {
 	target := flag.String("t", "", "server address datagrams are forwarded to")
 	loss := flag.Float64("loss", 0.05, "share of datagrams dropped in each direction")
 	reorder := flag.Float64("reorder", 0, "share of datagrams held back until the next one")
-	warmUp := flag.Duration("warmup", 0, "how long to forward everything before losing")
+	warmUp := flag.Duration("warmup", 0, "how long to drop nothing (reordering as after) before losing")
 	seed := flag.Uint64("seed", 1, "random seed")
 	flag.Parse()
 	la, err := net.ResolveUDPAddr("udp", *listen)
@@ -117,7 +117,7 @@ func (r *relay) pump(in, out *net.UDPConn, to func() *net.UDPAddr, fromClient bo
 		}
 		x := rng.Float64()
 		if time.Now().Before(r.lossFrom) {
-			x = 1
+			x += r.loss // warming up: nothing dropped, the same share reordered
 		}
 		switch {
 		case x < r.loss:
