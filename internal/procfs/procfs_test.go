@@ -91,12 +91,14 @@ func TestOnCPU(t *testing.T) {
 	}
 }
 
-// TestRunDelays: child processes that spin, twice as many as the CPUs plus two, wait on the
-// run queue for one another; RunDelays shows them waiting at least 20 ms in all over 300 ms.
-// A process that does not exist is an error.
+// TestRunDelays: child processes that spin, four times as many as the CPUs plus two, are
+// runnable all the time and can run at most NumCPU at once, so together they wait to run far
+// longer than they run: RunDelays shows more than 1.5 × NumCPU × the time between two readings
+// (the most they could have spent on a CPU, so the on-CPU field read in its place fails). A
+// process that does not exist is an error.
 func TestRunDelays(t *testing.T) {
 	var kids []*exec.Cmd
-	for range 2*runtime.NumCPU() + 2 {
+	for range 4*runtime.NumCPU() + 2 {
 		c := exec.Command("sh", "-c", "while :; do :; done")
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -116,14 +118,15 @@ func TestRunDelays(t *testing.T) {
 		}
 		return m
 	}
-	before := read()
+	before, from := read(), time.Now()
 	time.Sleep(300 * time.Millisecond)
+	after, elapsed := read(), time.Since(from)
 	var waited time.Duration
-	for tid, w := range read() {
+	for tid, w := range after {
 		waited += w - before[tid]
 	}
-	if waited < 20*time.Millisecond {
-		t.Errorf("%d spinning processes on %d CPUs waited %v to run over 300 ms", len(kids), runtime.NumCPU(), waited)
+	if least := elapsed * time.Duration(runtime.NumCPU()) * 3 / 2; waited < least {
+		t.Errorf("%d spinning processes on %d CPUs waited %v to run over %v, want more than %v", len(kids), runtime.NumCPU(), waited, elapsed, least)
 	}
 	if err := RunDelays(1<<30, map[int]time.Duration{}); err == nil {
 		t.Error("RunDelays of a process that does not exist: no error")
