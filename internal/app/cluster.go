@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/cluster"
@@ -32,13 +33,23 @@ func openCluster(ctx context.Context, cfg Config, st *storage.Store, mgr *Manage
 	if err != nil {
 		return nil, err
 	}
+	id := cfg.ClusterNodeID
+	if id == "" {
+		var made bool
+		if id, made, err = cluster.KeptID(cfg.Data); err != nil {
+			return nil, err
+		}
+		if made {
+			log.Info("cluster: made this node's id, kept for its restarts", "id", id, "file", filepath.Join(cfg.Data, cluster.IDFile))
+		}
+	}
 	public := cfg.ClusterPublicURL
 	if public == "" {
 		public = cfg.PublicURL
 	}
 	co, err := cluster.OpenCoordinator(ctx, cfg.Store, cluster.CoordinatorOptions{
 		Node: cluster.Options{
-			ID: cfg.ClusterNodeID, APIURL: cfg.ClusterAPIURL, PublicURL: public,
+			ID: id, APIURL: cfg.ClusterAPIURL, PublicURL: public,
 			Renew: cfg.ClusterRenew, LeaseTTL: cfg.ClusterLeaseTTL, Log: log,
 		},
 		Procs:    clusterProcs{mgr},

@@ -1,12 +1,9 @@
 package cluster
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/opt"
@@ -28,7 +25,7 @@ const (
 type Options struct {
 	// ID names the node in the cluster; it must be unique among running nodes. A node restarted
 	// with the same id takes its earlier leases back at once. Default: the host name and a
-	// random suffix (a new id each start). At most 100 bytes.
+	// random suffix (a new id each start; KeptID keeps one in a folder). At most 100 bytes.
 	ID string
 	// APIURL is where the other nodes reach this node's API (e.g. http://10.0.0.2:8080).
 	// Default: empty. At most 2000 bytes.
@@ -55,16 +52,7 @@ type Options struct {
 // withDefaults returns o with its defaults filled in, or an error naming the bad setting.
 func (o Options) withDefaults() (Options, error) {
 	if o.ID == "" {
-		host, _ := os.Hostname()
-		if host == "" {
-			host = "node"
-		}
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		o.ID = host + "-" + hex.EncodeToString(b[:])
-		if len(o.ID) > maxIDLen {
-			o.ID = o.ID[len(o.ID)-maxIDLen:]
-		}
+		o.ID = newID()
 	}
 	opt.Zero(&o.Renew, DefaultRenew)
 	opt.Zero(&o.LeaseTTL, DefaultLeaseTTL)
