@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -643,7 +642,7 @@ func TestClusterKeptNodeID(t *testing.T) {
 	n := start()
 	nodes := []*clusterNodeProc{n}
 	t.Cleanup(func() { dumpClusterLogs(t, nodes) })
-	b, err := os.ReadFile(filepath.Join(data, cluster.IDFile))
+	b, err := os.ReadFile(data + "/" + cluster.IDFile)
 	if err != nil {
 		t.Fatal(err)
 	}
