@@ -34,12 +34,12 @@ func newID() string {
 
 // KeptID is the node id kept in dir/IDFile. The first call on a folder makes one (the host
 // name and a random suffix) and writes it there (0600; the folder, when made, 0700); later
-// calls, a restarted server's, read it back, so that a node without a configured id keeps its id, and with it its leases, its
-// recorded files and its queued file removals, across restarts. made says the id was made by
-// this call. Two servers starting at once on one folder get the same id (the file is created
-// exclusively). White space around the id is passed over; a file that does not hold one
-// line of 1 to 100 bytes of printable UTF-8 is an error, not replaced: it may be an
-// operator's edit.
+// calls, a restarted server's, read it back. So a node without a configured id keeps its id
+// across restarts, and with it its leases, its recorded files and their queued removals. made
+// says this call made the id. Servers starting at once on one folder get the same id (the
+// file is created exclusively). White space around the id is passed over; a file that does
+// not hold one line of 1 to 100 bytes of printable UTF-8 is an error, not replaced: it may be
+// an operator's edit.
 func KeptID(dir string) (id string, made bool, err error) {
 	path := filepath.Join(dir, IDFile)
 	if id, err := readID(path); !errors.Is(err, fs.ErrNotExist) {

@@ -18,6 +18,9 @@ func TestKeptID(t *testing.T) {
 		t.Fatalf("first call: %q, made %v, %v", id, made, err)
 	}
 	host, _ := os.Hostname()
+	if host == "" {
+		host = "node"
+	}
 	if len(id) > maxIDLen || !strings.HasPrefix(id, host+"-") || len(id) != len(host)+7 {
 		t.Errorf("made id %q (host %q)", id, host)
 	}
