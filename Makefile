@@ -8,6 +8,7 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 LDFLAGS     := -X github.com/sluicemedia/sluice/internal/app.Version=$(VERSION)
 GOLANGCI    := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 FUZZTIME    ?= 60s
+FUZZMINIMIZETIME ?= 5s
 SOAK_CYCLES ?= 1000
 SOAK_TRANSCODES ?= 100
 # BENCHFLAGS are extra flags of cmd/sluice-bench, e.g. -baseline-bin PATH: the gosrt-based sluice
@@ -56,8 +57,8 @@ lint: ## gofmt, go vet, go mod tidy -diff, golangci-lint
 	$(GO) mod tidy -diff
 	$(GO) run $(GOLANGCI) run ./...
 
-fuzz: ## run every fuzz target for FUZZTIME (default 60s) each
-	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+fuzz: ## run every fuzz target for FUZZTIME (default 60s) each, minimizing each new input for FUZZMINIMIZETIME (5s)
+	@FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) bash scripts/fuzz.sh
 
 bench: ffmpeg build ## Go benchmarks of the hot paths, then sluice against ffmpeg (cmd/sluice-bench) into BENCHMARKS.md
 	@mkdir -p bin/bench
