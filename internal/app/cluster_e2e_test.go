@@ -105,6 +105,35 @@ type clusterRec struct {
 	Active bool   `json:"active"`
 }
 
+// nodeInfo is a node as /api/nodes/getAll lists it.
+type nodeInfo struct {
+	ID       string `json:"id"`
+	Live     bool   `json:"live"`
+	Draining bool   `json:"draining"`
+	Leases   int    `json:"leases"`
+	Capacity struct {
+		FFmpeg int `json:"ffmpeg"`
+	} `json:"capacity"`
+}
+
+// nodes is the cluster's nodes as node n's API lists them.
+func (n *clusterNodeProc) nodes(t *testing.T) []nodeInfo {
+	t.Helper()
+	var list []nodeInfo
+	req, _ := http.NewRequest(http.MethodGet, n.c.ts.base+"/api/nodes/getAll", nil)
+	req.Header.Set("x-access-token", n.c.ts.token)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("GET /api/nodes/getAll: %d, %v", resp.StatusCode, err)
+	}
+	return list
+}
+
 // view is every player and restream as node n's API lists them, by id.
 func (n *clusterNodeProc) view(t *testing.T) map[string]clusterRec {
 	t.Helper()
@@ -508,31 +537,7 @@ func TestClusterThreeNodes(t *testing.T) {
 		}
 		return len(v) == 13
 	})
-	type nodeInfo struct {
-		ID       string `json:"id"`
-		Live     bool   `json:"live"`
-		Draining bool   `json:"draining"`
-		Leases   int    `json:"leases"`
-		Capacity struct {
-			FFmpeg int `json:"ffmpeg"`
-		} `json:"capacity"`
-	}
-	getNodes := func() []nodeInfo {
-		var list []nodeInfo
-		req, _ := http.NewRequest(http.MethodGet, nodes[2].c.ts.base+"/api/nodes/getAll", nil)
-		req.Header.Set("x-access-token", nodes[2].c.ts.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = json.NewDecoder(resp.Body).Decode(&list)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || err != nil {
-			t.Fatalf("GET /api/nodes/getAll: %d, %v", resp.StatusCode, err)
-		}
-		return list
-	}
-	list := getNodes()
+	list := nodes[2].nodes(t)
 	if len(list) != 3 {
 		t.Fatalf("nodes: %+v, want 3", list)
 	}
@@ -540,7 +545,7 @@ func TestClusterThreeNodes(t *testing.T) {
 	// videos now run on n1 and n2, none on n3.
 	testutil.Eventually(t, 20*time.Second, "ffmpeg children reported by n1 and n2, none by n3", func() bool {
 		running := 0
-		for _, n := range getNodes() {
+		for _, n := range nodes[2].nodes(t) {
 			if n.ID == "n3" && n.Capacity.FFmpeg != 0 {
 				return false
 			}
@@ -652,21 +657,8 @@ func TestClusterKeptNodeID(t *testing.T) {
 		t.Errorf("log lines of the id made: %q, want one naming %s", made, id)
 	}
 	listed := func(n *clusterNodeProc) []string {
-		req, _ := http.NewRequest(http.MethodGet, n.c.ts.base+"/api/nodes/getAll", nil)
-		req.Header.Set("x-access-token", n.c.ts.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var list []struct {
-			ID string `json:"id"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /api/nodes/getAll: %d, %v", resp.StatusCode, err)
-		}
 		var ids []string
-		for _, l := range list {
+		for _, l := range n.nodes(t) {
 			ids = append(ids, l.ID)
 		}
 		return ids
