@@ -30,6 +30,8 @@ const (
 	// CodeInsufficientStorage (507) answers a write refused for lack of space: the file system
 	// is full, a quota is used up, or a file-size limit is reached.
 	CodeInsufficientStorage = "INSUFFICIENT_STORAGE"
+	// CodeNodeRunning (409) answers the removal of a cluster node that still heartbeats.
+	CodeNodeRunning = "NODE_RUNNING"
 )
 
 // apiError is an error that maps to one status and error body.
@@ -109,6 +111,9 @@ func (s *server) classify(r *http.Request, err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: CodeNameTaken, Message: "the name is already used in this module"}
 	case errors.Is(err, storage.ErrPortTaken):
 		return portTakenError(err)
+	case errors.Is(err, storage.ErrNodeRunning):
+		return &apiError{Status: http.StatusConflict, Code: CodeNodeRunning,
+			Message: err.Error() + "; stop it first (drain moves its records), or wait for the lease TTL after it went"}
 	case errors.Is(err, ErrUnsupported):
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeUnsupported, Message: err.Error()}
 	case errors.Is(err, storage.ErrNoSpace), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):

@@ -19,6 +19,11 @@ type Cluster interface {
 	// Drain marks a node draining: it hands its records back and takes none. An unknown id
 	// wraps storage.ErrNotFound.
 	Drain(ctx context.Context, id string) error
+	// Remove retires node id for good: it leaves the cluster with the entries of the files on
+	// its disk and the removals queued for it (storage.Store.RetireNode), which it returns the
+	// counts of. A node that heartbeats within the lease TTL wraps storage.ErrNodeRunning; an
+	// unknown id wraps storage.ErrNotFound.
+	Remove(ctx context.Context, id string) (files, queued int, err error)
 	// Forward answers a download r from node, which holds what it asks for (a recorded file's
 	// disk, a memory recording's process), by a redirect or a proxy (--cluster-playback), and
 	// reports true; it reports false when node is "" or this node, which then answers r
@@ -48,18 +53,8 @@ func (s *server) nodesGetAll(w http.ResponseWriter, r *http.Request) {
 
 // nodesDrain marks the node {"id"} draining.
 func (s *server) nodesDrain(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	id, ok := body["id"].(string)
-	if !ok || id == "" || len(id) > maxNodeID {
-		s.fail(w, r, errValidation("id", "want a node id, a string of 1 to %d bytes", maxNodeID))
-		return
-	}
-	if s.cfg.Cluster == nil {
-		s.fail(w, r, errNoCluster)
+	id, ok := s.nodeID(w, r)
+	if !ok {
 		return
 	}
 	if err := s.cfg.Cluster.Drain(r.Context(), id); err != nil {
@@ -67,6 +62,40 @@ func (s *server) nodesDrain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeSuccess(w)
+}
+
+// nodesRemove retires the node {"id"}, down for good, with what the cluster keeps of it.
+func (s *server) nodesRemove(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.nodeID(w, r)
+	if !ok {
+		return
+	}
+	files, queued, err := s.cfg.Cluster.Remove(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "files": files, "queued_removals": queued})
+}
+
+// nodeID reads the node id of a nodes route's body {"id"}; when it answers false, it has
+// answered r (a bad body, or a single node).
+func (s *server) nodeID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	body, err := readBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return "", false
+	}
+	id, ok := body["id"].(string)
+	if !ok || id == "" || len(id) > maxNodeID {
+		s.fail(w, r, errValidation("id", "want a node id, a string of 1 to %d bytes", maxNodeID))
+		return "", false
+	}
+	if s.cfg.Cluster == nil {
+		s.fail(w, r, errNoCluster)
+		return "", false
+	}
+	return id, true
 }
 
 // nodeSchema is one node of /api/nodes/getAll.

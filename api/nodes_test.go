@@ -18,6 +18,8 @@ func TestNodesSingle(t *testing.T) {
 	wantErr(t, e.do(http.MethodGet, "/api/nodes/getAll", nil, noToken), http.StatusUnauthorized, CodeUnauthorized, "")
 	wantErr(t, e.post("/api/nodes/drain", map[string]any{"id": "a"}), http.StatusServiceUnavailable, CodeUnavailable, "")
 	wantErr(t, e.post("/api/nodes/drain", map[string]any{"id": 5}), http.StatusBadRequest, CodeValidation, "id")
+	wantErr(t, e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": "a"}), http.StatusServiceUnavailable, CodeUnavailable, "")
+	wantErr(t, e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": ""}), http.StatusBadRequest, CodeValidation, "id")
 	id := e.mustCreate("restream", restreamBody("one"))
 	if _, ok := e.getByID("restream", id)["node"]; ok {
 		t.Error("a single node's record shows a node field")
@@ -30,6 +32,7 @@ type clusterOf struct {
 	mu      sync.Mutex
 	owners  map[string]string
 	drained []string
+	removed []string
 }
 
 func (c *clusterOf) Owner(_ context.Context, _ storage.Module, id string) string {
@@ -54,6 +57,20 @@ func (c *clusterOf) Drain(_ context.Context, id string) error {
 	}
 	c.drained = append(c.drained, id)
 	return nil
+}
+
+// Remove retires "b" (down, with 2 files and 1 queued removal); "a" heartbeats.
+func (c *clusterOf) Remove(_ context.Context, id string) (int, int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch id {
+	case "a":
+		return 0, 0, fmt.Errorf("node %q heartbeat within the last 10s: %w", id, storage.ErrNodeRunning)
+	case "b":
+		c.removed = append(c.removed, id)
+		return 2, 1, nil
+	}
+	return 0, 0, fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
 }
 
 // TestNodesCluster: with a cluster, getById and getAll show each record's node (empty for a
@@ -101,5 +118,17 @@ func TestNodesCluster(t *testing.T) {
 	wantErr(t, e.post("/api/nodes/drain", map[string]any{"id": "zz"}), http.StatusNotFound, CodeNotFound, "")
 	if len(cl.drained) != 1 {
 		t.Errorf("drained %v, want [a]", cl.drained)
+	}
+	// remove: a node that heartbeats is a conflict, an unknown one not found; a node down
+	// answers what went with it.
+	wantErr(t, e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": "a"}), http.StatusConflict, CodeNodeRunning, "")
+	wantErr(t, e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": "zz"}), http.StatusNotFound, CodeNotFound, "")
+	wantErr(t, e.post("/api/nodes/remove", map[string]any{"id": "b"}), http.StatusMethodNotAllowed, CodeMethodNotAllowed, "")
+	r := e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": "b"})
+	if got := r.obj(); r.code != http.StatusOK || got["success"] != true || got["files"] != float64(2) || got["queued_removals"] != float64(1) {
+		t.Errorf("remove b: %d %s", r.code, r.raw)
+	}
+	if len(cl.removed) != 1 {
+		t.Errorf("removed %v, want [b]", cl.removed)
 	}
 }

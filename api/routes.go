@@ -62,6 +62,13 @@ func (s *server) routeTable() []route {
 		summary: "Drain a node: it hands its records to the others and takes no new ones until it restarts (503 on a single node)",
 		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),
 		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesDrain})
+	add(route{method: http.MethodDelete, pattern: "/api/nodes/remove", tag: "nodes", auth: authToken,
+		summary: "Remove a node down for good: its row, the entries of the files on its disk and the removals queued for it (409 NODE_RUNNING while it heartbeats, 503 on a single node)",
+		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),
+		resp: jsObject([]string{"success", "files", "queued_removals"}, map[string]any{"success": jsBool(true),
+			"files":           map[string]any{"type": "integer", "description": "entries of recorded files on its disk, removed (each reported as file_removed)"},
+			"queued_removals": map[string]any{"type": "integer", "description": "removals queued for it, dropped"}}),
+		errs: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}, handler: s.nodesRemove})
 	rec := recordingModule()
 	add(route{method: http.MethodPost, pattern: "/api/recording/removeFile", tag: "recording", auth: authToken,
 		summary: "Delete a recorded file from disk and from its recording's list",

@@ -16,6 +16,9 @@ var ErrNotFound = errors.New("not found")
 // ErrNameTaken is wrapped when a unique name (per module, or a user name) is already used.
 var ErrNameTaken = errors.New("name already taken")
 
+// ErrNodeRunning is wrapped when a cluster node asked to be retired still heartbeats.
+var ErrNodeRunning = errors.New("node is running")
+
 // ErrPortTaken is matched by every *PortTakenError (errors.Is).
 var ErrPortTaken = errors.New("port already taken")
 

@@ -1,11 +1,15 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 )
 
 // AddFile stores a new recorded file of recording f.RecordID, held by the store's node (SetNode;
@@ -127,12 +131,73 @@ func (s *Store) FileRemovalDone(ctx context.Context, id string) error {
 	})
 }
 
+// RetireNode removes node id from the cluster for good, in one transaction: its row in nodes
+// (its leases' node becomes none), the entries of the recorded files it holds, and the
+// removals queued for it. It returns the entries removed, oldest first, and how many queued
+// removals it dropped. It is for a node that will not run again with what its data folder
+// held (the machine or its disk is gone): the bytes of those files are out of reach, and their
+// entries and queued removals would wait for it forever. A node whose heartbeat is within ttl
+// wraps ErrNodeRunning and nothing changes; an unknown id wraps ErrNotFound. Only a
+// PostgreSQL store has nodes.
+func (s *Store) RetireNode(ctx context.Context, id string, ttl time.Duration) (files []RecordedFile, queued int, err error) {
+	if s.d != postgresDialect {
+		return nil, 0, fmt.Errorf("storage: retire node %q: a SQLite store has no nodes", id)
+	}
+	err = s.write(ctx, func(tx dbq) error {
+		var live bool
+		// FOR UPDATE: a heartbeat that comes meanwhile waits for the end of the transaction,
+		// then registers the node anew.
+		err := tx.QueryRowContext(ctx, `SELECT heartbeat > now() - ?::float8 * interval '1 millisecond'
+			FROM nodes WHERE id = ? FOR UPDATE`, float64(ttl)/float64(time.Millisecond), id).Scan(&live)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("node %q: %w", id, ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("storage: retire node %q: %w", id, err)
+		case live:
+			return fmt.Errorf("node %q heartbeat within the last %v: %w", id, ttl, ErrNodeRunning)
+		}
+		rows, err := tx.QueryContext(ctx, `DELETE FROM recorded_files WHERE node = ? RETURNING doc, node`, id)
+		if err != nil {
+			return fmt.Errorf("storage: retire node %q: %w", id, err)
+		}
+		if files, err = scanFiles(rows); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM file_removals WHERE node = ?`, id)
+		if err != nil {
+			return fmt.Errorf("storage: retire node %q: %w", id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("storage: retire node %q: %w", id, err)
+		}
+		queued = int(n)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("storage: retire node %q: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	slices.SortFunc(files, func(a, b RecordedFile) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	return files, queued, nil
+}
+
 // queryFiles runs a query that selects recorded file documents and their nodes.
 func (s *Store) queryFiles(ctx context.Context, query string, args ...any) ([]RecordedFile, error) {
 	rows, err := s.read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list recorded files: %w", err)
 	}
+	return scanFiles(rows)
+}
+
+// scanFiles reads rows of recorded file documents and their nodes, and closes rows.
+func scanFiles(rows *sql.Rows) ([]RecordedFile, error) {
 	defer rows.Close()
 	var files []RecordedFile
 	for rows.Next() {

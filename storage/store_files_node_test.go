@@ -2,8 +2,10 @@ package storage_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -125,5 +127,107 @@ func TestFileRemovalQueue(t *testing.T) {
 	}
 	if got := queued("n2"); len(got) != 1 || got[0].ID != onN2b.ID {
 		t.Errorf("n2's queue after one is done: %+v, want only %s", got, onN2b.Name)
+	}
+}
+
+// TestRetireNode: a node down for longer than the TTL leaves the cluster with the entries of
+// the files it holds (returned oldest first) and the removals queued for it, in one write; its
+// leases keep their rows with no node. A node that heartbeats, an unknown id and a SQLite store
+// change nothing; other nodes' files and queues stay.
+func TestRetireNode(t *testing.T) {
+	ctx := context.Background()
+	target := storage.NewTestTarget(t)
+	s := openTarget(t, target)
+	if storage.PassBackend() == "sqlite" {
+		_, _, err := s.RetireNode(ctx, "gone", time.Second)
+		if err == nil || errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrNodeRunning) {
+			t.Fatalf("RetireNode on SQLite: %v, want the error that it has no nodes", err)
+		}
+		return
+	}
+	db, err := sql.Open("pgx", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for id, ago := range map[string]string{"gone": "1 minute", "up": "0 seconds"} {
+		exec(`INSERT INTO nodes (id, api_url, public_url, started, heartbeat) VALUES ($1, '', '', now(), now() - $2::interval)`, id, ago)
+	}
+	rec := createRecording(t, s)
+	exec(`INSERT INTO leases (record_id, node_id, generation, expires) VALUES ($1, 'gone', 3, now() - interval '1 minute')`, rec.ID)
+	add := func(node, name string, created time.Duration) storage.RecordedFile {
+		t.Helper()
+		s.SetNode(node)
+		f := storage.RecordedFile{ID: storage.NewID(), RecordID: rec.ID, Name: name, Path: rec.ID + "/" + name,
+			Format: "mp4", Created: at(created), State: storage.FileComplete, Size: 7}
+		if err := s.AddFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	g1, g2, g3 := add("gone", "g1.mp4", 0), add("gone", "g2.mp4", 2*time.Second), add("gone", "g3.mp4", time.Second)
+	u1, u2, none := add("up", "u1.mp4", 0), add("up", "u2.mp4", 0), add("", "x.mp4", 0)
+	// Through a third node: a removal queued for each.
+	s.SetNode("n9")
+	for _, f := range []storage.RecordedFile{g1, u2} {
+		if err := s.DeleteFile(ctx, f.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queued := func(node string) int {
+		t.Helper()
+		s.SetNode(node)
+		fs, err := s.FileRemovals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fs)
+	}
+
+	if _, _, err := s.RetireNode(ctx, "up", 10*time.Second); !errors.Is(err, storage.ErrNodeRunning) {
+		t.Errorf("retire a node that heartbeats: %v, want ErrNodeRunning", err)
+	}
+	if _, _, err := s.RetireNode(ctx, "nobody", 10*time.Second); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("retire an unknown node: %v, want ErrNotFound", err)
+	}
+	files, q, err := s.RetireNode(ctx, "gone", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || files[0].ID != g3.ID || files[1].ID != g2.ID || files[0].Node != "gone" || files[0].Path != g3.Path || q != 1 {
+		t.Errorf("retired: %+v and %d queued removals; want %s then %s, and 1", files, q, g3.Name, g2.Name)
+	}
+	for _, f := range []storage.RecordedFile{g2, g3} {
+		if _, err := s.File(ctx, f.ID); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("%s of the retired node still there: %v", f.Name, err)
+		}
+	}
+	for _, f := range []storage.RecordedFile{u1, none} {
+		if _, err := s.File(ctx, f.ID); err != nil {
+			t.Errorf("%s of another node: %v", f.Name, err)
+		}
+	}
+	if n := queued("gone"); n != 0 {
+		t.Errorf("%d removals still queued for the retired node", n)
+	}
+	if n := queued("up"); n != 1 {
+		t.Errorf("%d removals queued for up, want 1", n)
+	}
+	var nodes int
+	var leaseNode sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM nodes WHERE id = 'gone'`).Scan(&nodes); err != nil || nodes != 0 {
+		t.Errorf("the retired node's row: %d, %v", nodes, err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT node_id FROM leases WHERE record_id = $1`, rec.ID).Scan(&leaseNode); err != nil || leaseNode.Valid {
+		t.Errorf("the retired node's lease: node %v, %v; want the row with no node", leaseNode, err)
+	}
+	if _, _, err := s.RetireNode(ctx, "gone", 10*time.Second); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("retire it again: %v, want ErrNotFound", err)
 	}
 }

@@ -22,6 +22,8 @@ type clusterNode struct {
 	*cluster.Coordinator
 	// fwd answers requests for what another node holds (--cluster-playback).
 	fwd *cluster.Forwarder
+	// mgr reports the file entries a removed node took with it.
+	mgr *Manager
 }
 
 var _ api.Cluster = (*clusterNode)(nil)
@@ -61,7 +63,7 @@ func openCluster(ctx context.Context, cfg Config, st *storage.Store, mgr *Manage
 	if err != nil {
 		return nil, err
 	}
-	return &clusterNode{Coordinator: co, fwd: fwd}, nil
+	return &clusterNode{Coordinator: co, fwd: fwd, mgr: mgr}, nil
 }
 
 // Owner implements api.Cluster.
@@ -88,6 +90,23 @@ func (c *clusterNode) Drain(ctx context.Context, id string) error {
 		return fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
 	}
 	return err
+}
+
+// Remove implements api.Cluster: a node down for good leaves the cluster with its file
+// entries and queued removals (storage.Store.RetireNode), live as this node counts it (its
+// heartbeat within this node's lease TTL, as Nodes shows it); each entry is reported as
+// file_removed, since its bytes are out of reach for good.
+func (c *clusterNode) Remove(ctx context.Context, id string) (files, queued int, err error) {
+	gone, queued, err := c.mgr.store.RetireNode(ctx, id, c.Node().LeaseTTL())
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, f := range gone {
+		c.mgr.fileRemoved(f)
+	}
+	c.mgr.log.Info("cluster: node removed for good; its files are listed no more", "other_node", id,
+		"files", len(gone), "queued_removals", queued)
+	return len(gone), queued, nil
 }
 
 // Forward implements api.Cluster: a download of what node holds, when node is another one.

@@ -155,6 +155,85 @@ func TestClusterServeThroughAnyNode(t *testing.T) {
 	// Removing a file through a node other than its holder deletes its bytes on the holder's
 	// disk: at once when the holder runs, else when it runs again.
 	removeFileElsewhere(t, dbURL, db, nodes, rec, fileID)
+
+	// n2 goes down for good and is removed from the cluster.
+	removeNodeForGood(t, db, nodes)
+}
+
+// removeNodeForGood: n2, killed, cannot be removed while its last heartbeat is within the
+// lease TTL (409 NODE_RUNNING); once it is not live, removing it through n3 takes its file
+// entries (each reported as file_removed) and its queued removals with it, and no node lists
+// it any more.
+func removeNodeForGood(t *testing.T, db *sql.DB, nodes []*clusterNodeProc) {
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	held := func() []string {
+		t.Helper()
+		rows, err := db.Query(`SELECT id FROM recorded_files WHERE node = 'n2' ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	// n2's recorder, its last file removed, starts a new one at the next key frame.
+	testutil.Eventually(t, 30*time.Second, "n2 holding a file entry", func() bool { return len(held()) > 0 })
+	t.Logf("n2 holds %d file entries: %v", len(held()), held())
+	n2.c.kill()
+	st, raw := n3.c.ts.calls().Post("/api/nodes/remove", map[string]any{"id": "n2"})
+	if st != http.StatusConflict || !strings.Contains(string(raw), `"NODE_RUNNING"`) {
+		t.Fatalf("remove n2 just after its kill: %d %s; want 409 NODE_RUNNING", st, raw)
+	}
+	testutil.Eventually(t, 20*time.Second, "n2 not live", func() bool {
+		for _, n := range n1.nodes(t) {
+			if n.ID == "n2" {
+				return !n.Live
+			}
+		}
+		return false
+	})
+	files := held()
+	var queued int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM file_removals WHERE node = 'n2'`).Scan(&queued); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Success bool `json:"success"`
+		Files   int  `json:"files"`
+		Queued  int  `json:"queued_removals"`
+	}
+	n3.c.ts.call("/api/nodes/remove", map[string]any{"id": "n2"}, http.StatusOK, &got)
+	if !got.Success || got.Files != len(files) || got.Queued != queued {
+		t.Errorf("remove n2: %+v; want %d files and %d queued removals", got, len(files), queued)
+	}
+	if left := held(); len(left) != 0 {
+		t.Errorf("entries of n2's files left: %v", left)
+	}
+	// The events are stored by the hub's own loop, a moment after they are emitted.
+	for _, id := range files {
+		var n int
+		testutil.Eventually(t, 5*time.Second, "the file_removed event of "+id, func() bool {
+			return db.QueryRow(`SELECT COUNT(*) FROM events WHERE type = 'file_removed' AND doc LIKE '%' || $1 || '%'`, id).Scan(&n) == nil && n > 0
+		})
+		if n != 1 {
+			t.Errorf("%d file_removed events of %s, want 1", n, id)
+		}
+	}
+	for _, via := range []*clusterNodeProc{n1, n3} {
+		for _, n := range via.nodes(t) {
+			if n.ID == "n2" {
+				t.Errorf("%s still lists n2: %+v", via.id, n)
+			}
+		}
+	}
+	n3.c.ts.call("/api/nodes/remove", map[string]any{"id": "n2"}, http.StatusNotFound, nil)
 }
 
 // removeFileElsewhere: with its holder n2 killed, the file fileID of recording rec is removed

@@ -54,6 +54,10 @@ FROM nodes AS n ORDER BY n.id`, ms(n.opts.LeaseTTL))
 	return out, nil
 }
 
+// LeaseTTL is how long a lease lives without a renewal, and how long a node counts as live
+// after its last heartbeat (Options.LeaseTTL).
+func (n *Node) LeaseTTL() time.Duration { return n.opts.LeaseTTL }
+
 // Drain marks node id as draining: placement gives it nothing new, and the node, at its next
 // heartbeat, hands back its records (stops them and releases their leases) so that they move.
 // It stays draining until it registers again (a restart) or Resume.
