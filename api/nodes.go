@@ -19,6 +19,9 @@ type Cluster interface {
 	// Drain marks a node draining: it hands its records back and takes none. An unknown id
 	// wraps storage.ErrNotFound.
 	Drain(ctx context.Context, id string) error
+	// Resume ends node id's draining: it takes new records again. An unknown id wraps
+	// storage.ErrNotFound.
+	Resume(ctx context.Context, id string) error
 	// Remove retires node id for good: it leaves the cluster with the entries of the files on
 	// its disk and the removals queued for it (storage.Store.RetireNode), which it returns the
 	// counts of. A node that heartbeats within the lease TTL wraps storage.ErrNodeRunning; an
@@ -58,6 +61,19 @@ func (s *server) nodesDrain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.cfg.Cluster.Drain(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeSuccess(w)
+}
+
+// nodesResume ends the draining of the node {"id"}.
+func (s *server) nodesResume(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.nodeID(w, r)
+	if !ok {
+		return
+	}
+	if err := s.cfg.Cluster.Resume(r.Context(), id); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -18,6 +18,7 @@ func TestNodesSingle(t *testing.T) {
 	wantErr(t, e.do(http.MethodGet, "/api/nodes/getAll", nil, noToken), http.StatusUnauthorized, CodeUnauthorized, "")
 	wantErr(t, e.post("/api/nodes/drain", map[string]any{"id": "a"}), http.StatusServiceUnavailable, CodeUnavailable, "")
 	wantErr(t, e.post("/api/nodes/drain", map[string]any{"id": 5}), http.StatusBadRequest, CodeValidation, "id")
+	wantErr(t, e.post("/api/nodes/resume", map[string]any{"id": "a"}), http.StatusServiceUnavailable, CodeUnavailable, "")
 	wantErr(t, e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": "a"}), http.StatusServiceUnavailable, CodeUnavailable, "")
 	wantErr(t, e.do(http.MethodDelete, "/api/nodes/remove", map[string]any{"id": ""}), http.StatusBadRequest, CodeValidation, "id")
 	id := e.mustCreate("restream", restreamBody("one"))
@@ -32,6 +33,7 @@ type clusterOf struct {
 	mu      sync.Mutex
 	owners  map[string]string
 	drained []string
+	resumed []string
 	removed []string
 }
 
@@ -56,6 +58,16 @@ func (c *clusterOf) Drain(_ context.Context, id string) error {
 		return fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
 	}
 	c.drained = append(c.drained, id)
+	return nil
+}
+
+func (c *clusterOf) Resume(_ context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id != "a" {
+		return fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
+	}
+	c.resumed = append(c.resumed, id)
 	return nil
 }
 
@@ -118,6 +130,14 @@ func TestNodesCluster(t *testing.T) {
 	wantErr(t, e.post("/api/nodes/drain", map[string]any{"id": "zz"}), http.StatusNotFound, CodeNotFound, "")
 	if len(cl.drained) != 1 {
 		t.Errorf("drained %v, want [a]", cl.drained)
+	}
+	if r := e.post("/api/nodes/resume", map[string]any{"id": "a"}); r.code != http.StatusOK {
+		t.Errorf("resume a: %d %s", r.code, r.raw)
+	}
+	wantErr(t, e.post("/api/nodes/resume", map[string]any{"id": "zz"}), http.StatusNotFound, CodeNotFound, "")
+	wantErr(t, e.post("/api/nodes/resume", map[string]any{}), http.StatusBadRequest, CodeValidation, "id")
+	if len(cl.resumed) != 1 {
+		t.Errorf("resumed %v, want [a]", cl.resumed)
 	}
 	// remove: a node that heartbeats is a conflict, an unknown one not found; a node down
 	// answers what went with it.

@@ -85,7 +85,16 @@ func (c *clusterNode) Nodes(ctx context.Context) (any, error) {
 
 // Drain implements api.Cluster.
 func (c *clusterNode) Drain(ctx context.Context, id string) error {
-	err := c.Node().Drain(ctx, id)
+	return nodeErr(id, c.Node().Drain(ctx, id))
+}
+
+// Resume implements api.Cluster.
+func (c *clusterNode) Resume(ctx context.Context, id string) error {
+	return nodeErr(id, c.Node().Resume(ctx, id))
+}
+
+// nodeErr makes an unknown node id of err a storage.ErrNotFound, as the API answers it.
+func nodeErr(id string, err error) error {
 	if errors.Is(err, cluster.ErrUnknownNode) {
 		return fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
 	}

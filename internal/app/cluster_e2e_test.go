@@ -246,7 +246,8 @@ func (m *childMonitor) run(ctx context.Context) {
 // 6 test-video players and 6 restreams spread over them; every node's API lists the same
 // records, states and owners; a stop through a node that does not own the record stops it
 // within 1 s; kill -9 of a node moves its records to the others within 15 s; it rejoins after a
-// restart and takes new work; a drained node ends with none. Throughout, no record runs two
+// restart and takes new work; a drained node ends with none, and takes new work again once
+// resumed. Throughout, no record runs two
 // test-video children at once (sampled every 100 ms) and the lease table names each record's
 // single owner.
 func TestClusterThreeNodes(t *testing.T) {
@@ -602,6 +603,21 @@ func TestClusterThreeNodes(t *testing.T) {
 	}
 	t.Logf("%d samples of the children over %v", mon.samples, time.Since(began).Round(time.Millisecond))
 	mon.mu.Unlock()
+
+	// Resume n3 through n2: it takes new records again. A restream created now runs there, as
+	// n2 holds all the others.
+	nodes[1].c.ts.call("/api/nodes/resume", map[string]any{"id": "n3"}, http.StatusOK, nil)
+	for _, n := range nodes[1].nodes(t) {
+		if n.ID == "n3" && n.Draining {
+			t.Errorf("n3 still draining after its resume: %+v", n)
+		}
+	}
+	late := nodes[1].c.ts.create("restream", restreamBody("late", map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO",
+		"resolution_width": 160, "resolution_height": 90, "encoding_rate": 10, "test_video_bitrate": 100, "sound_hz": 1250}))
+	testutil.Eventually(t, 20*time.Second, "the restream created after n3's resume running on n3", func() bool {
+		r := nodes[1].view(t)[late]
+		return r.State == "running" && r.Node == "n3"
+	})
 }
 
 // checkLeases compares the lease table with what the API shows: each record's live lease names
