@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -117,5 +118,65 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	if refs, _ := stores[1].ListActive(ctx); len(refs) != goroutines*each {
 		t.Errorf("%d active, want %d", len(refs), goroutines*each)
+	}
+}
+
+// TestConcurrentClaimDue: two Stores on one database (two nodes working one webhook outbox)
+// claim due deliveries at once, a few at a time, until none is left: each delivery is claimed
+// exactly once, so no webhook gets an event twice from two nodes.
+func TestConcurrentClaimDue(t *testing.T) {
+	ctx := context.Background()
+	target := storage.NewTestTarget(t)
+	var stores [2]*storage.Store
+	for i := range stores {
+		s, err := storage.OpenTarget(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	hook := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "all", URL: "http://127.0.0.1:1/"}
+	if err := stores[0].Create(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	const deliveries = 300
+	t0 := at(0)
+	for i := range deliveries {
+		if _, err := stores[i%2].AddDelivery(ctx, hook.ID, "ping", []byte(`{}`), t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now, lease := t0.Add(time.Minute), t0.Add(time.Hour)
+	var mu sync.Mutex
+	claims := map[string]int{}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for range deliveries { // a bound, should claims repeat
+				got, err := stores[g%2].ClaimDue(ctx, now, lease, 7)
+				if err != nil {
+					t.Errorf("ClaimDue: %v", err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range got {
+					claims[d.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(claims) != deliveries {
+		t.Errorf("%d deliveries claimed, want %d", len(claims), deliveries)
+	}
+	for id, n := range claims {
+		if n != 1 {
+			t.Errorf("delivery %s claimed %d times", id, n)
+		}
 	}
 }
