@@ -54,30 +54,19 @@ func (s *server) nodesGetAll(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ns)
 }
 
-// nodesDrain marks the node {"id"} draining.
-func (s *server) nodesDrain(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.nodeID(w, r)
-	if !ok {
-		return
+// nodesAct answers a nodes route that acts on the node {"id"} with act (drain, resume).
+func (s *server) nodesAct(act func(c Cluster, ctx context.Context, id string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := s.nodeID(w, r)
+		if !ok {
+			return
+		}
+		if err := act(s.cfg.Cluster, r.Context(), id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeSuccess(w)
 	}
-	if err := s.cfg.Cluster.Drain(r.Context(), id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeSuccess(w)
-}
-
-// nodesResume ends the draining of the node {"id"}.
-func (s *server) nodesResume(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.nodeID(w, r)
-	if !ok {
-		return
-	}
-	if err := s.cfg.Cluster.Resume(r.Context(), id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeSuccess(w)
 }
 
 // nodesRemove retires the node {"id"}, down for good, with what the cluster keeps of it.

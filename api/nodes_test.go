@@ -51,23 +51,17 @@ func (c *clusterOf) Forward(http.ResponseWriter, *http.Request, string) (bool, e
 	return false, nil
 }
 
-func (c *clusterOf) Drain(_ context.Context, id string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if id != "a" {
-		return fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
-	}
-	c.drained = append(c.drained, id)
-	return nil
-}
+func (c *clusterOf) Drain(_ context.Context, id string) error  { return c.mark(&c.drained, id) }
+func (c *clusterOf) Resume(_ context.Context, id string) error { return c.mark(&c.resumed, id) }
 
-func (c *clusterOf) Resume(_ context.Context, id string) error {
+// mark adds id to list when it is the known node "a".
+func (c *clusterOf) mark(list *[]string, id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if id != "a" {
 		return fmt.Errorf("node %q: %w", id, storage.ErrNotFound)
 	}
-	c.resumed = append(c.resumed, id)
+	*list = append(*list, id)
 	return nil
 }
 

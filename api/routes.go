@@ -61,11 +61,11 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodPost, pattern: "/api/nodes/drain", tag: "nodes", auth: authToken,
 		summary: "Drain a node: it hands its records to the others and takes no new ones until it restarts (503 on a single node)",
 		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),
-		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesDrain})
+		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesAct(Cluster.Drain)})
 	add(route{method: http.MethodPost, pattern: "/api/nodes/resume", tag: "nodes", auth: authToken,
 		summary: "End a node's draining: it takes new records again (503 on a single node)",
 		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),
-		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesResume})
+		resp:    jsRef("Success"), errs: []int{http.StatusNotFound, http.StatusServiceUnavailable}, handler: s.nodesAct(Cluster.Resume)})
 	add(route{method: http.MethodDelete, pattern: "/api/nodes/remove", tag: "nodes", auth: authToken,
 		summary: "Remove a node down for good: its row, the entries of the files on its disk and the removals queued for it (409 NODE_RUNNING while it heartbeats, 503 on a single node)",
 		body:    jsObject([]string{"id"}, map[string]any{"id": jsString(1, maxNodeID)}),

@@ -73,16 +73,7 @@ func createAtOnce(t *testing.T, n int, refusal error, create func(i int) error) 
 // nodes): nothing may fail with SQLITE_BUSY or a lost update.
 func TestConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
-	target := storage.NewTestTarget(t)
-	var stores [2]*storage.Store
-	for i := range stores {
-		s, err := storage.OpenTarget(target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[i] = s
-	}
+	stores := openTwice(t)
 	const goroutines, each = 10, 10
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -126,16 +117,7 @@ func TestConcurrentWriters(t *testing.T) {
 // exactly once, so no webhook gets an event twice from two nodes.
 func TestConcurrentClaimDue(t *testing.T) {
 	ctx := context.Background()
-	target := storage.NewTestTarget(t)
-	var stores [2]*storage.Store
-	for i := range stores {
-		s, err := storage.OpenTarget(target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[i] = s
-	}
+	stores := openTwice(t)
 	hook := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "all", URL: "http://127.0.0.1:1/"}
 	if err := stores[0].Create(ctx, hook); err != nil {
 		t.Fatal(err)
@@ -179,4 +161,12 @@ func TestConcurrentClaimDue(t *testing.T) {
 			t.Errorf("delivery %s claimed %d times", id, n)
 		}
 	}
+}
+
+// openTwice opens two Stores on one new target of the current pass (one SQLite file, or one
+// PostgreSQL database: two processes, or two nodes), closed when the test ends.
+func openTwice(t *testing.T) [2]*storage.Store {
+	t.Helper()
+	target := storage.NewTestTarget(t)
+	return [2]*storage.Store{openTarget(t, target), openTarget(t, target)}
 }
