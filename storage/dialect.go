@@ -21,6 +21,9 @@ type dialect struct {
 	writeLock string
 	// lastEventID reads the highest event id ever stored (no row: 0).
 	lastEventID string
+	// clock, when not empty, reads the database server's time (Store.Now); empty: this
+	// process's clock.
+	clock string
 	// userNameIs is the condition that a user's name equals the parameter, regardless of ASCII case.
 	userNameIs string
 	// noLimit is the LIMIT argument that means "no limit".

@@ -19,6 +19,7 @@ var postgresDialect = &dialect{
 	numbered:    true,
 	writeLock:   `SELECT pg_advisory_xact_lock(` + strconv.Itoa(pgWriteLockKey) + `)`,
 	lastEventID: `SELECT id FROM events_last_id`,
+	clock:       `SELECT now()`,
 	userNameIs:  pgASCIILower(`name`) + ` = ` + pgASCIILower(`?::text`),
 	noLimit:     nil, // LIMIT NULL
 	snapshot:    sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},

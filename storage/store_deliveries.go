@@ -33,20 +33,50 @@ type DeliveryStatus struct {
 	LastAttempt time.Time
 }
 
-// addDelivery writes one pending delivery through tx.
-func addDelivery(ctx context.Context, tx dbq, webhookID string, eventID int64, typ string, body []byte, at time.Time) error {
-	return insertDelivery(ctx, tx, NewID(), webhookID, eventID, typ, body, at)
+// Now is the store's clock: on PostgreSQL the database server's, one clock for every node
+// that shares it; on SQLite this process's. The webhook outbox's due times and leases are on
+// it (ClaimDue, NextDeliveryAt, FinishAttempt), so that nodes whose clocks disagree never
+// claim a delivery another node is attempting.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	return storeNow(ctx, s.read())
+}
+
+// storeNow reads the store's clock through q (Store.Now).
+func storeNow(ctx context.Context, q dbq) (time.Time, error) {
+	if q.d.clock == "" {
+		return time.Now(), nil
+	}
+	var t time.Time
+	if err := q.QueryRowContext(ctx, q.d.clock).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("storage: read the database's clock: %w", err)
+	}
+	return t, nil
+}
+
+// addDelivery writes one pending delivery of an event made at created through tx; due is
+// when it is due on the store's clock.
+func addDelivery(ctx context.Context, tx dbq, webhookID string, eventID int64, typ string, body []byte, created, due time.Time) error {
+	return insertDelivery(ctx, tx, NewID(), webhookID, eventID, typ, body, created, due)
 }
 
 // insertDelivery writes one pending delivery with id through tx.
-func insertDelivery(ctx context.Context, tx dbq, id, webhookID string, eventID int64, typ string, body []byte, at time.Time) error {
+func insertDelivery(ctx context.Context, tx dbq, id, webhookID string, eventID int64, typ string, body []byte, created, due time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_id, type, body, state, created, next_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, webhookID, eventID, typ, string(body), DeliveryPending,
-		formatTime(at), formatTime(at))
+		formatTime(created), formatTime(due))
 	if err != nil {
 		return fmt.Errorf("storage: queue event %d for webhook %s: %w", eventID, webhookID, err)
 	}
 	return nil
+}
+
+// dueAt is when a delivery of something made at created is due: at once on the store's clock
+// (now) even when the maker's clock runs ahead of it.
+func dueAt(created, now time.Time) time.Time {
+	if now.Before(created) {
+		return now
+	}
+	return created
 }
 
 // AddDelivery queues one delivery to webhook webhookID (a ping) and returns its id; it wraps
@@ -62,7 +92,11 @@ func (s *Store) AddDelivery(ctx context.Context, webhookID, typ string, body []b
 		if n == 0 {
 			return notFound(ModuleWebhooks, webhookID)
 		}
-		return insertDelivery(ctx, tx, id, webhookID, 0, typ, body, at.UTC())
+		now, err := storeNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return insertDelivery(ctx, tx, id, webhookID, 0, typ, body, at.UTC(), dueAt(at.UTC(), now))
 	})
 }
 

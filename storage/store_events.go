@@ -59,6 +59,12 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 		if err := renumber(ctx, tx, s.d.lastEventID, evs); err != nil {
 			return err
 		}
+		var now time.Time
+		if len(hooks) > 0 {
+			if now, err = storeNow(ctx, tx); err != nil {
+				return err
+			}
+		}
 		for _, e := range evs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, type, time, module, record_id, doc)
 				VALUES (?, ?, ?, ?, ?, ?)`, e.ID, e.Type, formatTime(e.Time), string(e.Module), e.RecordID, string(e.Doc)); err != nil {
@@ -68,7 +74,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 				if !w.Wants(e.Type, e.Module, e.RecordID) {
 					continue
 				}
-				if err := addDelivery(ctx, tx, w.ID, e.ID, e.Type, e.Doc, e.Time); err != nil {
+				if err := addDelivery(ctx, tx, w.ID, e.ID, e.Type, e.Doc, e.Time, dueAt(e.Time, now)); err != nil {
 					return err
 				}
 			}

@@ -146,6 +146,43 @@ func TestWebhookOutbox(t *testing.T) {
 	}
 }
 
+// TestWebhookOutboxStoreClock: the store's clock is a real one (the database server's on
+// PostgreSQL); an event, or a ping, stamped by a node whose clock runs an hour ahead of it is
+// due at once on it, keeping its own time as its creation.
+func TestWebhookOutboxStoreClock(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	now, err := s.Now(ctx)
+	if err != nil || now.Sub(time.Now()).Abs() > 5*time.Second {
+		t.Fatalf("Now = %v, %v; want about %v", now, err, time.Now())
+	}
+	hook := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "all", URL: "http://127.0.0.1:1/"}
+	if err := s.Create(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	ahead := now.Add(time.Hour).UTC().Truncate(time.Millisecond)
+	if err := s.AppendEvents(ctx, []storage.Event{
+		{ID: 1, Type: "vod_started", Time: ahead, Module: storage.ModuleVOD, RecordID: "r1", Doc: []byte(`{}`)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddDelivery(ctx, hook.ID, "ping", []byte(`{}`), ahead); err != nil {
+		t.Fatal(err)
+	}
+	if now, err = s.Now(ctx); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := s.ClaimDue(ctx, now, now.Add(15*time.Second), 10)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("ClaimDue on the store's clock = %d, %v; want the event's and the ping's deliveries", len(claimed), err)
+	}
+	for _, d := range claimed {
+		if !d.Created.Equal(ahead) {
+			t.Errorf("delivery %s created %v, want the maker's %v", d.Type, d.Created, ahead)
+		}
+	}
+}
+
 // TestEventsRenumbered: a batch whose ids another writer (a cluster node on the same database)
 // took meanwhile is stored after the highest id, its documents made again for the new ids; the
 // caller sees the ids stored.

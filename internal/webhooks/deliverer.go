@@ -19,6 +19,8 @@ import (
 // Store is what the deliverer needs of the record store; *storage.Store satisfies it.
 type Store interface {
 	Get(ctx context.Context, m storage.Module, id string, into storage.Record) error
+	// Now is the store's clock, which the outbox's due times and leases are on.
+	Now(ctx context.Context) (time.Time, error)
 	ClaimDue(ctx context.Context, now, lease time.Time, limit int) ([]storage.Delivery, error)
 	NextDeliveryAt(ctx context.Context) (time.Time, bool, error)
 	FinishAttempt(ctx context.Context, id, state string, at, next time.Time, errText string) error
@@ -128,9 +130,12 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer prune.Stop()
 	d.prune(ctx)
 	for {
+		// Claims, leases and waits are on the store's clock: with several nodes on one
+		// database, a node whose clock runs ahead must not take a delivery another one is
+		// attempting for one whose lease has passed.
+		now := d.now(ctx)
 		free := d.opts.Concurrency - len(sem)
 		if free > 0 {
-			now := time.Now()
 			due, err := d.store.ClaimDue(ctx, now, now.Add(d.opts.Timeout+5*time.Second), free)
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("webhook outbox: reading due deliveries", "error", err)
@@ -146,7 +151,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		wait := time.Minute
 		if len(sem) < d.opts.Concurrency {
 			if at, ok, err := d.store.NextDeliveryAt(ctx); err == nil && ok {
-				wait = min(wait, max(time.Until(at), 0))
+				wait = min(wait, max(at.Sub(now), 0))
 			}
 		}
 		t := time.NewTimer(wait)
@@ -163,8 +168,21 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	}
 }
 
+// now is the store's clock (Store.Now); this process's when the store cannot tell it, which
+// costs at most a delivery tried early or late.
+func (d *Deliverer) now(ctx context.Context) time.Time {
+	t, err := d.store.Now(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Warn("webhook outbox: reading the store's clock; using this process's", "error", err)
+		}
+		return time.Now()
+	}
+	return t
+}
+
 func (d *Deliverer) prune(ctx context.Context) {
-	now := time.Now()
+	now := d.now(ctx)
 	if _, err := d.store.PruneDeliveries(ctx, now.Add(-d.opts.GiveUp), now.Add(-DefaultKeep)); err != nil && ctx.Err() == nil {
 		d.log.Warn("webhook outbox: pruning", "error", err)
 	}
@@ -180,7 +198,7 @@ func (d *Deliverer) attempt(ctx context.Context, dl storage.Delivery) {
 		return
 	}
 	log := d.log.With("webhook", w.ID, "name", w.Name, "delivery", dl.ID, "event", dl.Type)
-	start := time.Now()
+	start := d.now(ctx)
 	err := d.post(ctx, &w, dl)
 	if ctx.Err() != nil {
 		// The server is stopping: the delivery stays pending and is retried after the restart.
