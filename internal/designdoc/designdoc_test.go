@@ -167,6 +167,54 @@ func TestArrows(t *testing.T) {
 	}
 }
 
+// TestAppWiringFiles: design.md names, as the wiring they are, exactly the files of
+// internal/app (tests aside) that run over 200 lines, so that a file growing past that is
+// either drawn or split.
+func TestAppWiringFiles(t *testing.T) {
+	root := moduleRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "design.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from, to = "Its files over 200 lines are that wiring:", "What does the work"
+	doc := strings.Join(strings.Fields(string(b)), " ")
+	i := strings.Index(doc, from)
+	j := strings.Index(doc[max(i, 0):], to)
+	if i < 0 || j < 0 {
+		t.Fatalf("docs/design.md: no sentence %q ... %q", from, to)
+	}
+	named := doc[i : i+j]
+	files, err := filepath.Glob(filepath.Join(root, "internal", "app", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Count(src, []byte("\n"))
+		listed := strings.Contains(named, "`"+name+"`")
+		switch {
+		case lines > 200 && !listed:
+			t.Errorf("internal/app/%s has %d lines and docs/design.md does not name it as wiring: name it there, or move what is not wiring out", name, lines)
+		case lines <= 200 && listed:
+			t.Errorf("docs/design.md names internal/app/%s among the files over 200 lines; it has %d", name, lines)
+		}
+		if lines > 200 {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Error("no file of internal/app over 200 lines: the sentence in docs/design.md can go")
+	}
+}
+
 // layer is the top folder of a product layer that pkg is in (protocols, packager, transcode),
 // or "".
 func layer(pkg string) string {
