@@ -138,15 +138,15 @@ func (c *Coordinator) Node() *Node { return c.node }
 // Run heartbeats, renews, listens for notifications, writes states, samples the CPU, and
 // places orphans, until ctx ends.
 func (c *Coordinator) Run(ctx context.Context) {
-	renew := c.opts.Node.Renew
+	renew, ttl := c.opts.Node.Renew, c.opts.Node.LeaseTTL
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.node.Run(ctx) })
 	wg.Go(func() { _ = c.node.Listen(ctx, renew, c.notified) })
-	wg.Go(func() { every(ctx, StateEvery, c.writeStates) })
-	wg.Go(func() { every(ctx, renew, c.sampleCPU) })
-	wg.Go(func() { every(ctx, renew, c.reconcile) })
+	wg.Go(func() { every(ctx, StateEvery, ttl, c.writeStates) })
+	wg.Go(func() { every(ctx, renew, ttl, c.sampleCPU) })
+	wg.Go(func() { every(ctx, renew, ttl, c.reconcile) })
 	if c.opts.Files != nil {
-		wg.Go(func() { every(ctx, renew, c.files) })
+		wg.Go(func() { every(ctx, renew, ttl, c.files) })
 	}
 	wg.Wait()
 }
@@ -160,12 +160,17 @@ func (c *Coordinator) Leave(ctx context.Context) {
 	_ = c.node.Close()
 }
 
-// every calls f at once and then every d until ctx ends.
-func every(ctx context.Context, d time.Duration, f func(context.Context)) {
+// every calls f at once and then every d until ctx ends, each call bounded by limit: a
+// statement sent while the database could not be reached (a partition, a failover to another
+// host) may otherwise wait for an answer for as long as the kernel keeps the connection (many
+// minutes), and the rounds with it.
+func every(ctx context.Context, d, limit time.Duration, f func(context.Context)) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
-		f(ctx)
+		fctx, cancel := context.WithTimeout(ctx, limit)
+		f(fctx)
+		cancel()
 		select {
 		case <-ctx.Done():
 			return
@@ -327,20 +332,20 @@ func (c *Coordinator) act(op string, r Ref) {
 }
 
 // lost stops at once the records whose leases this node lost (fencing); their leases are
-// someone else's now, so nothing is released.
+// someone else's now, so nothing is released. It does not wait for the stops: it runs on the
+// node's renewal loop, and a stop may take seconds (a child given its grace, then killed),
+// during which the leases of the records still running here must go on being renewed.
 func (c *Coordinator) lost(records []string) {
 	c.forget(records...)
 	lost := make(map[string]bool, len(records))
 	for _, id := range records {
 		lost[id] = true
 	}
-	var wg sync.WaitGroup
 	for _, r := range c.procs.Running() {
 		if lost[r.ID] {
-			wg.Go(func() { c.procs.Fence(r) })
+			go c.procs.Fence(r)
 		}
 	}
-	wg.Wait()
 }
 
 // reconcile is the round every renewal interval: a draining node hands its records back;
@@ -352,7 +357,10 @@ func (c *Coordinator) reconcile(ctx context.Context) {
 	}
 	if c.node.Draining() {
 		for _, r := range c.procs.Running() {
-			c.handBack(ctx, r)
+			if ctx.Err() != nil {
+				return // the next round goes on
+			}
+			c.handBack(r)
 		}
 		return
 	}
@@ -405,16 +413,15 @@ func (c *Coordinator) reconcile(ctx context.Context) {
 }
 
 // handBack stops a record on a draining node and releases its lease, so another node takes it.
-func (c *Coordinator) handBack(ctx context.Context, r Ref) {
-	unlock, err := c.procs.Lock(ctx, r)
-	if err != nil {
-		return
-	}
-	defer unlock()
-	if err := c.procs.Stop(ctx, r); err != nil {
-		c.log.Warn("cluster: hand back", "module", r.Module, "id", r.ID, "error", err)
-	}
-	c.log.Info("cluster: draining: record handed back", "module", r.Module, "id", r.ID)
+// It has a context of its own, as act does: a release cut short by the end of the round would
+// leave the lease renewed here, the record stopped.
+func (c *Coordinator) handBack(r Ref) {
+	c.locked(r, func(ctx context.Context) {
+		if err := c.procs.Stop(ctx, r); err != nil {
+			c.log.Warn("cluster: hand back", "module", r.Module, "id", r.ID, "error", err)
+		}
+		c.log.Info("cluster: draining: record handed back", "module", r.Module, "id", r.ID)
+	})
 }
 
 // writeStates writes the changed states of the records running here onto their leases.

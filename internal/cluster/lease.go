@@ -40,13 +40,11 @@ RETURNING generation`, record, n.opts.ID, ms(n.opts.LeaseTTL)).Scan(&gen)
 		return 0, fmt.Errorf("node %q: acquire record %q: %w", n.opts.ID, record, err)
 	}
 	n.mu.Lock()
-	if len(n.held) == 0 {
-		// The fencing deadline runs from here; with other leases held, from their renewal.
-		n.lastOK = sent
-	}
-	// Two Acquires of one record at once both win, one after the other: keep the later.
+	// Two Acquires of one record at once both win, one after the other: keep the later. The
+	// lease's fencing deadline runs from when its Acquire was sent, however long it took.
 	if gen > n.held[record] {
 		n.held[record] = gen
+		n.extended[record] = sent
 	}
 	n.mu.Unlock()
 	return gen, nil
@@ -102,14 +100,17 @@ RETURNING l.record_id`, n.opts.ID, ms(n.opts.LeaseTTL), ids, gens)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for i, id := range ids {
-		// A lease taken again meanwhile (Acquire, a new generation) is not lost.
-		if !kept[id] && n.held[id] == gens[i] {
+		// A lease taken again meanwhile (Acquire, a new generation) is neither lost nor
+		// extended by this renewal.
+		switch {
+		case n.held[id] != gens[i]:
+		case !kept[id]:
 			delete(n.held, id)
+			delete(n.extended, id)
 			lost = append(lost, id)
+		case n.extended[id].Before(sent):
+			n.extended[id] = sent
 		}
-	}
-	if n.lastOK.Before(sent) {
-		n.lastOK = sent
 	}
 	slices.Sort(lost)
 	return lost, nil
@@ -171,6 +172,7 @@ WHERE l.record_id = h.record_id AND l.generation = h.generation AND l.node_id = 
 	for i, id := range ids {
 		if n.held[id] == gens[i] {
 			delete(n.held, id)
+			delete(n.extended, id)
 		}
 	}
 	n.mu.Unlock()

@@ -29,10 +29,12 @@ type Node struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	held     map[string]int64 // record id → the generation this node took
-	lastOK   time.Time        // when the last successful renewal was sent (local monotonic clock)
-	draining bool             // as the last heartbeat read it
+	mu   sync.Mutex
+	held map[string]int64 // record id → the generation this node took
+	// extended is, for each lease held, when the Acquire or renewal that last extended it was
+	// sent (local monotonic clock): the database set its expiry at least LeaseTTL after that.
+	extended map[string]time.Time
+	draining bool // as the last heartbeat read it
 }
 
 // Open connects to the PostgreSQL database at dbURL (which the store has migrated) and registers
@@ -50,7 +52,8 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Node, error) {
 	}
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
-	n := &Node{db: db, url: dbURL, opts: opts, log: opts.Log.With("node", opts.ID), held: map[string]int64{}}
+	n := &Node{db: db, url: dbURL, opts: opts, log: opts.Log.With("node", opts.ID), held: map[string]int64{},
+		extended: map[string]time.Time{}}
 	if err := n.register(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("cluster: %s: %w", where, err)
@@ -211,15 +214,24 @@ func (n *Node) nextTick() time.Duration {
 }
 
 // fenceAt is when the leases held count as lost without a renewal: LeaseTTL minus Renew after
-// the last successful one was sent (the database's expiry is at least LeaseTTL after it). ok is
-// false when nothing is held.
+// the oldest of the Acquires and renewals that last extended them was sent (the database's
+// expiry is at least LeaseTTL after it). ok is false when nothing is held.
 func (n *Node) fenceAt() (at time.Time, ok bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if len(n.held) == 0 {
-		return time.Time{}, false
+	oldest, ok := n.oldestExtended()
+	return oldest.Add(n.opts.LeaseTTL - n.opts.Renew), ok
+}
+
+// oldestExtended is the earliest time a lease held was last extended; ok is false when nothing
+// is held. n.mu held.
+func (n *Node) oldestExtended() (oldest time.Time, ok bool) {
+	for id := range n.held {
+		if at := n.extended[id]; !ok || at.Before(oldest) {
+			oldest, ok = at, true
+		}
 	}
-	return n.lastOK.Add(n.opts.LeaseTTL - n.opts.Renew), true
+	return oldest, ok
 }
 
 // fenceIfStale forgets every lease held once the fencing deadline passed, and returns their
@@ -231,14 +243,16 @@ func (n *Node) fenceIfStale() []string {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	oldest, _ := n.oldestExtended()
 	lost := make([]string, 0, len(n.held))
 	for id := range n.held {
 		lost = append(lost, id)
 	}
 	clear(n.held)
+	clear(n.extended)
 	slices.Sort(lost)
 	n.log.Error("cluster: no renewal for too long; every lease counts as lost",
-		"since", time.Since(n.lastOK).Round(time.Millisecond), "lease_ttl", n.opts.LeaseTTL)
+		"since", time.Since(oldest).Round(time.Millisecond), "lease_ttl", n.opts.LeaseTTL)
 	return lost
 }
 
