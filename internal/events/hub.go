@@ -35,6 +35,8 @@ const (
 	batchMax = 256
 	// pruneEvery is how often the history is cut to its bounds.
 	pruneEvery = time.Minute
+	// pruneTimeout bounds one prune: it runs on the loop that stores the events.
+	pruneTimeout = 10 * time.Second
 )
 
 // Options configure a Hub. Zero values take the defaults.
@@ -110,7 +112,7 @@ func (h *Hub) Emit(e Event) {
 // Run stores and fans out the queued events until ctx ends, then stores what is still queued
 // and returns. It prunes the history to its bounds every minute and sends server_stats.
 func (h *Hub) Run(ctx context.Context) error {
-	last, err := h.store.LastEventID(ctx)
+	last, err := h.lastStored(ctx)
 	if err != nil {
 		return err
 	}
@@ -233,7 +235,39 @@ func (h *Hub) sendStats(ctx context.Context) {
 	h.mu.Unlock()
 }
 
+// lastStored reads the id of the last event stored, trying again (every second, then up to
+// every 30 s) while the store does not answer: a database that is briefly away when the server
+// starts must not leave it without events for the rest of its run. Events emitted meanwhile
+// wait in the queue. It returns an error only when ctx ends.
+func (h *Hub) lastStored(ctx context.Context) (int64, error) {
+	wait := time.Second
+	for {
+		sctx, cancel := context.WithTimeout(ctx, pruneTimeout)
+		last, err := h.store.LastEventID(sctx)
+		cancel()
+		if err == nil {
+			return last, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		h.log.Warn("events: reading the last event id; trying again", "in", wait, "error", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
 func (h *Hub) prune(ctx context.Context) {
+	// Bounded: a statement sent to a database host that went away may otherwise wait for as
+	// long as the kernel keeps the connection (many minutes), and no event is stored meanwhile.
+	ctx, cancel := context.WithTimeout(ctx, pruneTimeout)
+	defer cancel()
 	n, err := h.store.PruneEvents(ctx, h.opts.HistoryMax, time.Now().Add(-h.opts.HistoryAge))
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,5 +159,66 @@ func TestFrameHasOneDataLine(t *testing.T) {
 	fr := string(frame(e.ID, e.Type, e.JSON()))
 	if strings.Count(fr, "\n") != 4 || !strings.HasPrefix(fr, "id: 7\nevent: state\ndata: {") || !strings.HasSuffix(fr, "}\n\n") {
 		t.Fatalf("frame %q", fr)
+	}
+}
+
+// hungPruneStore is a store whose prune was sent on a connection to a database host that went
+// away (a failover, a partition): no answer comes, and the statement ends only with its context.
+type hungPruneStore struct{ *storage.Store }
+
+func (hungPruneStore) PruneEvents(ctx context.Context, _ int, _ time.Time) (int64, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestHungPruneKeepsEventsFlowing: a prune that gets no answer does not hold the hub up: the
+// events emitted meanwhile are stored and fanned out once its bound has passed, not dropped
+// from a full queue for as long as the connection lingers.
+func TestHungPruneKeepsEventsFlowing(t *testing.T) {
+	t.Parallel()
+	h := New(hungPruneStore{openStore(t)}, Options{})
+	runHub(t, h)
+	h.Emit(Event{Type: Created, Module: "MODULE_VOD", RecordID: "0123456789abcdef01234567"})
+	deadline := time.Now().Add(pruneTimeout + 5*time.Second)
+	for h.LastID() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the event was not stored within %v of a hung prune", pruneTimeout+5*time.Second)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// awayAtStartStore is a store the hub cannot read its last event id from at first (a database
+// briefly away while the server starts).
+type awayAtStartStore struct {
+	*storage.Store
+	fails atomic.Int32
+}
+
+func (s *awayAtStartStore) LastEventID(ctx context.Context) (int64, error) {
+	if s.fails.Add(-1) >= 0 {
+		return 0, errors.New("connection refused")
+	}
+	return s.Store.LastEventID(ctx)
+}
+
+// TestHubStartsOnceTheStoreAnswers: a hub whose store does not answer when it starts tries
+// again, and stores the events emitted meanwhile once it does, instead of ending for good.
+func TestHubStartsOnceTheStoreAnswers(t *testing.T) {
+	t.Parallel()
+	st := &awayAtStartStore{Store: openStore(t)}
+	st.fails.Store(2)
+	h := New(st, Options{})
+	h.Emit(Event{Type: Created, Module: "MODULE_VOD", RecordID: "0123456789abcdef01234567"})
+	runHub(t, h)
+	deadline := time.Now().Add(10 * time.Second)
+	for h.LastID() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the event was not stored after the store came back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := st.fails.Load(); n >= 0 {
+		t.Errorf("the hub read the last id %d times too few", n+1)
 	}
 }

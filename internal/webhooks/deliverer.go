@@ -42,6 +42,8 @@ const (
 	maxResponse = 64 << 10
 	// errExcerpt is how much of a failed answer's body last_error quotes.
 	errExcerpt = 200
+	// storeTimeout bounds each of the deliverer's store calls.
+	storeTimeout = 10 * time.Second
 )
 
 // Options configure a Deliverer. Zero values take the defaults.
@@ -136,7 +138,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		now := d.now(ctx)
 		free := d.opts.Concurrency - len(sem)
 		if free > 0 {
-			due, err := d.store.ClaimDue(ctx, now, now.Add(d.opts.Timeout+5*time.Second), free)
+			sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+			due, err := d.store.ClaimDue(sctx, now, now.Add(d.opts.Timeout+5*time.Second), free)
+			cancel()
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("webhook outbox: reading due deliveries", "error", err)
 			}
@@ -150,9 +154,11 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		}
 		wait := time.Minute
 		if len(sem) < d.opts.Concurrency {
-			if at, ok, err := d.store.NextDeliveryAt(ctx); err == nil && ok {
+			sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+			if at, ok, err := d.store.NextDeliveryAt(sctx); err == nil && ok {
 				wait = min(wait, max(at.Sub(now), 0))
 			}
+			cancel()
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -171,7 +177,12 @@ func (d *Deliverer) Run(ctx context.Context) error {
 // now is the store's clock (Store.Now); this process's when the store cannot tell it, which
 // costs at most a delivery tried early or late.
 func (d *Deliverer) now(ctx context.Context) time.Time {
-	t, err := d.store.Now(ctx)
+	// Each store call of the deliverer is bounded: a statement sent to a database host that
+	// went away may otherwise wait for as long as the kernel keeps the connection (many
+	// minutes), and no delivery is made meanwhile.
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	t, err := d.store.Now(sctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Warn("webhook outbox: reading the store's clock; using this process's", "error", err)
@@ -183,7 +194,9 @@ func (d *Deliverer) now(ctx context.Context) time.Time {
 
 func (d *Deliverer) prune(ctx context.Context) {
 	now := d.now(ctx)
-	if _, err := d.store.PruneDeliveries(ctx, now.Add(-d.opts.GiveUp), now.Add(-DefaultKeep)); err != nil && ctx.Err() == nil {
+	pctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if _, err := d.store.PruneDeliveries(pctx, now.Add(-d.opts.GiveUp), now.Add(-DefaultKeep)); err != nil && ctx.Err() == nil {
 		d.log.Warn("webhook outbox: pruning", "error", err)
 	}
 }
@@ -191,7 +204,10 @@ func (d *Deliverer) prune(ctx context.Context) {
 // attempt POSTs one delivery and records the result.
 func (d *Deliverer) attempt(ctx context.Context, dl storage.Delivery) {
 	var w storage.Webhook
-	if err := d.store.Get(ctx, storage.ModuleWebhooks, dl.WebhookID, &w); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	err := d.store.Get(sctx, storage.ModuleWebhooks, dl.WebhookID, &w)
+	cancel()
+	if err != nil {
 		if !errors.Is(err, storage.ErrNotFound) && ctx.Err() == nil {
 			d.log.Warn("webhook outbox: reading the webhook", "webhook", dl.WebhookID, "error", err)
 		}
@@ -199,7 +215,7 @@ func (d *Deliverer) attempt(ctx context.Context, dl storage.Delivery) {
 	}
 	log := d.log.With("webhook", w.ID, "name", w.Name, "delivery", dl.ID, "event", dl.Type)
 	start := d.now(ctx)
-	err := d.post(ctx, &w, dl)
+	err = d.post(ctx, &w, dl)
 	if ctx.Err() != nil {
 		// The server is stopping: the delivery stays pending and is retried after the restart.
 		return
@@ -253,6 +269,8 @@ func (d *Deliverer) post(ctx context.Context, w *storage.Webhook, dl storage.Del
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
+	// Any bytes may come (a page in another encoding, a character cut at the limit): the store
+	// makes them text (Store.FinishAttempt).
 	excerpt := strings.TrimSpace(string(body[:min(len(body), errExcerpt)]))
 	if resp.StatusCode/100 == 3 {
 		return fmt.Errorf("POST %s: HTTP %d: redirects are not followed (to %q)", redact(w.URL), resp.StatusCode, resp.Header.Get("Location"))
