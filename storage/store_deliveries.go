@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -200,6 +201,9 @@ func scanDelivery(row rowScanner) (Delivery, error) {
 // failed, or pending again until next), and its error (empty on success). A delivery gone
 // meanwhile (its webhook removed) is not an error.
 func (s *Store) FinishAttempt(ctx context.Context, id, state string, at, next time.Time, errText string) error {
+	// An error may quote any bytes (a receiver's answer); PostgreSQL's text takes neither
+	// invalid UTF-8 nor NUL, and the attempt must be recorded whatever it quotes.
+	errText = strings.ReplaceAll(strings.ToValidUTF8(errText, "\uFFFD"), "\x00", "")
 	return s.write(ctx, func(tx dbq) error {
 		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1,
 			last_attempt = ?, next_at = ?, last_error = ? WHERE id = ?`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +218,29 @@ func TestEventsRenumbered(t *testing.T) {
 		if e.ID != int64(i+1) || string(e.Doc) != string(doc(e.ID)) {
 			t.Errorf("event %d stored as id %d, doc %s", i+1, e.ID, e.Doc)
 		}
+	}
+}
+
+// TestFinishAttemptOddError: an attempt's error that quotes bytes that are not UTF-8 (a
+// receiver's page in another encoding) is recorded on both backends: PostgreSQL's text refuses
+// invalid UTF-8 and NUL, and a refused write would leave the attempt uncounted.
+func TestFinishAttemptOddError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	w := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "w", URL: "http://127.0.0.1:1/"}
+	if err := s.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.AddDelivery(ctx, w.ID, "ping", []byte(`{}`), at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishAttempt(ctx, id, storage.DeliveryPending, at(1), at(60), "HTTP 500: donn\xe9es \x00 refus\xe9es"); err != nil {
+		t.Fatalf("FinishAttempt: %v", err)
+	}
+	ds, err := s.Deliveries(ctx, w.ID)
+	if err != nil || len(ds) != 1 || ds[0].Attempts != 1 || !strings.HasPrefix(ds[0].LastError, "HTTP 500: donn") {
+		t.Errorf("deliveries %+v, %v; want the attempt recorded with its error", ds, err)
 	}
 }

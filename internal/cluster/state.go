@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // maxErrorLen bounds the last error a node writes about a record.
@@ -48,10 +50,7 @@ func (n *Node) SetStates(ctx context.Context, states []RecordState) error {
 		if !ok {
 			continue
 		}
-		e := s.LastError
-		if len(e) > maxErrorLen {
-			e = e[:maxErrorLen]
-		}
+		e := textColumn(s.LastError, maxErrorLen)
 		ids, gens, names, errs = append(ids, s.Record), append(gens, g), append(names, s.State), append(errs, e)
 		since, restarts = append(since, s.Since), append(restarts, int64(s.Restarts))
 	}
@@ -68,6 +67,21 @@ WHERE l.record_id = h.record_id AND l.generation = h.generation AND l.node_id = 
 		return fmt.Errorf("node %q: write the states of %d records: %w", n.opts.ID, len(ids), err)
 	}
 	return nil
+}
+
+// textColumn is s as a PostgreSQL text column takes it: valid UTF-8 without NUL bytes (an
+// error quoting a child's stderr may hold any bytes, which would fail the whole statement), at
+// most limit bytes, cut between characters.
+func textColumn(s string, limit int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // OwnerOf is record's live lease holder and the state it wrote; ok is false when no node holds

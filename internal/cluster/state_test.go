@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestStatesOnLeases: the holder's states go onto its leases and any node reads them with the
@@ -117,5 +118,33 @@ func TestUnheld(t *testing.T) {
 	}
 	if un, err := again.Unheld(ctx); len(un) != 0 || err != nil {
 		t.Errorf("unheld after taking it back: %v, %v", un, err)
+	}
+}
+
+// TestStatesOddErrors: a last error that is not valid UTF-8 (an ffmpeg stderr line, or a long
+// error cut at maxErrorLen through a character) is still written, and does not keep the other
+// records' states of the same write off their leases.
+func TestStatesOddErrors(t *testing.T) {
+	t.Parallel()
+	a, b, ids := pair(t, 4*time.Second, 3, nil)
+	ctx := timeout(t)
+	acquireAll(t, a, ids)
+	cut := strings.Repeat("x", maxErrorLen-1) + "é" // the cut falls inside é
+	states := []RecordState{
+		{Record: ids[0], State: "failed", LastError: cut},
+		{Record: ids[1], State: "failed", LastError: "ffmpeg: exit status 1: bad \xff\xfe input \x00 here"},
+		{Record: ids[2], State: "running"},
+	}
+	if err := a.SetStates(ctx, states); err != nil {
+		t.Fatalf("SetStates: %v", err)
+	}
+	for i, id := range ids {
+		o, ok, err := b.OwnerOf(ctx, id)
+		if err != nil || !ok || o.State != states[i].State {
+			t.Errorf("record %d read by b: %+v, %v, %v; want state %q", i, o, ok, err, states[i].State)
+		}
+		if len(o.LastError) > maxErrorLen || !utf8.ValidString(o.LastError) {
+			t.Errorf("record %d: last error of %d bytes, valid UTF-8 %v", i, len(o.LastError), utf8.ValidString(o.LastError))
+		}
 	}
 }
