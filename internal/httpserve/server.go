@@ -17,9 +17,9 @@ import (
 )
 
 // Limits are the timeouts of one kind of HTTP server (the API port, a player's port, the
-// debug port). A request body is read under Body as a whole, except a streaming upload, whose
-// every read must complete within ReadStall; every write of a response must complete within
-// WriteStall, so a long download lives as long as it keeps moving.
+// debug port). A request body is read under Body as a whole, except a streaming upload, which
+// must bring minUploadProgress bytes within every ReadStall; every write of a response must
+// complete within WriteStall, so a long download lives as long as it keeps moving.
 type Limits struct {
 	// Header bounds reading a request's headers, from its first byte (or the connection's
 	// start). Default 10 s.
@@ -32,8 +32,8 @@ type Limits struct {
 	// WriteStall is how long one write of a response (at most writeChunk bytes) may block on a
 	// client that does not read; each write moves the deadline. Default 30 s.
 	WriteStall time.Duration
-	// ReadStall is how long one read of a streaming upload may wait for bytes; each read moves
-	// the deadline. Default 30 s.
+	// ReadStall is how long a streaming upload may take to bring minUploadProgress more bytes;
+	// that much progress moves the deadline. Default 30 s.
 	ReadStall time.Duration
 }
 
@@ -159,6 +159,10 @@ func (d *deadlines) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	if r.Body != nil && r.Body != http.NoBody {
 		if d.upload != nil && d.upload(r) {
+			// A first deadline before any read: a handler that answers without reading the
+			// body leaves net/http to read what is left of it (up to 256 KiB), which would
+			// otherwise wait for the client without end.
+			_ = rc.SetReadDeadline(time.Now().Add(d.lim.ReadStall))
 			r.Body = &stallReader{ReadCloser: r.Body, rc: rc, stall: d.lim.ReadStall}
 		} else {
 			// net/http lifts the deadline once the body hit EOF, before it reads ahead on
@@ -172,16 +176,28 @@ func (d *deadlines) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetWriteDeadline(time.Now().Add(d.lim.WriteStall))
 }
 
-// stallReader gives each read of a streaming upload its own deadline.
+// minUploadProgress is the least a streaming upload must bring within each ReadStall (4 KiB,
+// about 1 kbit/s at 30 s): the deadline moves only with that much progress, so that an upload
+// trickling a byte at a time is cut like one that stopped (each read used to move it, and a
+// byte every 29 s held a busy connection, which no newcomer evicts, for ever).
+const minUploadProgress = 4 << 10
+
+// stallReader moves a streaming upload's read deadline by ReadStall each time minUploadProgress
+// more bytes arrived.
 type stallReader struct {
 	io.ReadCloser
 	rc    *http.ResponseController
 	stall time.Duration
+	since int // bytes read since the deadline last moved
 }
 
 func (s *stallReader) Read(p []byte) (int, error) {
-	_ = s.rc.SetReadDeadline(time.Now().Add(s.stall))
-	return s.ReadCloser.Read(p)
+	n, err := s.ReadCloser.Read(p)
+	if s.since += n; s.since >= minUploadProgress {
+		s.since = 0
+		_ = s.rc.SetReadDeadline(time.Now().Add(s.stall))
+	}
+	return n, err
 }
 
 // stallWriter moves the write deadline before each write of at most writeChunk bytes.

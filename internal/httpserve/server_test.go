@@ -288,3 +288,50 @@ func TestHTTPStreamingUpload(t *testing.T) {
 		t.Errorf("stalled upload cut after %v, before the %v read stall", took, lim.ReadStall)
 	}
 }
+
+// TestHTTPUploadUnreadBody: a request on an upload path whose handler answers without reading
+// the body (a method the route does not take) is cut after ReadStall when the body stops:
+// net/http reads what is left of an unread body (up to 256 KiB) before it answers, and a
+// streaming upload had no deadline until its first read, so such a connection stayed busy
+// (never evicted) for as long as its client liked.
+func TestHTTPUploadUnreadBody(t *testing.T) {
+	lim := Defaults()
+	lim.Body, lim.ReadStall = 300*time.Millisecond, 600*time.Millisecond
+	addr := serveLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "not here", http.StatusMethodNotAllowed)
+	}), lim, func(*http.Request) bool { return true })
+	for name, req := range map[string]string{
+		"sized":   "PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nfirst bytes",
+		"chunked": "PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n",
+	} {
+		c := testutil.DialFrom(t, "127.0.0.1", addr)
+		fmt.Fprint(c, req)
+		took := closedWithin(t, c, lim.ReadStall+10*time.Second)
+		t.Logf("%s: closed after %v (read stall %v)", name, took, lim.ReadStall)
+	}
+}
+
+// TestHTTPUploadTrickle: an upload that trickles a byte at a time, each read well within
+// ReadStall, is cut after ReadStall like one that stopped: it held its busy connection for
+// as long as it kept trickling.
+func TestHTTPUploadTrickle(t *testing.T) {
+	lim := Defaults()
+	lim.Body, lim.ReadStall = 300*time.Millisecond, 600*time.Millisecond
+	addr := serveLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n, err)
+	}), lim, func(*http.Request) bool { return true })
+	c := testutil.DialFrom(t, "127.0.0.1", addr)
+	fmt.Fprint(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+	start := time.Now()
+	go func() {
+		for time.Since(start) < 20*time.Second {
+			if _, err := c.Write([]byte{'x'}); err != nil {
+				return
+			}
+			time.Sleep(lim.ReadStall / 3)
+		}
+	}()
+	took := closedWithin(t, c, lim.ReadStall+10*time.Second)
+	t.Logf("a byte every %v: cut after %v (read stall %v)", lim.ReadStall/3, took, lim.ReadStall)
+}

@@ -177,16 +177,16 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		w.Header().Set("Allow", "POST, PUT")
-		http.Error(w, "publish MPEG-TS with POST or PUT", http.StatusMethodNotAllowed)
+		srv.refuse(w, "publish MPEG-TS with POST or PUT", http.StatusMethodNotAllowed)
 		return
 	}
 	if !srv.enter() {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		srv.refuse(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
 	defer srv.active.Done()
 	if !srv.busy.CompareAndSwap(false, true) {
-		http.Error(w, "another publisher is sending", http.StatusConflict)
+		srv.refuse(w, "another publisher is sending", http.StatusConflict)
 		return
 	}
 	defer srv.busy.Store(false)
@@ -202,6 +202,17 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(code)
 		return
 	}
+	http.Error(w, msg, code)
+}
+
+// refuse answers a request without reading its body. net/http reads what is left of an unread
+// body (up to 256 KiB) before it answers, and the server has no read deadline after the
+// headers: that read gets the idle timeout, and the answer answerTimeout, so that a refused
+// client whose body stops cannot hold its connection (and one of the few slots) for ever.
+func (srv *Server) refuse(w http.ResponseWriter, msg string, code int) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(srv.idle))
+	_ = rc.SetWriteDeadline(time.Now().Add(answerTimeout))
 	http.Error(w, msg, code)
 }
 

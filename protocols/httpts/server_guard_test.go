@@ -174,3 +174,34 @@ func TestServerHeaderLimit(t *testing.T) {
 		t.Fatalf("40 KB of headers: %s, want 431", resp.Status)
 	}
 }
+
+// TestServerRefusedBodyStops: a request refused without its body being read (405 for another
+// method, 409 while another publisher sends) whose body then stops is closed after the idle
+// timeout like a publisher's; net/http reads what is left of an unread body (up to 256 KiB)
+// before it answers, and that read had no deadline, so such a client held its connection,
+// and the listen input's few slots, for as long as it liked.
+func TestServerRefusedBodyStops(t *testing.T) {
+	s := stream.New("http-refused", stream.Options{})
+	srv, addr := serveOpts(t, s, ServerOptions{IdleTimeout: time.Second, ReadHeaderTimeout: time.Second,
+		KeepAliveTimeout: time.Second})
+	start := time.Now()
+	patch := testutil.DialFrom(t, "127.0.0.1", addr)
+	if _, err := patch.Write([]byte("PATCH / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nG\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	sized := testutil.DialFrom(t, "127.0.0.1", addr)
+	if _, err := sized.Write([]byte("DELETE / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nG")); err != nil {
+		t.Fatal(err)
+	}
+	// A publisher's place taken (busy), as while one sends: the next POST is answered 409.
+	srv.busy.Store(true)
+	defer srv.busy.Store(false)
+	conflict := testutil.DialFrom(t, "127.0.0.1", addr)
+	if _, err := conflict.Write([]byte("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nG\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]net.Conn{"405 chunked": patch, "405 sized": sized, "409 chunked": conflict} {
+		closedAfter(t, c, start, 10*time.Second)
+		t.Logf("%s: closed after %v", name, time.Since(start))
+	}
+}
