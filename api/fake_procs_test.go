@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicemedia/sluice/storage"
@@ -22,8 +23,12 @@ type fakeProcs struct {
 	streams []ActiveStream
 	content map[string][]byte // recorded file id → bytes on "disk"
 	memory  []byte
-	startFn func(id string) error
-	locks   sync.Map // record → *sync.Mutex
+	// memoryCopies counts the MP4 copies MemoryMP4 made (one a call, as the manager's);
+	// memoryHold, when set, makes each copy's first read wait until it is closed.
+	memoryCopies atomic.Int64
+	memoryHold   chan struct{}
+	startFn      func(id string) error
+	locks        sync.Map // record → *sync.Mutex
 }
 
 var _ Processes = (*fakeProcs)(nil)
@@ -132,7 +137,22 @@ func (p *fakeProcs) OpenFile(_ context.Context, f storage.RecordedFile) (io.Read
 }
 
 func (p *fakeProcs) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
+	p.memoryCopies.Add(1)
+	if p.memoryHold != nil {
+		return &heldReader{ReadSeeker: bytes.NewReader(p.memory), hold: p.memoryHold}, nil
+	}
 	return bytes.NewReader(p.memory), nil
+}
+
+// heldReader is a client reading a download slowly: its reads wait until hold is closed.
+type heldReader struct {
+	io.ReadSeeker
+	hold chan struct{}
+}
+
+func (h *heldReader) Read(b []byte) (int, error) {
+	<-h.hold
+	return h.ReadSeeker.Read(b)
 }
 
 // fakeUtils serves canned utility results.

@@ -1,11 +1,14 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"mime"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -150,6 +153,16 @@ func (s *server) downloadMemory(m *module) http.HandlerFunc {
 		if s.cfg.Cluster != nil && s.forward(w, r, s.cfg.Cluster.Owner(r.Context(), m.kind, id)) {
 			return
 		}
+		// Each download holds a copy of what the recording holds (up to 1 GiB) for as long as
+		// its client takes to read it: one at a time, so that the copies are bounded. Another
+		// waits a while for its turn (a browser's player opens a range request before the one
+		// it gives up has ended), then gets 503.
+		if !s.memDownloads.enter(r.Context(), id, memoryDownloadWait) {
+			s.fail(w, r, &apiError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: memoryDownloadRetry,
+				Message: "recording " + id + " is being downloaded by another request; try again when it ends"})
+			return
+		}
+		defer s.memDownloads.leave(id)
 		rs, err := s.procs.MemoryMP4(r.Context(), id)
 		if err != nil {
 			s.fail(w, r, fileNotFound(id, err))
@@ -162,6 +175,69 @@ func (s *server) downloadMemory(m *module) http.HandlerFunc {
 		w.Header().Set("Content-Type", "video/mp4")
 		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 		http.ServeContent(w, r, name, s.now(), rs)
+	}
+}
+
+// memoryDownloadWait is how long a download of a memory recording waits for another one of
+// the same recording to end; memoryDownloadRetry the Retry-After when it did not.
+const (
+	memoryDownloadWait  = 5 * time.Second
+	memoryDownloadRetry = 5 * time.Second
+)
+
+// oneAtATime is a set of ids each taken by one request at a time.
+type oneAtATime struct {
+	mu  sync.Mutex
+	ids map[string]*turn
+}
+
+// turn is an id's slot (a channel of one) and the requests holding or waiting for it.
+type turn struct {
+	slot  chan struct{}
+	users int
+}
+
+// enter takes id, waiting up to wait (or until ctx ends) while another request holds it; it
+// reports whether it took it. Each true must be followed by one leave.
+func (o *oneAtATime) enter(ctx context.Context, id string, wait time.Duration) bool {
+	o.mu.Lock()
+	t := o.ids[id]
+	if t == nil {
+		if o.ids == nil {
+			o.ids = map[string]*turn{}
+		}
+		t = &turn{slot: make(chan struct{}, 1)}
+		o.ids[id] = t
+	}
+	t.users++
+	o.mu.Unlock()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case t.slot <- struct{}{}:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	o.done(id, t)
+	return false
+}
+
+// leave gives id back.
+func (o *oneAtATime) leave(id string) {
+	o.mu.Lock()
+	t := o.ids[id]
+	o.mu.Unlock()
+	<-t.slot
+	o.done(id, t)
+}
+
+// done counts a request out of id's turn, forgetting the id with the last one.
+func (o *oneAtATime) done(id string, t *turn) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t.users--; t.users == 0 {
+		delete(o.ids, id)
 	}
 }
 

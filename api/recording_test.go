@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -80,6 +81,93 @@ func TestRecordingMemory(t *testing.T) {
 	wantErr(t, e.do(http.MethodGet, "/api/recording/download-memory/"+storage.NewID(), nil), http.StatusNotFound, CodeNotFound, "")
 	wantErr(t, e.do(http.MethodGet, "/api/recording/download-memory/..%2F..%2Fetc", nil), http.StatusNotFound, CodeNotFound, "")
 	wantErr(t, e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil, noToken), http.StatusUnauthorized, CodeUnauthorized, "")
+}
+
+// TestRecordingMemoryDownloadsAtOnce: each download of a memory recording holds a copy of what
+// it holds (up to 1 GiB) for as long as its client reads; a second download of the same
+// recording while one is under way waits for it a while, then is answered 503 instead of
+// making another copy (they were all served: 32 slow clients held 32 copies). One that the
+// first ends in time for is served.
+func TestRecordingMemoryDownloadsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	id := e.mustCreate("recording", merge(recordingBody("mem"), map[string]any{"recording_type": RecordingToMemory}))
+	other := e.mustCreate("recording", merge(recordingBody("other"), map[string]any{"recording_type": RecordingToMemory}))
+	e.procs.memory = []byte("ftyp....moov")
+	hold := make(chan struct{})
+	e.procs.memoryHold = hold
+	download := func(id string) <-chan result {
+		c := make(chan result, 1)
+		go func() { c <- e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil) }()
+		return c
+	}
+	first := download(id)
+	for e.procs.memoryCopies.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	results := make([]<-chan result, 32)
+	for i := range results {
+		results[i] = download(id)
+	}
+	for _, c := range results {
+		select {
+		case res := <-c:
+			if res.code != http.StatusServiceUnavailable || res.header.Get("Retry-After") == "" {
+				close(hold)
+				t.Fatalf("a download during another: %d %s", res.code, res.raw)
+			}
+		case <-time.After(memoryDownloadWait + 5*time.Second):
+			n := e.procs.memoryCopies.Load()
+			close(hold)
+			t.Fatalf("downloads during another are served: %d copies of the recording held at once", n)
+		}
+	}
+	if n := e.procs.memoryCopies.Load(); n != 1 {
+		t.Fatalf("%d copies made, want 1", n)
+	}
+	// Another recording is not held up by it.
+	e.procs.memoryHold = nil
+	if res := e.do(http.MethodGet, "/api/recording/download-memory/"+other, nil); res.code != http.StatusOK {
+		t.Fatalf("the other recording: %d %s", res.code, res.raw)
+	}
+	// A download that waits while the first ends is served.
+	second := download(id)
+	time.Sleep(200 * time.Millisecond)
+	close(hold)
+	for name, c := range map[string]<-chan result{"first": first, "second": second} {
+		if res := <-c; res.code != http.StatusOK || string(res.raw) != "ftyp....moov" {
+			t.Fatalf("the %s download: %d %q", name, res.code, res.raw)
+		}
+	}
+	// Once they ended, the recording can be downloaded again.
+	if res := e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil); res.code != http.StatusOK {
+		t.Fatalf("after the first: %d %s", res.code, res.raw)
+	}
+}
+
+// TestOneAtATimeForgets: an id's turn is forgotten once its last request, served or given up,
+// is out, so that the set does not grow with the ids ever downloaded.
+func TestOneAtATimeForgets(t *testing.T) {
+	var o oneAtATime
+	ctx := context.Background()
+	if !o.enter(ctx, "a", time.Second) {
+		t.Fatal("a free id was not taken")
+	}
+	if o.enter(ctx, "a", 10*time.Millisecond) {
+		t.Fatal("a held id was taken again")
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if o.enter(cancelled, "a", time.Hour) {
+		t.Fatal("a held id was taken by a request that ended")
+	}
+	o.leave("a")
+	if n := len(o.ids); n != 0 {
+		t.Errorf("%d ids kept after the last request", n)
+	}
+	if !o.enter(ctx, "a", time.Second) {
+		t.Fatal("a given-back id was not taken")
+	}
+	o.leave("a")
 }
 
 func TestRecordingRemoveFile(t *testing.T) {

@@ -81,7 +81,8 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodGet, pattern: "/api/recording/download/{file_id}", tag: "recording", auth: authTokenOrQuery,
 		summary: "Download a recorded file (Range requests supported); in a cluster, a file on another node's disk answers 307 to that node, or is proxied from it (--cluster-playback)", handler: s.download})
 	add(route{method: http.MethodGet, pattern: "/api/recording/download-memory/{record_id}", tag: "recording", auth: authTokenOrQuery,
-		summary: "Download what a memory recording holds, as one MP4; in a cluster, forwarded to the node that runs it like download", handler: s.downloadMemory(rec)})
+		summary: "Download what a memory recording holds, as one MP4 (one download of a recording at a time: 503 during another); in a cluster, forwarded to the node that runs it like download",
+		errs:    []int{http.StatusServiceUnavailable}, handler: s.downloadMemory(rec)})
 
 	empty := jsObject(nil, map[string]any{})
 	add(route{method: http.MethodPost, pattern: "/api/utils/getStat", tag: "utils", auth: authToken, body: empty,

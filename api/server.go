@@ -47,6 +47,9 @@ type server struct {
 	// writes runs record changes a few at a time (Config.WriteWorkers).
 	writes writeGate
 
+	// memDownloads are the memory recordings being downloaded (downloadMemory).
+	memDownloads oneAtATime
+
 	openAPIOnce sync.Once
 	openAPIJSON []byte
 	openAPIErr  error
