@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,5 +84,29 @@ func TestGetAllQuery(t *testing.T) {
 	for _, c := range bad {
 		wantErr(t, e.post("/api/vod/getAll", c.body), http.StatusBadRequest, CodeValidation, c.field)
 		wantErr(t, e.post("/api/ports/getAll", c.body), http.StatusBadRequest, CodeValidation, c.field)
+	}
+}
+
+// TestListQueryManySortKeys sends getAll a body of 1 MiB naming some 100 000 sort keys: reading
+// their order must take time in proportion to them (it searched the keys so far for each key,
+// and took a core for 17 s).
+func TestListQueryManySortKeys(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	b.WriteString(`{"sort":{`)
+	for i := 0; b.Len() < maxBody-32; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":1`)
+	}
+	b.WriteString(`}}`)
+	start := time.Now()
+	res := e.post("/api/vod/getAll", b.String())
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("getAll with %d bytes of sort keys took %v", b.Len(), took)
+	}
+	if res.code != http.StatusOK {
+		t.Fatalf("%d %s", res.code, res.raw)
 	}
 }
