@@ -23,6 +23,10 @@ type sortKey struct {
 	dir   int // 1 ascending, -1 descending
 }
 
+// maxListKeys bounds the keys a list query sorts or filters on (each): a record has about 30
+// fields, and each key is a term of the store's query (SQLite refuses a query of too many).
+const maxListKeys = 32
+
 // readListQuery reads {limit, skip, sort, filter}; sort keys apply in the order given.
 func (s *server) readListQuery(r *http.Request) (listQuery, error) {
 	q := listQuery{limit: -1}
@@ -40,7 +44,12 @@ func (s *server) readListQuery(r *http.Request) (listQuery, error) {
 	}
 	q.skip, _ = f.intIn("skip", false, 0, math.MaxInt32)
 	if so := f.object("sort", false, false); so != nil {
-		for _, k := range objectKeys(raw, "sort") {
+		keys := objectKeys(raw, "sort")
+		if len(keys) > maxListKeys {
+			f.fail("sort", "at most %d keys", maxListKeys)
+			keys = nil
+		}
+		for _, k := range keys {
 			d, ok := so.integer(k, true, -1, 1)
 			if ok && d == 0 {
 				so.fail(k, "must be 1 or -1")
@@ -49,7 +58,11 @@ func (s *server) readListQuery(r *http.Request) (listQuery, error) {
 		}
 	}
 	if fo := f.object("filter", false, false); fo != nil {
-		q.filter = fo.m
+		if len(fo.m) > maxListKeys {
+			f.fail("filter", "at most %d keys", maxListKeys)
+		} else {
+			q.filter = fo.m
+		}
 	}
 	f.done()
 	if err := f.err(); err != nil {

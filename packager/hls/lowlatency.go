@@ -105,7 +105,10 @@ func (h *Handler) serveLowLatencyPlaylist(w http.ResponseWriter, r *http.Request
 				" segments past the newest ("+strconv.FormatInt(newest, 10)+")", http.StatusBadRequest)
 			return
 		}
-		if o := win.Open; part >= 0 && o != nil && msn == o.Seq && part >= len(o.Partials)+h.advanceParts() {
+		// A part of a later segment than the open one is at least its index plus one past the
+		// last part (the open segment may close next), so the same limit holds for it.
+		if o := win.Open; part >= 0 && o != nil && (msn == o.Seq && part >= len(o.Partials)+h.advanceParts() ||
+			msn > o.Seq && part >= h.advanceParts()) {
 			http.Error(w, "_HLS_part "+strconv.Itoa(part)+" is more than "+strconv.Itoa(h.advanceParts())+
 				" parts past the last one", http.StatusBadRequest)
 			return

@@ -264,6 +264,7 @@ func TestLowLatencyBlockingReload(t *testing.T) {
 		"_HLS_msn=1&_HLS_part=-1",                      // negative
 		"_HLS_msn=" + itoa(newest+3),                   // more than two segments ahead
 		"_HLS_msn=" + itoa(newest+1) + "&_HLS_part=30", // more than the advance part limit
+		"_HLS_msn=" + itoa(newest+2) + "&_HLS_part=30", // the same, in the segment after the open one
 		"_HLS_msn=1&_HLS_part=99999999999999",
 	} {
 		if res, body := f.Get(t, http.MethodGet, "index.m3u8?"+q); res.StatusCode != http.StatusBadRequest {
