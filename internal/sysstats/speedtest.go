@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,7 +27,21 @@ type SpeedTester struct {
 	Phase time.Duration
 	// Pings is how many latency probes are sent. Default 10.
 	Pings int
+
+	mu  sync.Mutex
+	cur *speedRun // the run under way, shared by every caller meanwhile
 }
+
+// speedRun is one measurement and its outcome, set before done closes.
+type speedRun struct {
+	done chan struct{}
+	v    any
+	err  error
+}
+
+// maxSpeedRun bounds one measurement, which runs on for the callers that still wait when the
+// one that started it goes: a peer's three phases take about 10 s, an Ookla run about 30 s.
+const maxSpeedRun = 2 * time.Minute
 
 // SpeedResult is the Ookla-shaped result. Units: ms for latency, jitter and elapsed; bytes per
 // second for bandwidth; bytes for bytes; percent for packetLoss.
@@ -73,8 +88,36 @@ const (
 	uploadChunk   = 4 << 20
 )
 
-// Run measures, or answers ErrNotAvailable when nothing is configured.
+// Run measures, or answers ErrNotAvailable when nothing is configured. One measurement runs at
+// a time: a call while one is under way waits for it and gets its result, since two at once
+// would share the link they measure (and start as many Ookla processes).
 func (st *SpeedTester) Run(ctx context.Context) (any, error) {
+	st.mu.Lock()
+	r := st.cur
+	if r == nil {
+		r = &speedRun{done: make(chan struct{})}
+		st.cur = r
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxSpeedRun)
+			defer cancel()
+			r.v, r.err = st.run(rctx)
+			st.mu.Lock()
+			st.cur = nil
+			st.mu.Unlock()
+			close(r.done)
+		}()
+	}
+	st.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// run is one measurement.
+func (st *SpeedTester) run(ctx context.Context) (any, error) {
 	if st.Command != "" {
 		return st.runOokla(ctx)
 	}
