@@ -105,7 +105,8 @@ const deliveryColumns = `id, webhook_id, event_id, type, body, state, attempts, 
 
 // ClaimDue returns at most limit pending deliveries of active webhooks due at or before now,
 // the earliest first, and moves them to lease: an attempt under way is not claimed twice, and
-// one cut short by a crash is tried again once its lease has passed.
+// one cut short by a crash is tried again once its lease has passed. Each comes back with
+// NextAt at lease: that is the claim FinishAttempt checks.
 func (s *Store) ClaimDue(ctx context.Context, now, lease time.Time, limit int) ([]Delivery, error) {
 	var out []Delivery
 	err := s.write(ctx, func(tx dbq) error {
@@ -128,11 +129,12 @@ func (s *Store) ClaimDue(ctx context.Context, now, lease time.Time, limit int) (
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("storage: read due deliveries: %w", err)
 		}
-		for _, d := range out {
+		for i, d := range out {
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET next_at = ? WHERE id = ?`,
 				formatTime(lease), d.ID); err != nil {
 				return fmt.Errorf("storage: claim delivery %s: %w", d.ID, err)
 			}
+			out[i].NextAt = lease
 		}
 		return nil
 	})
@@ -197,22 +199,28 @@ func scanDelivery(row rowScanner) (Delivery, error) {
 	return d, nil
 }
 
-// FinishAttempt records an attempt of delivery id made at at: its new state (delivered,
-// failed, or pending again until next), and its error (empty on success). A delivery gone
-// meanwhile (its webhook removed) is not an error.
-func (s *Store) FinishAttempt(ctx context.Context, id, state string, at, next time.Time, errText string) error {
+// FinishAttempt records an attempt of the delivery d, as ClaimDue returned it, made at at: its
+// new state (delivered, failed, or pending again until next), and its error (empty on
+// success). It records nothing, and reports false, when d's claim is no longer the
+// delivery's: its lease ran out and another claim took it (an attempt or its write that
+// outlasted the lease), whose outcome is the one to keep; or the delivery is gone (its webhook
+// removed).
+func (s *Store) FinishAttempt(ctx context.Context, d Delivery, state string, at, next time.Time, errText string) (bool, error) {
 	// An error may quote any bytes (a receiver's answer); PostgreSQL's text takes neither
 	// invalid UTF-8 nor NUL, and the attempt must be recorded whatever it quotes.
 	errText = strings.ReplaceAll(strings.ToValidUTF8(errText, "\uFFFD"), "\x00", "")
-	return s.write(ctx, func(tx dbq) error {
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1,
-			last_attempt = ?, next_at = ?, last_error = ? WHERE id = ?`,
-			state, formatTime(at), formatTime(next), errText, id)
+	var n int64
+	err := s.write(ctx, func(tx dbq) error {
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1,
+			last_attempt = ?, next_at = ?, last_error = ? WHERE id = ? AND state = ? AND next_at = ?`,
+			state, formatTime(at), formatTime(next), errText, d.ID, DeliveryPending, formatTime(d.NextAt))
 		if err != nil {
-			return fmt.Errorf("storage: record attempt of delivery %s: %w", id, err)
+			return fmt.Errorf("storage: record attempt of delivery %s: %w", d.ID, err)
 		}
-		return nil
+		n, err = res.RowsAffected()
+		return err
 	})
+	return n == 1, err
 }
 
 // DeliveryStatus sums up the outbox of a webhook.

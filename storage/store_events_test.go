@@ -118,11 +118,11 @@ func TestWebhookOutbox(t *testing.T) {
 		t.Fatalf("claimed %d deliveries of webhook all, want 2", len(mine))
 	}
 	tA := t0.Add(2 * time.Second)
-	if err := s.FinishAttempt(ctx, mine[0].ID, storage.DeliveryDelivered, tA, tA, ""); err != nil {
-		t.Fatal(err)
+	if ok, err := s.FinishAttempt(ctx, mine[0], storage.DeliveryDelivered, tA, tA, ""); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
-	if err := s.FinishAttempt(ctx, mine[1].ID, storage.DeliveryFailed, tA.Add(time.Second), tA, "HTTP 500"); err != nil {
-		t.Fatal(err)
+	if ok, err := s.FinishAttempt(ctx, mine[1], storage.DeliveryFailed, tA.Add(time.Second), tA, "HTTP 500"); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
 	st, err := s.DeliveryStatus(ctx, all.ID)
 	if err != nil || st.Delivered != 1 || st.Failed != 1 || st.Pending != 0 || st.LastError != "HTTP 500" ||
@@ -232,15 +232,53 @@ func TestFinishAttemptOddError(t *testing.T) {
 	if err := s.Create(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	id, err := s.AddDelivery(ctx, w.ID, "ping", []byte(`{}`), at(0))
-	if err != nil {
+	if _, err := s.AddDelivery(ctx, w.ID, "ping", []byte(`{}`), at(0)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishAttempt(ctx, id, storage.DeliveryPending, at(1), at(60), "HTTP 500: donn\xe9es \x00 refus\xe9es"); err != nil {
-		t.Fatalf("FinishAttempt: %v", err)
+	claimed, err := s.ClaimDue(ctx, at(1), at(20), 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %d, %v", len(claimed), err)
+	}
+	if ok, err := s.FinishAttempt(ctx, claimed[0], storage.DeliveryPending, at(1), at(60), "HTTP 500: donn\xe9es \x00 refus\xe9es"); err != nil || !ok {
+		t.Fatalf("FinishAttempt: %v, %v", ok, err)
 	}
 	ds, err := s.Deliveries(ctx, w.ID)
 	if err != nil || len(ds) != 1 || ds[0].Attempts != 1 || !strings.HasPrefix(ds[0].LastError, "HTTP 500: donn") {
 		t.Errorf("deliveries %+v, %v; want the attempt recorded with its error", ds, err)
+	}
+}
+
+// TestFinishAttemptAfterClaimLost: an attempt that outlasted its claim (the lease ran out and
+// another claim took the delivery) is not recorded over the later claim's outcome: a late
+// "pending" written over a "delivered" would send the event again.
+func TestFinishAttemptAfterClaimLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	w := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "w", URL: "http://127.0.0.1:1/"}
+	if err := s.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddDelivery(ctx, w.ID, "ping", []byte(`{}`), at(0)); err != nil {
+		t.Fatal(err)
+	}
+	late, err := s.ClaimDue(ctx, at(1), at(20), 1)
+	if err != nil || len(late) != 1 {
+		t.Fatalf("first ClaimDue = %d, %v", len(late), err)
+	}
+	// The first claim's lease ran out: another node claims and delivers.
+	again, err := s.ClaimDue(ctx, at(21), at(40), 1)
+	if err != nil || len(again) != 1 {
+		t.Fatalf("second ClaimDue = %d, %v", len(again), err)
+	}
+	if ok, err := s.FinishAttempt(ctx, again[0], storage.DeliveryDelivered, at(22), at(22), ""); err != nil || !ok {
+		t.Fatalf("the second claim's outcome: %v, %v", ok, err)
+	}
+	if ok, err := s.FinishAttempt(ctx, late[0], storage.DeliveryPending, at(23), at(83), "timeout"); err != nil || ok {
+		t.Fatalf("the first claim's late outcome: recorded %v, %v; want not recorded", ok, err)
+	}
+	ds, err := s.Deliveries(ctx, w.ID)
+	if err != nil || len(ds) != 1 || ds[0].State != storage.DeliveryDelivered || ds[0].Attempts != 1 || ds[0].LastError != "" {
+		t.Errorf("deliveries %+v, %v; want the second claim's delivery kept", ds, err)
 	}
 }

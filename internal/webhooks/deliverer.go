@@ -23,7 +23,7 @@ type Store interface {
 	Now(ctx context.Context) (time.Time, error)
 	ClaimDue(ctx context.Context, now, lease time.Time, limit int) ([]storage.Delivery, error)
 	NextDeliveryAt(ctx context.Context) (time.Time, bool, error)
-	FinishAttempt(ctx context.Context, id, state string, at, next time.Time, errText string) error
+	FinishAttempt(ctx context.Context, d storage.Delivery, state string, at, next time.Time, errText string) (bool, error)
 	PruneDeliveries(ctx context.Context, giveUp, before time.Time) (int64, error)
 }
 
@@ -234,8 +234,13 @@ func (d *Deliverer) attempt(ctx context.Context, dl storage.Delivery) {
 	}
 	fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := d.store.FinishAttempt(fctx, dl.ID, state, start, next, errText); err != nil {
+	recorded, err := d.store.FinishAttempt(fctx, dl, state, start, next, errText)
+	switch {
+	case err != nil:
 		log.Warn("webhook outbox: recording an attempt", "error", err)
+	case !recorded:
+		log.Info("webhook outbox: the attempt outlasted its claim, which another attempt took; that one's outcome is kept",
+			"outcome", state)
 	}
 }
 
