@@ -9,13 +9,25 @@ import (
 
 // proxy forwards loopback TCP connections to a server; paused, it forwards nothing (bytes are
 // dropped, new connections wait): a network partition between one node and the database.
+// strand drops the bytes of the connections open now only, as when the database moved to
+// another host and the old one went silent: new connections reach the server.
 type proxy struct {
-	ln     net.Listener
-	target string
-	paused atomic.Bool
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
+	ln       net.Listener
+	target   string
+	paused   atomic.Bool
+	mu       sync.Mutex
+	conns    []net.Conn
+	stranded []*atomic.Bool // one a connection, set by strand
+	wg       sync.WaitGroup
+}
+
+// strand drops, from now on, every byte of the connections open now.
+func (p *proxy) strand() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.stranded {
+		s.Store(true)
+	}
 }
 
 // startProxy forwards a new loopback port to target until t ends.
@@ -48,22 +60,24 @@ func (p *proxy) accept() {
 			_ = c.Close()
 			continue
 		}
+		stranded := new(atomic.Bool)
 		p.mu.Lock()
 		p.conns = append(p.conns, c, up)
+		p.stranded = append(p.stranded, stranded)
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(up, c)
-		go p.pipe(c, up)
+		go p.pipe(up, c, stranded)
+		go p.pipe(c, up, stranded)
 	}
 }
 
-// pipe copies src to dst, dropping what arrives while paused.
-func (p *proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst, dropping what arrives while paused or once stranded.
+func (p *proxy) pipe(dst, src net.Conn, stranded *atomic.Bool) {
 	defer p.wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
 		k, err := src.Read(buf)
-		if k > 0 && !p.paused.Load() {
+		if k > 0 && !p.paused.Load() && !stranded.Load() {
 			if _, werr := dst.Write(buf[:k]); werr != nil {
 				return
 			}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +93,56 @@ func TestNotifyListen(t *testing.T) {
 	if err := a.Notify(timeout(t), strings.Repeat("x", maxPayload+1)); err == nil {
 		t.Error("a payload over the limit was sent")
 	}
+}
+
+// TestListenOutlivesASilentConnection: a listening connection whose database host went silent
+// (the database moved to another address; nothing is read, nothing fails) is found dead by its
+// ping and opened again, so the node hears notifications again within seconds rather than
+// when TCP's keepalive gives up, minutes later.
+func TestListenOutlivesASilentConnection(t *testing.T) {
+	t.Parallel()
+	dbURL, _ := database(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := startProxy(t, u.Host)
+	u.Host = px.addr()
+	const ttl = 2 * time.Second
+	a := join(t, u.String(), "a", ttl, nil)
+	b := join(t, dbURL, "b", ttl, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	got := make(chan string, 100)
+	wg.Go(func() { _ = a.Listen(ctx, ttl/4, func(p string) { got <- p }) })
+	hears := func(payload string, within time.Duration) bool {
+		for deadline := time.Now().Add(within); time.Now().Before(deadline); {
+			if err := b.Notify(timeout(t), payload); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case p := <-got:
+				if p == payload {
+					return true
+				}
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		return false
+	}
+	if !hears("before", 10*time.Second) {
+		t.Fatal("a never heard a notification")
+	}
+	px.strand()
+	start := time.Now()
+	if !hears("after", 4*ttl) {
+		t.Fatalf("a heard nothing within %v of its connection going silent", 4*ttl)
+	}
+	t.Logf("heard again %v after the connection went silent", time.Since(start).Round(time.Millisecond))
 }
 
 // TestUnheld: a node restarted with the same id finds the live leases of its earlier run, takes
