@@ -185,7 +185,13 @@ func (m *Manager) Restart(ctx context.Context, mod storage.Module, id string) er
 		return nil
 	}
 	m.stop(mod, id)
-	return m.start(ctx, mod, id, false)
+	err := m.start(ctx, mod, id, false)
+	if m.cl != nil && m.get(mod, id) == nil {
+		// Not started again (stopped through another node meanwhile, or it failed): the lease
+		// taken for the run that ended goes back rather than being renewed here for nothing.
+		m.cl.Released(ctx, id)
+	}
+	return err
 }
 
 // Remove implements api.Processes: Stop, and the process's status is forgotten. The caller
