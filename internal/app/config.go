@@ -95,7 +95,7 @@ type Config struct {
 // ClusterConfig are the settings of a node of a cluster (issue 17): they apply only with a
 // PostgreSQL Store, where every server sharing the database is a node.
 type ClusterConfig struct {
-	// ClusterNodeID names the node; unique among running nodes, at most 100 bytes. Default:
+	// ClusterNodeID names the node; unique among running nodes, at most 100 bytes without white space. Default:
 	// empty, the id kept in Data's node-id file, made at the first start from the host name and
 	// a random suffix (cluster.KeptID).
 	ClusterNodeID string
@@ -135,7 +135,7 @@ func clusterSettings(dur func(func(*Config) *time.Duration) func(*Config, string
 		return nil
 	}
 	return []setting{
-		{"cluster-node-id", "SLUICE_CLUSTER_NODE_ID", "", "with a PostgreSQL --store: this node's id, unique among running nodes, at most 100 bytes (empty: the one kept in <data>/node-id, made at the first start from the host name and a random suffix)", str(func(c *Config) *string { return &c.ClusterNodeID })},
+		{"cluster-node-id", "SLUICE_CLUSTER_NODE_ID", "", "with a PostgreSQL --store: this node's id, unique among running nodes, at most 100 bytes without white space (empty: the one kept in <data>/node-id, made at the first start from the host name and a random suffix)", str(func(c *Config) *string { return &c.ClusterNodeID })},
 		{"cluster-api-url", "SLUICE_CLUSTER_API_URL", "", "with a PostgreSQL --store: where this node's API is reached, e.g. http://10.0.0.2:8080 (shown by /api/nodes/getAll)", str(func(c *Config) *string { return &c.ClusterAPIURL })},
 		{"cluster-public-url", "SLUICE_CLUSTER_PUBLIC_URL", "", "with a PostgreSQL --store: where viewers reach this node's playback (empty: --public-url)", str(func(c *Config) *string { return &c.ClusterPublicURL })},
 		{"cluster-renew", "SLUICE_CLUSTER_RENEW", "3s", "with a PostgreSQL --store: heartbeat, lease renewal and orphan placement interval (duration)", dur(func(c *Config) *time.Duration { return &c.ClusterRenew })},

@@ -251,6 +251,8 @@ func TestOpenChecks(t *testing.T) {
 		{LeaseTTL: time.Second, Renew: time.Second},
 		{Renew: -time.Second},
 		{ID: strings.Repeat("x", 101)},
+		{ID: "node one"}, // notifications name nodes in words apart
+		{ID: "node\x00"},
 		{APIURL: strings.Repeat("x", 2001)},
 	} {
 		if n, err := Open(ctx, url, o); err == nil || !strings.Contains(err.Error(), "cluster node options") {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/sluicemedia/sluice/internal/opt"
 )
@@ -60,6 +62,10 @@ func (o Options) withDefaults() (Options, error) {
 	var errs []error
 	if len(o.ID) > maxIDLen {
 		errs = append(errs, fmt.Errorf("id %.20q…: %d bytes, at most %d", o.ID, len(o.ID), maxIDLen))
+	}
+	// A notification names its node as a word among others (start <module> <id> <node>).
+	if strings.ContainsFunc(o.ID, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+		errs = append(errs, fmt.Errorf("id %q: white space or a control character", o.ID))
 	}
 	if len(o.APIURL) > maxURLLen || len(o.PublicURL) > maxURLLen {
 		errs = append(errs, fmt.Errorf("api or public URL longer than %d bytes", maxURLLen))
