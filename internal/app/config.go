@@ -95,9 +95,9 @@ type Config struct {
 // ClusterConfig are the settings of a node of a cluster (issue 17): they apply only with a
 // PostgreSQL Store, where every server sharing the database is a node.
 type ClusterConfig struct {
-	// ClusterNodeID names the node; unique among running nodes, at most 100 bytes without white space. Default:
-	// empty, the id kept in Data's node-id file, made at the first start from the host name and
-	// a random suffix (cluster.KeptID).
+	// ClusterNodeID names the node; unique among running nodes, at most 100 bytes without white
+	// space. Default: empty, the id kept in Data's node-id file, made at the first start from
+	// the host name and a random suffix (cluster.KeptID).
 	ClusterNodeID string
 	// ClusterAPIURL is where the other nodes and operators reach this node's API (shown by
 	// /api/nodes/getAll). Default: empty.
