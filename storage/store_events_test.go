@@ -221,11 +221,9 @@ func TestEventsRenumbered(t *testing.T) {
 	}
 }
 
-// TestFinishAttemptOddError: an attempt's error that quotes bytes that are not UTF-8 (a
-// receiver's page in another encoding) is recorded on both backends: PostgreSQL's text refuses
-// invalid UTF-8 and NUL, and a refused write would leave the attempt uncounted.
-func TestFinishAttemptOddError(t *testing.T) {
-	t.Parallel()
+// queuedPing is a store with a webhook w and one ping queued for it at at(0).
+func queuedPing(t *testing.T) (*storage.Store, *storage.Webhook) {
+	t.Helper()
 	ctx := context.Background()
 	s := openStore(t)
 	w := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "w", URL: "http://127.0.0.1:1/"}
@@ -235,6 +233,16 @@ func TestFinishAttemptOddError(t *testing.T) {
 	if _, err := s.AddDelivery(ctx, w.ID, "ping", []byte(`{}`), at(0)); err != nil {
 		t.Fatal(err)
 	}
+	return s, w
+}
+
+// TestFinishAttemptOddError: an attempt's error that quotes bytes that are not UTF-8 (a
+// receiver's page in another encoding) is recorded on both backends: PostgreSQL's text refuses
+// invalid UTF-8 and NUL, and a refused write would leave the attempt uncounted.
+func TestFinishAttemptOddError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, w := queuedPing(t)
 	claimed, err := s.ClaimDue(ctx, at(1), at(20), 1)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("ClaimDue = %d, %v", len(claimed), err)
@@ -254,14 +262,7 @@ func TestFinishAttemptOddError(t *testing.T) {
 func TestFinishAttemptAfterClaimLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
-	w := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "w", URL: "http://127.0.0.1:1/"}
-	if err := s.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AddDelivery(ctx, w.ID, "ping", []byte(`{}`), at(0)); err != nil {
-		t.Fatal(err)
-	}
+	s, w := queuedPing(t)
 	late, err := s.ClaimDue(ctx, at(1), at(20), 1)
 	if err != nil || len(late) != 1 {
 		t.Fatalf("first ClaimDue = %d, %v", len(late), err)

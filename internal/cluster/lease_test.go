@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -326,19 +325,10 @@ func (r *countingRecords) Active(context.Context) ([]Ref, error) {
 // orphans are placed and states written again within a few rounds.
 func TestRoundsOutliveALostConnection(t *testing.T) {
 	t.Parallel()
-	dbURL, _ := database(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := startProxy(t, u.Host)
-	u.Host = px.addr()
-	q := u.Query()
-	q.Set("connect_timeout", "1")
-	u.RawQuery = q.Encode()
+	_, proxied, _, px := proxiedDatabase(t)
 	const ttl = 1200 * time.Millisecond
 	recs := &countingRecords{}
-	c, err := OpenCoordinator(timeout(t), u.String(), CoordinatorOptions{
+	c, err := OpenCoordinator(timeout(t), proxied, CoordinatorOptions{
 		Node:  Options{ID: "a", LeaseTTL: ttl, Renew: ttl / 4, Log: quietLg},
 		Procs: &slowProcs{running: map[string]bool{}}, Records: recs,
 	})

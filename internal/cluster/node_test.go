@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -83,20 +82,10 @@ func TestRunRenewsAndReportsLost(t *testing.T) {
 // and holds nothing.
 func TestPartitionedNodeFencesItself(t *testing.T) {
 	t.Parallel()
-	dbURL, st := database(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := startProxy(t, u.Host)
-	u.Host = px.addr()
-	// Connections through the proxy must not wait forever on the way in.
-	q := u.Query()
-	q.Set("connect_timeout", "1")
-	u.RawQuery = q.Encode()
+	dbURL, proxied, st, px := proxiedDatabase(t)
 	const ttl = 1200 * time.Millisecond
 	withLost, lost := lostChan()
-	a := join(t, u.String(), "a", ttl, withLost)
+	a := join(t, proxied, "a", ttl, withLost)
 	b := join(t, dbURL, "b", ttl, nil)
 	ids := records(t, st, 3)
 	acquireAll(t, a, ids)

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sluicemedia/sluice/storage"
 )
 
 // proxy forwards loopback TCP connections to a server; paused, it forwards nothing (bytes are
@@ -28,6 +31,24 @@ func (p *proxy) strand() {
 	for _, s := range p.stranded {
 		s.Store(true)
 	}
+}
+
+// proxiedDatabase is a new database (its URL, and its store) and a proxy to its server: the
+// proxied URL reaches the database through px, connecting with a timeout (connections through
+// a paused proxy must not wait forever on the way in).
+func proxiedDatabase(t *testing.T) (direct, proxied string, st *storage.Store, px *proxy) {
+	t.Helper()
+	direct, st = database(t)
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px = startProxy(t, u.Host)
+	u.Host = px.addr()
+	q := u.Query()
+	q.Set("connect_timeout", "1")
+	u.RawQuery = q.Encode()
+	return direct, u.String(), st, px
 }
 
 // startProxy forwards a new loopback port to target until t ends.

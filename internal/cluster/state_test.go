@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -101,15 +100,9 @@ func TestNotifyListen(t *testing.T) {
 // when TCP's keepalive gives up, minutes later.
 func TestListenOutlivesASilentConnection(t *testing.T) {
 	t.Parallel()
-	dbURL, _ := database(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := startProxy(t, u.Host)
-	u.Host = px.addr()
+	dbURL, proxied, _, px := proxiedDatabase(t)
 	const ttl = 2 * time.Second
-	a := join(t, u.String(), "a", ttl, nil)
+	a := join(t, proxied, "a", ttl, nil)
 	b := join(t, dbURL, "b", ttl, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

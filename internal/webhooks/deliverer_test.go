@@ -38,29 +38,38 @@ func (s *aheadStore) ClaimDue(ctx context.Context, now, lease time.Time, limit i
 	return s.Store.ClaimDue(ctx, now, lease, limit)
 }
 
+// pingReceiver is a temporary store holding one webhook (hook) to a real receiver on loopback
+// and a ping queued for it (delivery id); got has the delivery id of each POST the receiver
+// gets. All end with the test.
+func pingReceiver(t *testing.T) (st *storage.Store, hook *storage.Webhook, id string, got chan string) {
+	t.Helper()
+	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	got = make(chan string, 4)
+	rx := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get(DeliveryHeader)
+	}))
+	t.Cleanup(rx.Close)
+	hook = &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "rx", URL: rx.URL, Secret: "s"}
+	ctx := context.Background()
+	if err := st.Create(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	if id, err = st.AddDelivery(ctx, hook.ID, "ping", []byte(`{}`), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return st, hook, id, got
+}
+
 // TestDelivererStoreClock: the deliverer claims, and records its attempts, on the store's
 // clock, not on this process's: nodes that share a database share its clock, so a node whose
 // own clock runs ahead never takes a delivery another node is attempting.
 func TestDelivererStoreClock(t *testing.T) {
 	ctx := context.Background()
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	got := make(chan string, 4)
-	rx := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		got <- r.Header.Get(DeliveryHeader)
-	}))
-	defer rx.Close()
-	hook := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "rx", URL: rx.URL}
-	if err := st.Create(ctx, hook); err != nil {
-		t.Fatal(err)
-	}
-	id, err := st.AddDelivery(ctx, hook.ID, "ping", []byte(`{}`), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, hook, id, got := pingReceiver(t)
 	store := &aheadStore{Store: st}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -74,6 +83,7 @@ func TestDelivererStoreClock(t *testing.T) {
 		t.Fatal("the ping was not delivered within 10 s")
 	}
 	var ds []storage.Delivery
+	var err error
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if ds, err = st.Deliveries(ctx, hook.ID); err == nil && len(ds) == 1 && ds[0].State == storage.DeliveryDelivered {
 			break
@@ -170,23 +180,7 @@ func (s *hungClaimStore) ClaimDue(ctx context.Context, now, lease time.Time, lim
 // bounded time only, then deliveries go on.
 func TestHungClaimDoesNotStopDeliveries(t *testing.T) {
 	ctx := context.Background()
-	st, err := storage.Open(filepath.Join(t.TempDir(), "sluice.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	got := make(chan string, 4)
-	rx := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		got <- r.Header.Get(DeliveryHeader)
-	}))
-	defer rx.Close()
-	hook := &storage.Webhook{Base: storage.Base{ID: storage.NewID(), Active: true}, Name: "rx", URL: rx.URL, Secret: "s"}
-	if err := st.Create(ctx, hook); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.AddDelivery(ctx, hook.ID, "ping", []byte(`{}`), time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	st, _, _, got := pingReceiver(t)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- New(&hungClaimStore{Store: st}, Options{}).Run(runCtx) }()
