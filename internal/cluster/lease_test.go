@@ -280,16 +280,7 @@ func TestSlowFenceKeepsOtherLeases(t *testing.T) {
 	}
 	runNode(t, c.node)
 	// b takes ids[0] over (a's renewal came late); a fences it, which takes 3 TTLs.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := b.db.ExecContext(timeout(t), `UPDATE leases SET expires = now() WHERE record_id = $1`, ids[0]); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.Acquire(timeout(t), ids[0]); err == nil {
-			break
-		} else if !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-	}
+	takeOver(t, b, ids[0])
 	// Meanwhile ids[1] runs on a: b must not get its lease.
 	for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(ttl / 10) {
 		_, err := b.Acquire(timeout(t), ids[1])

@@ -54,16 +54,7 @@ func TestRunRenewsAndReportsLost(t *testing.T) {
 	default:
 	}
 	// a's renewal of ids[0] comes too late: the lease ends, b takes it.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := b.db.ExecContext(timeout(t), `UPDATE leases SET expires = now() WHERE record_id = $1`, ids[0]); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.Acquire(timeout(t), ids[0]); err == nil {
-			break
-		} else if !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-	}
+	takeOver(t, b, ids[0])
 	select {
 	case l := <-lost:
 		if !slices.Equal(l, ids[:1]) {
@@ -74,6 +65,22 @@ func TestRunRenewsAndReportsLost(t *testing.T) {
 	}
 	if h := a.Held(); len(h) != 1 || h[ids[1]] == 0 {
 		t.Errorf("a holds %v; want only %s", h, ids[1])
+	}
+}
+
+// takeOver makes record's lease expire at once and has b acquire it, retrying while the
+// holder's renewal wins the race (within 10 s).
+func takeOver(t *testing.T, b *Node, record string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := b.db.ExecContext(timeout(t), `UPDATE leases SET expires = now() WHERE record_id = $1`, record); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Acquire(timeout(t), record); err == nil {
+			return
+		} else if !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 }
 
