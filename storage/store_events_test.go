@@ -236,6 +236,16 @@ func queuedPing(t *testing.T) (*storage.Store, *storage.Webhook) {
 	return s, w
 }
 
+// claimOne claims the one delivery due at now until lease.
+func claimOne(t *testing.T, s *storage.Store, now, lease time.Time) storage.Delivery {
+	t.Helper()
+	claimed, err := s.ClaimDue(context.Background(), now, lease, 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue at %v = %d, %v; want one", now, len(claimed), err)
+	}
+	return claimed[0]
+}
+
 // TestFinishAttemptOddError: an attempt's error that quotes bytes that are not UTF-8 (a
 // receiver's page in another encoding) is recorded on both backends: PostgreSQL's text refuses
 // invalid UTF-8 and NUL, and a refused write would leave the attempt uncounted.
@@ -243,11 +253,8 @@ func TestFinishAttemptOddError(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, w := queuedPing(t)
-	claimed, err := s.ClaimDue(ctx, at(1), at(20), 1)
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("ClaimDue = %d, %v", len(claimed), err)
-	}
-	if ok, err := s.FinishAttempt(ctx, claimed[0], storage.DeliveryPending, at(1), at(60), "HTTP 500: donn\xe9es \x00 refus\xe9es"); err != nil || !ok {
+	claimed := claimOne(t, s, at(1), at(20))
+	if ok, err := s.FinishAttempt(ctx, claimed, storage.DeliveryPending, at(1), at(60), "HTTP 500: donn\xe9es \x00 refus\xe9es"); err != nil || !ok {
 		t.Fatalf("FinishAttempt: %v, %v", ok, err)
 	}
 	ds, err := s.Deliveries(ctx, w.ID)
@@ -263,19 +270,13 @@ func TestFinishAttemptAfterClaimLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, w := queuedPing(t)
-	late, err := s.ClaimDue(ctx, at(1), at(20), 1)
-	if err != nil || len(late) != 1 {
-		t.Fatalf("first ClaimDue = %d, %v", len(late), err)
-	}
+	late := claimOne(t, s, at(1), at(20))
 	// The first claim's lease ran out: another node claims and delivers.
-	again, err := s.ClaimDue(ctx, at(21), at(40), 1)
-	if err != nil || len(again) != 1 {
-		t.Fatalf("second ClaimDue = %d, %v", len(again), err)
-	}
-	if ok, err := s.FinishAttempt(ctx, again[0], storage.DeliveryDelivered, at(22), at(22), ""); err != nil || !ok {
+	again := claimOne(t, s, at(21), at(40))
+	if ok, err := s.FinishAttempt(ctx, again, storage.DeliveryDelivered, at(22), at(22), ""); err != nil || !ok {
 		t.Fatalf("the second claim's outcome: %v, %v", ok, err)
 	}
-	if ok, err := s.FinishAttempt(ctx, late[0], storage.DeliveryPending, at(23), at(83), "timeout"); err != nil || ok {
+	if ok, err := s.FinishAttempt(ctx, late, storage.DeliveryPending, at(23), at(83), "timeout"); err != nil || ok {
 		t.Fatalf("the first claim's late outcome: recorded %v, %v; want not recorded", ok, err)
 	}
 	ds, err := s.Deliveries(ctx, w.ID)

@@ -59,14 +59,8 @@ func TestServerSlowClients(t *testing.T) {
 		KeepAliveTimeout: time.Second, MaxConnectionsPerAddr: 8})
 	start := time.Now()
 
-	headers := testutil.DialFrom(t, "127.0.0.1", addr)
-	if _, err := headers.Write([]byte("POST / HTTP/1.1\r\nHost: x\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	trickle := testutil.DialFrom(t, "127.0.0.1", addr)
-	if _, err := trickle.Write([]byte("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
+	headers := sendRaw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\n")
+	trickle := sendRaw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -81,10 +75,7 @@ func TestServerSlowClients(t *testing.T) {
 			}
 		}
 	}()
-	idle := testutil.DialFrom(t, "127.0.0.1", addr)
-	if _, err := idle.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
+	idle := sendRaw(t, addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(idle), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -185,23 +176,24 @@ func TestServerRefusedBodyStops(t *testing.T) {
 	srv, addr := serveOpts(t, s, ServerOptions{IdleTimeout: time.Second, ReadHeaderTimeout: time.Second,
 		KeepAliveTimeout: time.Second})
 	start := time.Now()
-	patch := testutil.DialFrom(t, "127.0.0.1", addr)
-	if _, err := patch.Write([]byte("PATCH / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nG\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	sized := testutil.DialFrom(t, "127.0.0.1", addr)
-	if _, err := sized.Write([]byte("DELETE / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nG")); err != nil {
-		t.Fatal(err)
-	}
+	patch := sendRaw(t, addr, "PATCH / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nG\r\n")
+	sized := sendRaw(t, addr, "DELETE / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nG")
 	// A publisher's place taken (busy), as while one sends: the next POST is answered 409.
 	srv.busy.Store(true)
 	defer srv.busy.Store(false)
-	conflict := testutil.DialFrom(t, "127.0.0.1", addr)
-	if _, err := conflict.Write([]byte("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nG\r\n")); err != nil {
-		t.Fatal(err)
-	}
+	conflict := sendRaw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nG\r\n")
 	for name, c := range map[string]net.Conn{"405 chunked": patch, "405 sized": sized, "409 chunked": conflict} {
 		closedAfter(t, c, start, 10*time.Second)
 		t.Logf("%s: closed after %v", name, time.Since(start))
 	}
+}
+
+// sendRaw connects to addr from 127.0.0.1 and writes req, as a client that may then stop.
+func sendRaw(t *testing.T, addr, req string) net.Conn {
+	t.Helper()
+	c := testutil.DialFrom(t, "127.0.0.1", addr)
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
