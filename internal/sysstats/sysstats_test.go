@@ -57,6 +57,7 @@ func TestSpeedTestsAtOnceShareOneRun(t *testing.T) {
 	results := make(chan SpeedResult, callers)
 	var wg sync.WaitGroup
 	quitter, quit := context.WithCancel(context.Background())
+	defer quit()
 	for i := range callers + 1 {
 		wg.Go(func() {
 			ctx := context.Background()
