@@ -46,7 +46,7 @@ func (s *server) readListQuery(r *http.Request) (listQuery, error) {
 	if so := f.object("sort", false, false); so != nil {
 		keys := objectKeys(raw, "sort")
 		if len(keys) > maxListKeys {
-			f.fail("sort", "at most %d keys", maxListKeys)
+			f.fail("sort", "must have at most %d keys", maxListKeys)
 			keys = nil
 		}
 		for _, k := range keys {
@@ -59,7 +59,7 @@ func (s *server) readListQuery(r *http.Request) (listQuery, error) {
 	}
 	if fo := f.object("filter", false, false); fo != nil {
 		if len(fo.m) > maxListKeys {
-			f.fail("filter", "at most %d keys", maxListKeys)
+			f.fail("filter", "must have at most %d keys", maxListKeys)
 		} else {
 			q.filter = fo.m
 		}

@@ -119,6 +119,9 @@ func TestListQueryManySortKeys(t *testing.T) {
 		t.Fatalf("getAll with %d bytes of sort keys took %v", b.Len(), took)
 	}
 	wantErr(t, res, http.StatusBadRequest, CodeValidation, "sort")
+	if want := "sort must have at most " + strconv.Itoa(maxListKeys) + " keys"; !strings.Contains(string(res.raw), want) {
+		t.Errorf("answer %s; want it to say %q", res.raw, want)
+	}
 	for _, key := range []string{"sort", "filter"} {
 		if res := e.post("/api/vod/getAll", map[string]any{key: manyKeys(maxListKeys)}); res.code != http.StatusOK {
 			t.Fatalf("%d %s keys: %d %s", maxListKeys, key, res.code, res.raw)
