@@ -12,7 +12,8 @@ import (
 )
 
 // TestPortsTake: ports taken from several goroutines are all different, and each can be bound on
-// TCP and UDP on loopback.
+// TCP and UDP on loopback when it is handed out. (Checked at once: other packages' tests open
+// ephemeral sockets all the while, and a port free a moment ago may be one of theirs later.)
 func TestPortsTake(t *testing.T) {
 	t.Parallel()
 	var ps Ports
@@ -25,6 +26,9 @@ func TestPortsTake(t *testing.T) {
 				if err != nil {
 					t.Error(err)
 					return
+				}
+				if err := bindBoth(p); err != nil {
+					t.Error(err)
 				}
 				got <- p
 			}
@@ -42,20 +46,22 @@ func TestPortsTake(t *testing.T) {
 	if len(seen) != 40 {
 		t.Fatalf("%d ports, want 40", len(seen))
 	}
-	for p := range seen {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			t.Errorf("port %d not free on TCP: %v", p, err)
-			continue
-		}
-		l.Close()
-		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			t.Errorf("port %d not free on UDP: %v", p, err)
-			continue
-		}
-		pc.Close()
+}
+
+// bindBoth binds port on TCP and UDP on 127.0.0.1, and lets both go.
+func bindBoth(port int) error {
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("port %d not free on TCP: %w", port, err)
 	}
+	l.Close()
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return fmt.Errorf("port %d not free on UDP: %w", port, err)
+	}
+	pc.Close()
+	return nil
 }
 
 // TestProcOutputAndStop: a child's output is kept; a child that ends on the signal is not
