@@ -2,7 +2,6 @@ package tooling
 
 import (
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -11,9 +10,10 @@ import (
 	"time"
 )
 
-// TestPortsTake: ports taken from several goroutines are all different, and each can be bound on
-// TCP and UDP on loopback when it is handed out. (Checked at once: other packages' tests open
-// ephemeral sockets all the while, and a port free a moment ago may be one of theirs later.)
+// TestPortsTake: ports taken from several goroutines are all different. (That each was free on
+// TCP and UDP is Take's own probe; the test cannot check it again: other packages' tests open
+// ephemeral sockets all the while, and twice in make test one took a port between Take's
+// probe and the test's bind.)
 func TestPortsTake(t *testing.T) {
 	t.Parallel()
 	var ps Ports
@@ -27,9 +27,6 @@ func TestPortsTake(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if err := bindBoth(p); err != nil {
-					t.Error(err)
-				}
 				got <- p
 			}
 		})
@@ -38,30 +35,14 @@ func TestPortsTake(t *testing.T) {
 	close(got)
 	seen := map[int]bool{}
 	for p := range got {
-		if seen[p] {
-			t.Fatalf("port %d handed out twice", p)
+		if seen[p] || p <= 0 || p > 65535 {
+			t.Fatalf("port %d handed out twice, or out of range", p)
 		}
 		seen[p] = true
 	}
 	if len(seen) != 40 {
 		t.Fatalf("%d ports, want 40", len(seen))
 	}
-}
-
-// bindBoth binds port on TCP and UDP on 127.0.0.1, and lets both go.
-func bindBoth(port int) error {
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("port %d not free on TCP: %w", port, err)
-	}
-	l.Close()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return fmt.Errorf("port %d not free on UDP: %w", port, err)
-	}
-	pc.Close()
-	return nil
 }
 
 // TestProcOutputAndStop: a child's output is kept; a child that ends on the signal is not
