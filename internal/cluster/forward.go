@@ -39,6 +39,9 @@ const (
 	proxyHeaders = 100 * time.Second
 	// proxyIdle is how long an idle connection to another node is kept.
 	proxyIdle = 90 * time.Second
+	// proxyHeaderBytes caps the response headers read from another node (net/http's default
+	// is 10 MiB). A node's answers carry a few hundred bytes of headers.
+	proxyHeaderBytes = 64 << 10
 )
 
 // ErrorWriter answers an error with the API's error body: status, code (the API's error
@@ -85,11 +88,12 @@ func NewForwarder(mode string, fail ErrorWriter, log *slog.Logger) (*Forwarder, 
 			pr.Out.Header.Set(ForwardedHeader, "1")
 		},
 		Transport: &http.Transport{
-			DialContext:           (&net.Dialer{Timeout: proxyDial, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   proxyDial,
-			ResponseHeaderTimeout: proxyHeaders,
-			IdleConnTimeout:       proxyIdle,
-			MaxIdleConnsPerHost:   64,
+			DialContext:            (&net.Dialer{Timeout: proxyDial, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:    proxyDial,
+			ResponseHeaderTimeout:  proxyHeaders,
+			IdleConnTimeout:        proxyIdle,
+			MaxIdleConnsPerHost:    64,
+			MaxResponseHeaderBytes: proxyHeaderBytes,
 		},
 		// Every write is passed on at once: a low-latency part or a DASH segment streamed as
 		// it is made reaches the viewer as the other node writes it.

@@ -166,3 +166,29 @@ func TestForwardProxy(t *testing.T) {
 		t.Errorf("unreachable owner: %d", rec.Code)
 	}
 }
+
+// TestForwardProxyHeaderCap: an owner whose answer's headers run past proxyHeaderBytes gets the
+// viewer a 502, not a proxy holding megabytes of headers.
+func TestForwardProxyHeaderCap(t *testing.T) {
+	t.Parallel()
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := 4 << 10
+		if r.URL.Path == "/large" {
+			n = proxyHeaderBytes
+		}
+		w.Header().Set("X-Filler", strings.Repeat("a", n))
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer owner.Close()
+	f, err := NewForwarder(ForwardProxy, nil, quietLg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{"/small": http.StatusOK, "/large": http.StatusBadGateway} {
+		rec := httptest.NewRecorder()
+		f.Forward(rec, httptest.NewRequest(http.MethodGet, path, nil), owner.URL)
+		if rec.Code != want {
+			t.Errorf("%s: %d, want %d", path, rec.Code, want)
+		}
+	}
+}
