@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -92,8 +91,8 @@ func fileErr(err error) error {
 // MemoryMP4 implements api.Processes.
 func (m *Manager) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
 	if r := m.get(storage.ModuleRecording, id); r != nil && r.p.Memory != nil {
-		if b := r.p.Memory(); len(b) > 0 {
-			return bytes.NewReader(b), nil
+		if f := r.p.Memory(); f != nil {
+			return f, nil
 		}
 	}
 	return nil, fmt.Errorf("memory recording %s holds nothing yet (it is stopped, or no key frame has arrived): %w", id, storage.ErrNotFound)

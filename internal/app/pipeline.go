@@ -11,6 +11,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/metrics"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
+	"github.com/sluicemedia/sluice/packager/record"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -25,8 +26,9 @@ type Pipeline struct {
 	Sinks []Part
 	// Streams lists a server module's published streams for getActiveStreams.
 	Streams func() []api.ActiveStream
-	// Memory returns what a memory recording holds as one MP4 (nil: nothing yet).
-	Memory func() []byte
+	// Memory returns what a memory recording holds as one MP4, without copying it (nil:
+	// nothing yet).
+	Memory func() *record.MemoryFile
 	// Close releases what the pipeline owns once every part stopped.
 	Close func()
 	// Figures add what the pipeline's parts report to a metrics scrape (player, recording,

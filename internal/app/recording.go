@@ -30,7 +30,7 @@ func recordingPipeline(in *inputs, tr *transcoder, st *storage.Store, dir string
 		}
 		mem := record.NewMemoryWith(record.MemoryOptions{Window: window, Limit: budget.Limit{MaxBytes: in.cfg.MemoryRecordingMaxBytes}, Log: log})
 		p.Sinks = append(p.Sinks, Part{Name: "memory", Run: recorder.Memory(src, mem, log)})
-		p.Memory = mem.MP4
+		p.Memory = mem.Open
 		return p, nil
 	}
 	id, name := r.ID, r.RecordingName

@@ -127,7 +127,7 @@ func TestMemoryStatesDuration(t *testing.T) {
 			}
 		}
 	}
-	b := m.MP4()
+	b := memoryMP4(t, m)
 	d := readDurations(t, b).check(t, "memory")
 	if math.Abs(d-m.Duration().Seconds()) > 0.1 {
 		t.Errorf("states %.3f s, holds %v", d, m.Duration())

@@ -79,3 +79,13 @@ func decodeErrors(t testing.TB, path string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// memoryMP4 reads what m holds as one file (Memory.Open); nil when it holds nothing.
+func memoryMP4(t testing.TB, m *Memory) []byte {
+	t.Helper()
+	f := m.Open()
+	if f == nil {
+		return nil
+	}
+	return readAll(t, f)
+}

@@ -59,12 +59,12 @@ type MemoryStats struct {
 }
 
 // Memory keeps the last Window of a stream as MP4 fragments, each starting at a video key frame
-// (or about every second without video), and returns them as one MP4 file. A fragment is cut
+// (or about every second without video), read as one MP4 file through Open. A fragment is cut
 // earlier at a key frame past a quarter of MaxFragmentBytes, and anywhere at MaxFragmentBytes;
 // fragments leave in whole GOPs, when they fall out of the window or when what is held is over
 // the byte budget (see MemoryOptions.Budget). Each publisher session is a SetTracks: a session with the same tracks
 // continues the timeline (its timestamps are moved to follow the previous session after
-// media.ContinuityGap); a change of tracks starts afresh. Write is for one goroutine; MP4, Duration,
+// media.ContinuityGap); a change of tracks starts afresh. Write is for one goroutine; Open, Duration,
 // Size and Stats may be called from any.
 type Memory struct {
 	opts   MemoryOptions
@@ -82,7 +82,7 @@ type Memory struct {
 	tracks   []media.Track
 
 	mu            sync.Mutex
-	kept          []media.Track // the tracks of init, for MP4
+	kept          []media.Track // the tracks of init, for Open
 	init          *fmp4.FileInit
 	frags         []memFrag
 	bytes         int
@@ -93,10 +93,12 @@ type Memory struct {
 }
 
 type memFrag struct {
-	data       []byte // moof + mdat
+	data       []byte // moof + mdat; never written once held: snapshots read it without m.mu
+	moof       int    // the bytes of data up to the end of its last moof: where the decode times are
 	start, end time.Duration
-	key        bool    // starts with a video key frame (or the stream has no video)
-	ends       []int64 // by track: the end of its last sample in this fragment, in its clock; 0 without one
+	first      time.Duration // the earliest decode time in data (firstDecodeTime); -1 without one
+	key        bool          // starts with a video key frame (or the stream has no video)
+	ends       []int64       // by track: the end of its last sample in this fragment, in its clock; 0 without one
 }
 
 // NewMemory returns a Memory keeping window of media, with the default byte budget.
@@ -188,6 +190,8 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 		return err
 	}
 	data := slices.Clone(f.Data[boxSize(f.Data):])
+	// m.tracks are m.kept here: the writer's goroutine is the only one to set either.
+	first := firstDecodeTime(data, m.tracks)
 	last, _ := m.timeline.End()
 	end := time.Duration(last)
 	if next != nil {
@@ -210,7 +214,7 @@ func (m *Memory) flush(next *media.AccessUnit) error {
 		m.mu.Unlock()
 		return nil
 	}
-	m.frags = append(m.frags, memFrag{data: data, start: m.open, end: end, key: key, ends: ends})
+	m.frags = append(m.frags, memFrag{data: data, moof: moofEnd(data), start: m.open, end: end, first: first, key: key, ends: ends})
 	m.bytes += len(data)
 	evicted := m.trim(end)
 	var logged int64
@@ -285,37 +289,4 @@ func (m *Memory) Size() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.bytes
-}
-
-// MP4 returns what is held as one fragmented MP4 file starting at time zero (init segment and
-// fragments; the open fragment, a GOP at most, is not included), its duration stated in its
-// mvhd, mehd, tkhd and mdhd. It returns nil when nothing is held.
-func (m *Memory) MP4() []byte {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.frags) == 0 {
-		return nil
-	}
-	head := len(m.init.Data)
-	out := make([]byte, 0, head+m.bytes)
-	out = append(out, m.init.Data...)
-	ends := make([]int64, len(m.kept))
-	for _, f := range m.frags {
-		out = append(out, f.data...)
-		for i, e := range f.ends {
-			if i < len(ends) {
-				ends[i] = max(ends[i], e)
-			}
-		}
-	}
-	// The file starts at zero, like a recorded file, whatever the stream's time is.
-	start := rebase(out[head:], m.kept)
-	d := make([]time.Duration, len(m.kept))
-	for i, t := range m.kept {
-		if ends[i] > 0 {
-			d[i] = max(time.Duration(media.Rescale(ends[i], t.ClockRate, int(time.Second)))-start, 0)
-		}
-	}
-	m.init.Apply(out[:head], d)
-	return out
 }

@@ -162,7 +162,7 @@ func TestRepairNothing(t *testing.T) {
 func TestMemoryWindow(t *testing.T) {
 	tracks, aus := clipUnits(t, segtest.MakeTS(t, "h264"))
 	m := NewMemory(5 * time.Second)
-	if m.MP4() != nil {
+	if m.Open() != nil {
 		t.Fatal("empty memory returned a file")
 	}
 	// Two sessions of the same clip: the second continues the timeline.
@@ -181,7 +181,7 @@ func TestMemoryWindow(t *testing.T) {
 		t.Errorf("memory holds %v, want the 5 s window in whole GOPs", d)
 	}
 	path := filepath.Join(t.TempDir(), "mem.mp4")
-	if err := os.WriteFile(path, m.MP4(), 0o644); err != nil {
+	if err := os.WriteFile(path, memoryMP4(t, m), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := testutil.ProbeDuration(t, path); math.Abs(got-m.Duration().Seconds()) > 0.5 {
@@ -214,7 +214,7 @@ func TestMemoryNewTracksStartAfresh(t *testing.T) {
 	}
 	_ = m.SetTracks(t265) // flushes the open fragment
 	path := filepath.Join(t.TempDir(), "mem.mp4")
-	if err := os.WriteFile(path, m.MP4(), 0o644); err != nil {
+	if err := os.WriteFile(path, memoryMP4(t, m), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := codecs(t, path); !slices.Equal(got, []string{"hevc", "aac"}) {
