@@ -23,12 +23,12 @@ type fakeProcs struct {
 	streams []ActiveStream
 	content map[string][]byte // recorded file id → bytes on "disk"
 	memory  []byte
-	// memoryCopies counts the MP4 copies MemoryMP4 made (one a call, as the manager's);
-	// memoryHold, when set, makes each copy's first read wait until it is closed.
-	memoryCopies atomic.Int64
-	memoryHold   chan struct{}
-	startFn      func(id string) error
-	locks        sync.Map // record → *sync.Mutex
+	// memoryOpens counts the MemoryMP4 calls; memoryHold, when set, makes each reader's
+	// first read wait until it is closed.
+	memoryOpens atomic.Int64
+	memoryHold  chan struct{}
+	startFn     func(id string) error
+	locks       sync.Map // record → *sync.Mutex
 }
 
 var _ Processes = (*fakeProcs)(nil)
@@ -137,7 +137,7 @@ func (p *fakeProcs) OpenFile(_ context.Context, f storage.RecordedFile) (io.Read
 }
 
 func (p *fakeProcs) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
-	p.memoryCopies.Add(1)
+	p.memoryOpens.Add(1)
 	if p.memoryHold != nil {
 		return &heldReader{ReadSeeker: bytes.NewReader(p.memory), hold: p.memoryHold}, nil
 	}

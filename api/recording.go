@@ -1,8 +1,8 @@
 package api
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"mime"
@@ -153,13 +153,9 @@ func (s *server) downloadMemory(m *module) http.HandlerFunc {
 		if s.cfg.Cluster != nil && s.forward(w, r, s.cfg.Cluster.Owner(r.Context(), m.kind, id)) {
 			return
 		}
-		// Each download holds a copy of what the recording holds (up to 1 GiB) for as long as
-		// its client takes to read it: one at a time, so that the copies are bounded. Another
-		// waits a while for its turn (a browser's player opens a range request before the one
-		// it gives up has ended), then gets 503.
-		if !s.memDownloads.enter(r.Context(), id, memoryDownloadWait) {
+		if !s.memDownloads.enter(id, maxMemoryDownloads) {
 			s.fail(w, r, &apiError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: memoryDownloadRetry,
-				Message: "recording " + id + " is being downloaded by another request; try again when it ends"})
+				Message: fmt.Sprintf("recording %s is being downloaded by %d requests already; try again when one ends", id, maxMemoryDownloads)})
 			return
 		}
 		defer s.memDownloads.leave(id)
@@ -178,66 +174,42 @@ func (s *server) downloadMemory(m *module) http.HandlerFunc {
 	}
 }
 
-// memoryDownloadWait is how long a download of a memory recording waits for another one of
-// the same recording to end; memoryDownloadRetry the Retry-After when it did not.
+// maxMemoryDownloads is how many downloads of one memory recording run at once;
+// memoryDownloadRetry is the Retry-After of one more. A download copies nothing, but keeps the
+// fragments it started with alive after the recording lets them go, until its client has read
+// them: each slow client can hold up to a whole recording's bytes (1 GiB by default).
 const (
-	memoryDownloadWait  = 5 * time.Second
+	maxMemoryDownloads  = 8
 	memoryDownloadRetry = 5 * time.Second
 )
 
-// oneAtATime is a set of ids each taken by one request at a time.
-type oneAtATime struct {
-	mu  sync.Mutex
-	ids map[string]*turn
+// idCounts counts the requests under way for each id.
+type idCounts struct {
+	mu sync.Mutex
+	n  map[string]int
 }
 
-// turn is an id's slot (a channel of one) and the requests holding or waiting for it.
-type turn struct {
-	slot  chan struct{}
-	users int
-}
-
-// enter takes id, waiting up to wait (or until ctx ends) while another request holds it; it
-// reports whether it took it. Each true must be followed by one leave.
-func (o *oneAtATime) enter(ctx context.Context, id string, wait time.Duration) bool {
-	o.mu.Lock()
-	t := o.ids[id]
-	if t == nil {
-		if o.ids == nil {
-			o.ids = map[string]*turn{}
-		}
-		t = &turn{slot: make(chan struct{}, 1)}
-		o.ids[id] = t
+// enter counts a request for id in unless limit are under way, and reports whether it did.
+// Each true must be followed by one leave.
+func (c *idCounts) enter(id string, limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[id] >= limit {
+		return false
 	}
-	t.users++
-	o.mu.Unlock()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case t.slot <- struct{}{}:
-		return true
-	case <-timer.C:
-	case <-ctx.Done():
+	if c.n == nil {
+		c.n = map[string]int{}
 	}
-	o.done(id, t)
-	return false
+	c.n[id]++
+	return true
 }
 
-// leave gives id back.
-func (o *oneAtATime) leave(id string) {
-	o.mu.Lock()
-	t := o.ids[id]
-	o.mu.Unlock()
-	<-t.slot
-	o.done(id, t)
-}
-
-// done counts a request out of id's turn, forgetting the id with the last one.
-func (o *oneAtATime) done(id string, t *turn) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if t.users--; t.users == 0 {
-		delete(o.ids, id)
+// leave counts a request for id out, forgetting id with the last one.
+func (c *idCounts) leave(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[id]--; c.n[id] <= 0 {
+		delete(c.n, id)
 	}
 }
 

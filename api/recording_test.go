@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -76,6 +75,11 @@ func TestRecordingMemory(t *testing.T) {
 	if res.code != http.StatusOK || string(res.raw) != "ftyp....moov" || res.header.Get("Content-Type") != "video/mp4" {
 		t.Fatalf("%d %q %v", res.code, res.raw, res.header)
 	}
+	// A player's range requests get those bytes.
+	res = e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil, withHeader("Range", "bytes=2-5"))
+	if res.code != http.StatusPartialContent || string(res.raw) != "yp.." || res.header.Get("Content-Range") != "bytes 2-5/12" {
+		t.Fatalf("range 2-5: %d %q %v", res.code, res.raw, res.header)
+	}
 	file := e.mustCreate("recording", recordingBody("file"))
 	wantErr(t, e.do(http.MethodGet, "/api/recording/download-memory/"+file, nil), http.StatusNotFound, CodeNotFound, "")
 	wantErr(t, e.do(http.MethodGet, "/api/recording/download-memory/"+storage.NewID(), nil), http.StatusNotFound, CodeNotFound, "")
@@ -83,11 +87,10 @@ func TestRecordingMemory(t *testing.T) {
 	wantErr(t, e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil, noToken), http.StatusUnauthorized, CodeUnauthorized, "")
 }
 
-// TestRecordingMemoryDownloadsAtOnce: each download of a memory recording holds a copy of what
-// it holds (up to 1 GiB) for as long as its client reads; a second download of the same
-// recording while one is under way waits for it a while, then is answered 503 instead of
-// making another copy (they were all served: 32 slow clients held 32 copies). One that the
-// first ends in time for is served.
+// TestRecordingMemoryDownloadsAtOnce: a download of a memory recording copies nothing, so
+// several run at once (two viewers got 503 when one at a time did), up to maxMemoryDownloads
+// of one recording: one more is answered 503 with Retry-After at once, as each download keeps
+// the fragments it started with alive. Another recording is not held up by them.
 func TestRecordingMemoryDownloadsAtOnce(t *testing.T) {
 	e := newEnv(t)
 	id := e.mustCreate("recording", merge(recordingBody("mem"), map[string]any{"recording_type": RecordingToMemory}))
@@ -100,74 +103,74 @@ func TestRecordingMemoryDownloadsAtOnce(t *testing.T) {
 		go func() { c <- e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil) }()
 		return c
 	}
-	first := download(id)
-	for e.procs.memoryCopies.Load() == 0 {
+	held := make([]<-chan result, maxMemoryDownloads)
+	for i := range held {
+		held[i] = download(id)
+	}
+	for deadline := time.Now().Add(10 * time.Second); e.procs.memoryOpens.Load() < maxMemoryDownloads; {
+		if time.Now().After(deadline) {
+			close(hold)
+			t.Fatalf("%d of %d downloads at once served", e.procs.memoryOpens.Load(), maxMemoryDownloads)
+		}
 		time.Sleep(time.Millisecond)
 	}
-	results := make([]<-chan result, 32)
-	for i := range results {
-		results[i] = download(id)
-	}
-	for _, c := range results {
-		select {
-		case res := <-c:
-			if res.code != http.StatusServiceUnavailable || res.header.Get("Retry-After") == "" {
-				close(hold)
-				t.Fatalf("a download during another: %d %s", res.code, res.raw)
-			}
-		case <-time.After(memoryDownloadWait + 5*time.Second):
-			n := e.procs.memoryCopies.Load()
+	select {
+	case res := <-download(id):
+		if res.code != http.StatusServiceUnavailable || res.header.Get("Retry-After") != "5" {
 			close(hold)
-			t.Fatalf("downloads during another are served: %d copies of the recording held at once", n)
+			t.Fatalf("a download past %d: %d %v %s", maxMemoryDownloads, res.code, res.header, res.raw)
 		}
+	case <-time.After(10 * time.Second):
+		close(hold)
+		t.Fatalf("a download past %d was served", maxMemoryDownloads)
 	}
-	if n := e.procs.memoryCopies.Load(); n != 1 {
-		t.Fatalf("%d copies made, want 1", n)
+	if n := e.procs.memoryOpens.Load(); n != maxMemoryDownloads {
+		close(hold)
+		t.Fatalf("%d snapshots opened, want %d", n, maxMemoryDownloads)
 	}
-	// Another recording is not held up by it.
 	e.procs.memoryHold = nil
 	if res := e.do(http.MethodGet, "/api/recording/download-memory/"+other, nil); res.code != http.StatusOK {
+		close(hold)
 		t.Fatalf("the other recording: %d %s", res.code, res.raw)
 	}
-	// A download that waits while the first ends is served.
-	second := download(id)
-	time.Sleep(200 * time.Millisecond)
 	close(hold)
-	for name, c := range map[string]<-chan result{"first": first, "second": second} {
+	for i, c := range held {
 		if res := <-c; res.code != http.StatusOK || string(res.raw) != "ftyp....moov" {
-			t.Fatalf("the %s download: %d %q", name, res.code, res.raw)
+			t.Fatalf("download %d: %d %q", i, res.code, res.raw)
 		}
 	}
 	// Once they ended, the recording can be downloaded again.
 	if res := e.do(http.MethodGet, "/api/recording/download-memory/"+id, nil); res.code != http.StatusOK {
-		t.Fatalf("after the first: %d %s", res.code, res.raw)
+		t.Fatalf("after them: %d %s", res.code, res.raw)
 	}
 }
 
-// TestOneAtATimeForgets: an id's turn is forgotten once its last request, served or given up,
-// is out, so that the set does not grow with the ids ever downloaded.
-func TestOneAtATimeForgets(t *testing.T) {
-	var o oneAtATime
-	ctx := context.Background()
-	if !o.enter(ctx, "a", time.Second) {
-		t.Fatal("a free id was not taken")
+// TestIDCountsForget: an id is counted up to the limit, and forgotten once its last request is
+// out, so that the counts do not grow with the ids ever downloaded.
+func TestIDCountsForget(t *testing.T) {
+	var c idCounts
+	for i := range 3 {
+		if !c.enter("a", 3) {
+			t.Fatalf("request %d of 3 refused", i+1)
+		}
 	}
-	if o.enter(ctx, "a", 10*time.Millisecond) {
-		t.Fatal("a held id was taken again")
+	if c.enter("a", 3) {
+		t.Fatal("a fourth request counted in with a limit of 3")
 	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if o.enter(cancelled, "a", time.Hour) {
-		t.Fatal("a held id was taken by a request that ended")
+	if !c.enter("b", 3) {
+		t.Fatal("another id refused")
 	}
-	o.leave("a")
-	if n := len(o.ids); n != 0 {
-		t.Errorf("%d ids kept after the last request", n)
+	c.leave("a")
+	if !c.enter("a", 3) {
+		t.Fatal("a request refused after one left")
 	}
-	if !o.enter(ctx, "a", time.Second) {
-		t.Fatal("a given-back id was not taken")
+	for range 3 {
+		c.leave("a")
 	}
-	o.leave("a")
+	c.leave("b")
+	if n := len(c.n); n != 0 {
+		t.Errorf("%d ids kept after their last request", n)
+	}
 }
 
 func TestRecordingRemoveFile(t *testing.T) {

@@ -47,8 +47,8 @@ type server struct {
 	// writes runs record changes a few at a time (Config.WriteWorkers).
 	writes writeGate
 
-	// memDownloads are the memory recordings being downloaded (downloadMemory).
-	memDownloads oneAtATime
+	// memDownloads count the downloads of each memory recording under way (downloadMemory).
+	memDownloads idCounts
 
 	openAPIOnce sync.Once
 	openAPIJSON []byte
