@@ -117,15 +117,8 @@ func TestMP4StatesDuration(t *testing.T) {
 func TestMemoryStatesDuration(t *testing.T) {
 	tracks, aus := clipUnits(t, segtest.MakeTS(t, "h264"))
 	m := NewMemory(time.Minute)
-	for range 2 { // two sessions, one timeline
-		if err := m.SetTracks(tracks); err != nil {
-			t.Fatal(err)
-		}
-		for _, au := range aus {
-			if err := m.Write(au); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if err := writeSessions(m, tracks, aus, 2); err != nil { // two sessions, one timeline
+		t.Fatal(err)
 	}
 	b := memoryMP4(t, m)
 	d := readDurations(t, b).check(t, "memory")

@@ -80,6 +80,21 @@ func decodeErrors(t testing.TB, path string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// writeSessions writes n publisher sessions of aus into m, each continuing the timeline.
+func writeSessions(m *Memory, tracks []media.Track, aus []*media.AccessUnit, n int) error {
+	for range n {
+		if err := m.SetTracks(tracks); err != nil {
+			return err
+		}
+		for _, au := range aus {
+			if err := m.Write(au); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // memoryMP4 reads what m holds as one file (Memory.Open); nil when it holds nothing.
 func memoryMP4(t testing.TB, m *Memory) []byte {
 	t.Helper()

@@ -166,15 +166,8 @@ func TestMemoryWindow(t *testing.T) {
 		t.Fatal("empty memory returned a file")
 	}
 	// Two sessions of the same clip: the second continues the timeline.
-	for range 2 {
-		if err := m.SetTracks(tracks); err != nil {
-			t.Fatal(err)
-		}
-		for _, au := range aus {
-			if err := m.Write(au); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if err := writeSessions(m, tracks, aus, 2); err != nil {
+		t.Fatal(err)
 	}
 	// Whole GOPs (2 s) covering at least the window, at most one GOP more.
 	if d := m.Duration(); d < 5*time.Second || d > 7*time.Second+500*time.Millisecond {
