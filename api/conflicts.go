@@ -20,7 +20,7 @@ func (s *server) checkConflicts(r *http.Request, m *module, rec storage.Record) 
 	}
 	for _, o := range others {
 		if o.Meta().ID != self && o.UniqueName() == rec.UniqueName() {
-			return &apiError{Status: http.StatusConflict, Code: CodeNameTaken,
+			return &apiError{Status: http.StatusConflict, Code: CodeNameTaken, Field: nameField(rec),
 				Message: fmt.Sprintf("a %s named %q already exists", m.noun, rec.UniqueName())}
 		}
 	}
@@ -74,6 +74,21 @@ func describeClaim(c storage.PortClaim) string {
 func withField(e *apiError, field string) *apiError {
 	e.Field = field
 	return e
+}
+
+// nameField is the JSON path of the unique name of rec.
+func nameField(rec storage.Record) string {
+	switch rec.(type) {
+	case *storage.Player:
+		return "vod_name"
+	case *storage.Restream:
+		return "restream_name"
+	case *storage.Recording:
+		return "recording_name"
+	case *storage.SRTServer, *storage.RTMPServer:
+		return "server_name"
+	}
+	return "name"
 }
 
 // portField is the JSON path of the field of rec that asks for port k.

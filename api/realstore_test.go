@@ -41,7 +41,7 @@ func withRealStore(t *testing.T, st *storage.Store) {
 	rec := e.mustCreate("recording", recordingBody("rec"))
 
 	// Conflicts as the store reports them.
-	wantErr(t, e.post("/api/vod/create", playerBody("lobby", 8500)), http.StatusConflict, CodeNameTaken, "")
+	wantErr(t, e.post("/api/vod/create", playerBody("lobby", 8500)), http.StatusConflict, CodeNameTaken, "vod_name")
 	res = e.post("/api/rtmp-servers/create", rtmpServerBody("x", 8001))
 	wantErr(t, res, http.StatusConflict, CodePortTaken, "server_port")
 	if !strings.Contains(string(res.raw), "lobby") {

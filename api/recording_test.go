@@ -62,6 +62,8 @@ func TestRecordingValidation(t *testing.T) {
 		{map[string]any{"recording_type": "RECORDING_STREAM_TO_MEMORY", "memory_duration_sec": 3601}, "memory_duration_sec"},
 		{map[string]any{"transcoding": map[string]any{"audio_transcoding": "opus"}}, "transcoding.audio_trancoding"},
 	})
+	e.mustCreate("recording", recordingBody("r"))
+	wantErr(t, e.post("/api/recording/create", recordingBody("r")), http.StatusConflict, CodeNameTaken, "recording_name")
 }
 
 func TestRecordingMemory(t *testing.T) {

@@ -181,6 +181,8 @@ func TestRestreamListenPortConflictAcrossModules(t *testing.T) {
 	wantErr(t, e.post("/api/restream/create", body), http.StatusConflict, CodePortTaken, "input.input_stream_listen_port.port")
 	body["input"].(map[string]any)["input_stream_listen_port"] = map[string]any{"port": 9001, "transport": "udp"}
 	e.mustCreate("restream", body)
+	// A taken name names its field, as a taken port does.
+	wantErr(t, e.post("/api/restream/create", restreamBody("r")), http.StatusConflict, CodeNameTaken, "restream_name")
 }
 
 // TestKindsTransportsAreTheStores: a listen input's transport from the types table is checked

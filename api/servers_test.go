@@ -78,7 +78,7 @@ func TestServerPortsByTransport(t *testing.T) {
 	e.mustCreate("srt-servers", srtServerBody("s", 9000))
 	e.mustCreate("rtmp-servers", rtmpServerBody("r", 9000)) // 9000/TCP is not 9000/UDP
 	wantErr(t, e.post("/api/srt-servers/create", srtServerBody("s2", 9000)), http.StatusConflict, CodePortTaken, "server_port")
-	wantErr(t, e.post("/api/rtmp-servers/create", rtmpServerBody("r", 9001)), http.StatusConflict, CodeNameTaken, "")
+	wantErr(t, e.post("/api/rtmp-servers/create", rtmpServerBody("r", 9001)), http.StatusConflict, CodeNameTaken, "server_name")
 	wantErr(t, e.post("/api/rtmp-servers/create", rtmpServerBody("", 9001)), http.StatusBadRequest, CodeValidation, "server_name")
 	e.procs.busy[storage.PortKey{Port: 1935, Transport: "TCP"}] = true
 	wantErr(t, e.post("/api/rtmp-servers/create", rtmpServerBody("r3", 1935)), http.StatusConflict, CodePortTaken, "server_port")

@@ -168,7 +168,7 @@ func TestVodNumericStringsAndUnknownFields(t *testing.T) {
 func TestVodConflicts(t *testing.T) {
 	e := newEnv(t)
 	e.mustCreate("vod", playerBody("a", 8000))
-	wantErr(t, e.post("/api/vod/create", playerBody("a", 8100)), http.StatusConflict, CodeNameTaken, "")
+	wantErr(t, e.post("/api/vod/create", playerBody("a", 8100)), http.StatusConflict, CodeNameTaken, "vod_name")
 
 	// vod_port held by an entity of another module.
 	e.mustCreate("rtmp-servers", rtmpServerBody("studio", 9000))
@@ -212,7 +212,7 @@ func TestVodUnsupported(t *testing.T) {
 	}
 	// Conflicts are reported before 422.
 	e.mustCreate("vod", playerBody("b", 8000))
-	wantErr(t, e.post("/api/vod/create", merge(body, map[string]any{"vod_name": "b", "vod_port": 8200})), http.StatusConflict, CodeNameTaken, "")
+	wantErr(t, e.post("/api/vod/create", merge(body, map[string]any{"vod_name": "b", "vod_port": 8200})), http.StatusConflict, CodeNameTaken, "vod_name")
 }
 
 func TestVodUpdate(t *testing.T) {
@@ -260,7 +260,7 @@ func TestVodUpdateConflicts(t *testing.T) {
 	e := newEnv(t)
 	a := e.mustCreate("vod", playerBody("a", 8000))
 	e.mustCreate("vod", playerBody("b", 8100))
-	wantErr(t, e.post("/api/vod/update", map[string]any{"id": a, "vod_name": "b"}), http.StatusConflict, CodeNameTaken, "")
+	wantErr(t, e.post("/api/vod/update", map[string]any{"id": a, "vod_name": "b"}), http.StatusConflict, CodeNameTaken, "vod_name")
 	wantErr(t, e.post("/api/vod/update", map[string]any{"id": a, "vod_port": 8101}), http.StatusConflict, CodePortTaken, "vod_port")
 	e.procs.busy[storage.PortKey{Port: 8000, Transport: "TCP"}] = true // bound by a itself
 	wantSuccess(t, e.post("/api/vod/update", map[string]any{"id": a, "live_sync_duration_count": 5}))
