@@ -99,10 +99,14 @@ func operation(rt route, path string) map[string]any {
 	return op
 }
 
-// errorStatusText describes the error statuses routes name in the document.
+// errorStatusText describes the error statuses routes name in the document; each route's
+// summary says when it answers them.
 var errorStatusText = map[int]string{
+	http.StatusUnauthorized:        CodeUnauthorized + ": the token is missing or not accepted",
+	http.StatusNotFound:            CodeNotFound + ": no such record, or the feature is off on this server",
+	http.StatusConflict:            "a conflict (" + CodeNameTaken + ", " + CodePortTaken + " or " + CodeNodeRunning + "); the message says which",
 	http.StatusTooManyRequests:     CodeRateLimited + ": too many failed logins from this address or for this user name; see Retry-After",
-	http.StatusServiceUnavailable:  CodeUnavailable + ": every password check slot is busy; see Retry-After",
+	http.StatusServiceUnavailable:  CodeUnavailable + ": not available now (the message says why); see Retry-After when given",
 	http.StatusInsufficientStorage: CodeInsufficientStorage + ": no space left to store the change (disk full, quota or file-size limit)",
 }
 

@@ -141,3 +141,41 @@ func TestOpenAPIErrorStatuses(t *testing.T) {
 		t.Errorf("error codes %v", codes)
 	}
 }
+
+// readOpenAPI reads the document the API serves.
+func readOpenAPI(t *testing.T, e *env) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(e.do(http.MethodGet, "/api/openapi.json", nil).raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// TestOpenAPIErrorCodesAndDescriptions: the Error schema lists every code the handlers answer
+// (NODE_RUNNING included), every response has a description (OpenAPI requires one), and a
+// 503 outside login does not claim to be about password checks.
+func TestOpenAPIErrorCodesAndDescriptions(t *testing.T) {
+	e := newEnv(t)
+	doc := readOpenAPI(t, e)
+	codes := doc["components"].(map[string]any)["schemas"].(map[string]any)["Error"].(map[string]any)["properties"].(map[string]any)["error"].(map[string]any)["properties"].(map[string]any)["code"].(map[string]any)["enum"].([]any)
+	for _, c := range []string{CodeBadJSON, CodeValidation, CodeUnauthorized, CodeNotFound, CodeMethodNotAllowed, CodeNameTaken,
+		CodePortTaken, CodeTooLarge, CodeUnsupported, CodeRateLimited, CodeInternal, CodeUnavailable, CodeInsufficientStorage, CodeNodeRunning} {
+		if !strings.Contains(fmt.Sprint(codes), c) {
+			t.Errorf("error code %s is not in the document's enum %v", c, codes)
+		}
+	}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			for status, r := range op.(map[string]any)["responses"].(map[string]any) {
+				d, _ := r.(map[string]any)["description"].(string)
+				if d == "" {
+					t.Errorf("%s %s: response %s has no description", method, path, status)
+				}
+				if status == "503" && path != "/api/auth/login" && strings.Contains(d, "password") {
+					t.Errorf("%s %s: 503 described as %q", method, path, d)
+				}
+			}
+		}
+	}
+}

@@ -107,7 +107,7 @@ func (s *server) routeTable() []route {
 		summary: "Count the ports held", resp: jsRef("Count"), handler: s.listHandler(s.portDocs, true)})
 
 	add(route{method: http.MethodPost, pattern: "/api/auth/login", tag: "auth", auth: authNone,
-		summary: "Log in; answers a token (failed logins are rate limited per address and per user name)",
+		summary: "Log in; answers a token (failed logins are rate limited per address and per user name; 503 while every password check slot is busy)",
 		errs:    []int{http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		body: jsObject([]string{"email", "password"}, map[string]any{"email": jsString(1, 256), "username": jsString(1, 256),
 			"password": jsString(1, maxPassword)}),

@@ -161,7 +161,7 @@ func sharedSchemas() map[string]any {
 		"SpeedTest":  map[string]any{"type": "object", "description": "timestamp, ping, download, upload, packetLoss, isp, interface (spec 2.7)"},
 		"Error": jsObject([]string{"success", "error"}, map[string]any{"success": jsBool(false), "error": jsObject([]string{"code", "message"},
 			map[string]any{"code": jsEnum(CodeBadJSON, CodeValidation, CodeUnauthorized, CodeNotFound, CodeMethodNotAllowed, CodeNameTaken,
-				CodePortTaken, CodeTooLarge, CodeUnsupported, CodeRateLimited, CodeInternal, CodeUnavailable, CodeInsufficientStorage),
+				CodePortTaken, CodeTooLarge, CodeUnsupported, CodeRateLimited, CodeInternal, CodeUnavailable, CodeInsufficientStorage, CodeNodeRunning),
 				"message": jsString(0, 4096), "field": jsString(0, 512)})}),
 	}
 }
