@@ -179,3 +179,20 @@ func TestOpenAPIErrorCodesAndDescriptions(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIBoundsMatchValidation: where the validation refuses a bound (filter_fps and
+// force_key_frames must be above 0), the document says so with exclusiveMinimum.
+func TestOpenAPIBoundsMatchValidation(t *testing.T) {
+	e := newEnv(t)
+	for _, k := range []string{"filter_fps", "force_key_frames"} {
+		body := merge(restreamBody("r"), map[string]any{"transcoding": map[string]any{k: 0}})
+		wantErr(t, e.post("/api/restream/create", body), http.StatusBadRequest, CodeValidation, "transcoding."+k)
+	}
+	props := readOpenAPI(t, e)["components"].(map[string]any)["schemas"].(map[string]any)["Transcoding"].(map[string]any)["properties"].(map[string]any)
+	fkf := props["force_key_frames"].(map[string]any)["oneOf"].([]any)[0].(map[string]any)
+	for name, s := range map[string]map[string]any{"filter_fps": props["filter_fps"].(map[string]any), "force_key_frames": fkf} {
+		if _, ok := s["minimum"]; ok || s["exclusiveMinimum"] != 0.0 {
+			t.Errorf("%s: %v, want exclusiveMinimum 0 and no minimum", name, s)
+		}
+	}
+}

@@ -46,6 +46,14 @@ func jsNumber(lo, hi float64) map[string]any {
 		"description": "a number, or a string holding one"}
 }
 
+// jsNumberAbove is jsNumber with an exclusive lower bound.
+func jsNumberAbove(lo, hi float64) map[string]any {
+	s := jsNumber(lo, hi)
+	delete(s, "minimum")
+	s["exclusiveMinimum"] = lo
+	return s
+}
+
 func jsBool(def bool) map[string]any { return map[string]any{"type": "boolean", "default": def} }
 
 func jsRef(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
@@ -111,7 +119,7 @@ func transcodingSchema() map[string]any {
 	return jsObject(nil, map[string]any{
 		"video_transcoding":    jsEnum(append([]string{""}, videoCodecs...)...),
 		"output_video_bitrate": jsInt(1, 200000),
-		"force_key_frames": map[string]any{"oneOf": []any{jsNumber(0, 60),
+		"force_key_frames": map[string]any{"oneOf": []any{jsNumberAbove(0, 60),
 			map[string]any{"type": "string", "pattern": keyFrameExpr.String()}}},
 		"gop":                  jsInt(1, 1000),
 		"frame_width":          jsInt(0, 7680),
@@ -120,7 +128,7 @@ func transcodingSchema() map[string]any {
 		"tune":                 jsEnum(tunes...),
 		"crf":                  jsInt(0, 51),
 		"pix_fmt":              jsEnum(pixFmts...),
-		"filter_fps":           jsNumber(0, 240),
+		"filter_fps":           jsNumberAbove(0, 240),
 		"audio_trancoding":     jsEnum(append([]string{""}, audioCodecs...)...),
 		"audio_transcoding":    jsEnum(append([]string{""}, audioCodecs...)...),
 		"output_audio_bitrate": jsInt(8, 1024),
