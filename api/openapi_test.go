@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sluicemedia/sluice/storage"
 )
 
 func TestOpenAPIMatchesRouter(t *testing.T) {
@@ -193,6 +196,19 @@ func TestOpenAPIBoundsMatchValidation(t *testing.T) {
 	for name, s := range map[string]map[string]any{"filter_fps": props["filter_fps"].(map[string]any), "force_key_frames": fkf} {
 		if _, ok := s["minimum"]; ok || s["exclusiveMinimum"] != 0.0 {
 			t.Errorf("%s: %v, want exclusiveMinimum 0 and no minimum", name, s)
+		}
+	}
+}
+
+// TestOpenAPIPortClaimEntityID: the API server's own port claim has entity_id "api", which the
+// PortClaim schema must allow besides an ObjectId.
+func TestOpenAPIPortClaimEntityID(t *testing.T) {
+	e := newEnv(t)
+	s := readOpenAPI(t, e)["components"].(map[string]any)["schemas"].(map[string]any)["PortClaim"].(map[string]any)["properties"].(map[string]any)["entity_id"].(map[string]any)
+	p, _ := s["pattern"].(string)
+	for _, id := range []string{"api", storage.NewID()} {
+		if p != "" && !regexp.MustCompile(p).MatchString(id) {
+			t.Errorf("entity_id pattern %q refuses %q", p, id)
 		}
 	}
 }

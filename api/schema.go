@@ -164,7 +164,7 @@ func sharedSchemas() map[string]any {
 		"SRTLink": srtLinkSchema(),
 		"PortKey": jsObject(nil, map[string]any{"port": jsInt(1, 65535), "transport": jsEnum("TCP", "UDP")}),
 		"PortClaim": jsObject(nil, map[string]any{"id": jsID(), "port": jsInt(1, 65535), "transport": jsEnum("TCP", "UDP"),
-			"module_name": jsString(1, 64), "entity_id": jsID(), "entity_name": jsString(0, 128), "created": jsDate()}),
+			"module_name": jsString(1, 64), "entity_id": apiOrID(), "entity_name": jsString(0, 128), "created": jsDate()}),
 		"ServerStat": map[string]any{"type": "object", "description": "cpuUsage, RAM and drive (spec 2.7)"},
 		"SpeedTest":  map[string]any{"type": "object", "description": "timestamp, ping, download, upload, packetLoss, isp, interface (spec 2.7)"},
 		"Error": jsObject([]string{"success", "error"}, map[string]any{"success": jsBool(false), "error": jsObject([]string{"code", "message"},
@@ -172,6 +172,11 @@ func sharedSchemas() map[string]any {
 				CodePortTaken, CodeTooLarge, CodeUnsupported, CodeRateLimited, CodeInternal, CodeUnavailable, CodeInsufficientStorage, CodeNodeRunning),
 				"message": jsString(0, 4096), "field": jsString(0, 512)})}),
 	}
+}
+
+// apiOrID is the entity_id of a port claim: an ObjectId, or "api" for the API server's own ports.
+func apiOrID() map[string]any {
+	return map[string]any{"type": "string", "pattern": "^([0-9a-fA-F]{24}|api)$", "description": `ObjectId, or "api" for the API server's own ports`}
 }
 
 // withDescription returns a copy of schema with a description.
