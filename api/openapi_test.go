@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,6 +210,74 @@ func TestOpenAPIPortClaimEntityID(t *testing.T) {
 	for _, id := range []string{"api", storage.NewID()} {
 		if p != "" && !regexp.MustCompile(p).MatchString(id) {
 			t.Errorf("entity_id pattern %q refuses %q", p, id)
+		}
+	}
+}
+
+// meetsRequired tells whether an object with keys meets schema's required and anyOf-required.
+func meetsRequired(schema map[string]any, keys ...string) bool {
+	has := func(req any) bool {
+		list, _ := req.([]any)
+		for _, k := range list {
+			if !slices.Contains(keys, k.(string)) {
+				return false
+			}
+		}
+		return true
+	}
+	if !has(schema["required"]) {
+		return false
+	}
+	alts, ok := schema["anyOf"].([]any)
+	if !ok {
+		return true
+	}
+	for _, a := range alts {
+		if has(a.(map[string]any)["required"]) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOpenAPIRequiredAcceptsAliases: the API takes _id for id and username for email, so the
+// document must not require the one spelling alone.
+func TestOpenAPIRequiredAcceptsAliases(t *testing.T) {
+	e := newEnv(t)
+	id := e.mustCreate("vod", playerBody("a", 8000))
+	if res := e.post("/api/vod/getById", map[string]any{"_id": id}); res.code != http.StatusOK {
+		t.Fatalf("_id refused: %d %s", res.code, res.raw)
+	}
+	if res := e.post("/api/auth/login", map[string]any{"username": "admin", "password": adminPassword}, noToken); res.code != http.StatusOK {
+		t.Fatalf("username refused: %d %s", res.code, res.raw)
+	}
+	doc := readOpenAPI(t, e)
+	body := func(path string) map[string]any {
+		op := doc["paths"].(map[string]any)[path].(map[string]any)["post"].(map[string]any)
+		s := op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+		if ref, ok := s["$ref"].(string); ok {
+			s = doc["components"].(map[string]any)["schemas"].(map[string]any)[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		}
+		return s
+	}
+	cases := []struct {
+		path string
+		keys []string
+		want bool
+	}{
+		{"/api/vod/getById", []string{"id"}, true},
+		{"/api/vod/getById", []string{"_id"}, true},
+		{"/api/vod/getById", nil, false},
+		{"/api/restream/update", []string{"_id"}, true},
+		{"/api/restream/update", []string{"restream_name"}, false},
+		{"/api/auth/login", []string{"email", "password"}, true},
+		{"/api/auth/login", []string{"username", "password"}, true},
+		{"/api/auth/login", []string{"password"}, false},
+		{"/api/auth/login", []string{"username"}, false},
+	}
+	for _, c := range cases {
+		if got := meetsRequired(body(c.path), c.keys...); got != c.want {
+			t.Errorf("%s with %v: meets the schema's required %v, want %v", c.path, c.keys, got, c.want)
 		}
 	}
 }

@@ -109,8 +109,8 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodPost, pattern: "/api/auth/login", tag: "auth", auth: authNone,
 		summary: "Log in; answers a token (failed logins are rate limited per address and per user name; 503 while every password check slot is busy)",
 		errs:    []int{http.StatusTooManyRequests, http.StatusServiceUnavailable},
-		body: jsObject([]string{"email", "password"}, map[string]any{"email": jsString(1, 256), "username": jsString(1, 256),
-			"password": jsString(1, maxPassword)}),
+		body: requireOne(jsObject([]string{"password"}, map[string]any{"email": jsString(1, 256), "username": jsString(1, 256),
+			"password": jsString(1, maxPassword)}), "email", "username"),
 		resp:    jsObject([]string{"success", "token"}, map[string]any{"success": jsBool(true), "token": jsString(1, 4096)}),
 		handler: s.login})
 	add(route{method: http.MethodPost, pattern: "/api/auth/getToken", tag: "auth", auth: authToken, body: empty,

@@ -54,6 +54,16 @@ func jsNumberAbove(lo, hi float64) map[string]any {
 	return s
 }
 
+// requireOne makes schema s need at least one of keys (a field and its accepted alias).
+func requireOne(s map[string]any, keys ...string) map[string]any {
+	alts := make([]any, len(keys))
+	for i, k := range keys {
+		alts[i] = map[string]any{"required": []string{k}}
+	}
+	s["anyOf"] = alts
+	return s
+}
+
 func jsBool(def bool) map[string]any { return map[string]any{"type": "boolean", "default": def} }
 
 func jsRef(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
@@ -78,7 +88,7 @@ func jsOneOrArray(s map[string]any) map[string]any {
 func updateSchema(create map[string]any) map[string]any {
 	props := maps.Clone(create["properties"].(map[string]any))
 	props["id"], props["_id"] = jsID(), jsID()
-	return jsObject([]string{"id"}, props)
+	return requireOne(jsObject(nil, props), "id", "_id")
 }
 
 // componentName names the record schema of a module.
@@ -145,7 +155,7 @@ func sharedSchemas() map[string]any {
 		"Input":       inputSchema(),
 		"Output":      outputSchema(),
 		"Transcoding": transcodingSchema(),
-		"IdBody":      jsObject([]string{"id"}, map[string]any{"id": jsID(), "_id": jsID()}),
+		"IdBody":      requireOne(jsObject(nil, map[string]any{"id": jsID(), "_id": jsID()}), "id", "_id"),
 		"ListQuery": jsObject(nil, map[string]any{"limit": jsInt(1, 1000), "skip": jsInt(0, 1<<31-1),
 			"sort":   map[string]any{"type": "object", "additionalProperties": jsIntEnum(1, -1), "maxProperties": maxListKeys},
 			"filter": map[string]any{"type": "object", "description": "equality on top-level fields", "maxProperties": maxListKeys}}),
