@@ -281,3 +281,23 @@ func TestOpenAPIRequiredAcceptsAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPITransportPattern: transport is taken in any case; the document's pattern says so
+// without Go's inline (?i) flag, which ECMA-262 patterns (JSON Schema's dialect) do not have.
+func TestOpenAPITransportPattern(t *testing.T) {
+	e := newEnv(t)
+	input := readOpenAPI(t, e)["components"].(map[string]any)["schemas"].(map[string]any)["Input"].(map[string]any)["properties"].(map[string]any)
+	p := input["input_stream_listen_port"].(map[string]any)["properties"].(map[string]any)["transport"].(map[string]any)["pattern"].(string)
+	if strings.Contains(p, "(?") {
+		t.Fatalf("pattern %q uses a Go-only group", p)
+	}
+	re := regexp.MustCompile(p)
+	for s, want := range map[string]bool{"udp": true, "TCP": true, "Udp": true, "tCp": true, "sctp": false, "": false} {
+		if re.MatchString(s) != want {
+			t.Errorf("pattern %q on %q: %v, want %v", p, s, !want, want)
+		}
+	}
+	body := playerBody("a", 8000)
+	body["input"].(map[string]any)["input_stream_listen_port"] = map[string]any{"port": 8001, "transport": "tCp"}
+	e.mustCreate("vod", body)
+}

@@ -104,7 +104,7 @@ func inputSchema() map[string]any {
 		"input_module_id": jsID(),
 		"input_stream_id": jsString(1, 512),
 		"input_stream_listen_port": jsObject([]string{"port", "transport"}, map[string]any{
-			"port": jsInt(1, 65535), "transport": map[string]any{"type": "string", "pattern": "^(?i)(udp|tcp)$"}}),
+			"port": jsInt(1, 65535), "transport": map[string]any{"type": "string", "pattern": "^([Uu][Dd][Pp]|[Tt][Cc][Pp])$", "description": "UDP or TCP, in any case"}}),
 		"input_stream_url":   jsString(1, maxURL),
 		"module_name":        jsString(0, 256),
 		"module_type":        jsString(0, 256),
