@@ -241,8 +241,11 @@ func (s *server) update(m *module) http.HandlerFunc {
 		if err != nil {
 			return 0, nil, err
 		}
+		// null is the same as absent, here too: the field keeps its value. A client that sends
+		// every field of its model, the unset ones as null, must not reset them to their
+		// defaults (a stopped process started, a transcoding dropped).
 		for k, v := range body {
-			if k != "id" && k != "_id" {
+			if k != "id" && k != "_id" && v != nil {
 				doc[k] = v
 			}
 		}

@@ -251,6 +251,15 @@ func TestVodUpdate(t *testing.T) {
 	if got := e.procs.took(); slices.ContainsFunc(got, func(c string) bool { return strings.HasPrefix(c, "start") || strings.HasPrefix(c, "restart") }) {
 		t.Fatalf("stopped player started by update: %v", got)
 	}
+	// null is absent: the fields keep their values (the player stays stopped, its transcoding
+	// stays).
+	wantSuccess(t, e.post("/api/vod/update", map[string]any{"id": id, "active": nil, "transcoding": nil, "vod_name": nil}))
+	if got := e.procs.took(); slices.ContainsFunc(got, func(c string) bool { return !strings.HasPrefix(c, "check") }) {
+		t.Fatalf("an update of nulls acted on the player: %v", got)
+	}
+	if p := e.getByID("vod", id); p["active"] != false || p["vod_name"] != "renamed" || p["transcoding"] == nil {
+		t.Fatalf("an update of nulls changed the player: %v", p)
+	}
 	// Its own ports do not conflict with itself; the moved port is freed.
 	e.mustCreate("vod", merge(playerBody("other", 8000), map[string]any{"input": map[string]any{
 		"input_type": "INPUT_TYPE_UDP_LISTEN", "input_stream_listen_port": map[string]any{"port": 8001, "transport": "udp"}}}))
