@@ -126,6 +126,10 @@ var argsCases = []argsCase{
 	{name: "crf 52", tc: &Settings{CRF: ptr(52)}, in: inH264AAC, err: ErrInvalid, msg: "crf 52"},
 	{name: "bitrate 0", tc: &Settings{OutputVideoBitrate: ptr(0)}, in: inH264AAC, err: ErrInvalid, msg: "output_video_bitrate"},
 	{name: "pix_fmt", tc: &Settings{PixFmt: "yuv420p"}, in: inH264AAC, want: want(a("-c:v", "libx264", "-pix_fmt", "yuv420p"), acopy)},
+	{name: "pix_fmt nv16 as planar", tc: &Settings{PixFmt: "nv16"}, in: inH264AAC, want: want(a("-c:v", "libx264", "-pix_fmt", "yuv422p"), acopy),
+		notes: []string{"pix_fmt nv16: libx264 encodes it as yuv422p"}},
+	{name: "pix_fmt nv12 kept for hardware", tc: &Settings{VideoTranscoding: "mpsoc_vcu_h264", PixFmt: "nv12"}, in: inH264AAC, hw: hwNVENC,
+		want: want(a("-c:v", "h264_nvenc", "-pix_fmt", "nv12"), acopy)},
 	{name: "pix_fmt injection", tc: &Settings{PixFmt: "-y"}, in: inH264AAC, err: ErrInvalid},
 	{name: "every video field, x264", tc: &Settings{
 		VideoTranscoding: "libx264", OutputVideoBitrate: ptr(4000), ForceKeyFrames: 2.0, GOP: ptr(60), FrameWidth: ptr(1920),

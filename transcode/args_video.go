@@ -20,6 +20,10 @@ var (
 		"ultrafast": "veryfast", "superfast": "veryfast", "veryfast": "veryfast", "faster": "faster",
 		"fast": "fast", "medium": "medium", "slow": "slow", "slower": "slower", "veryslow": "veryslow",
 	}
+	// planar are the planar formats software encoders take for the semi-planar ones: the
+	// same chroma layout and depth, the same stream. ffmpeg 5.1 cannot convert to nv16 or
+	// nv20le, and libx265 takes no semi-planar format.
+	planar = map[string]string{"nv12": "yuv420p", "nv21": "yuv420p", "nv16": "yuv422p", "nv20le": "yuv422p10le"}
 	// x265Tunes are the spec's tunes x265 knows (it has no film or stillimage).
 	x265Tunes = map[string]bool{"animation": true, "grain": true, "fastdecode": true, "zerolatency": true}
 )
@@ -166,6 +170,10 @@ func (b *builder) pixFmt(enc string, fam hwFamily) error {
 	if fam == famVAAPI {
 		b.note("pix_fmt %s: %s uploads NV12; ignored", v, enc)
 		return nil
+	}
+	if p, ok := planar[v]; ok && fam == famNone {
+		b.note("pix_fmt %s: %s encodes it as %s", v, enc, p)
+		v = p
 	}
 	b.add("-pix_fmt", v)
 	return nil

@@ -1,12 +1,14 @@
 package transcode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -85,17 +88,20 @@ func writeTS(t *testing.T, path string, tracks []media.Track, units []*media.Acc
 // probed is what ffprobe says of a file's streams and packets.
 type probed struct {
 	Streams []struct {
-		Index      int    `json:"index"`
-		CodecName  string `json:"codec_name"`
-		CodecType  string `json:"codec_type"`
-		Width      int    `json:"width"`
-		Height     int    `json:"height"`
-		SampleRate string `json:"sample_rate"`
+		Index        int    `json:"index"`
+		CodecName    string `json:"codec_name"`
+		CodecType    string `json:"codec_type"`
+		Width        int    `json:"width"`
+		Height       int    `json:"height"`
+		PixFmt       string `json:"pix_fmt"`
+		AvgFrameRate string `json:"avg_frame_rate"`
+		SampleRate   string `json:"sample_rate"`
 	} `json:"streams"`
 	Packets []struct {
 		StreamIndex int    `json:"stream_index"`
 		Size        string `json:"size"`
 		PTSTime     string `json:"pts_time"`
+		Flags       string `json:"flags"`
 	} `json:"packets"`
 	Format struct {
 		Duration string `json:"duration"`
@@ -107,7 +113,7 @@ func ffprobe(t *testing.T, path string) probed {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "ffprobe", "-v", "error", "-print_format", "json",
-		"-show_streams", "-show_format", "-show_entries", "packet=stream_index,size,pts_time", path).Output()
+		"-show_streams", "-show_format", "-show_entries", "packet=stream_index,size,pts_time,flags", path).Output()
 	if err != nil {
 		t.Fatalf("ffprobe %s: %v", path, err)
 	}
@@ -116,6 +122,37 @@ func ffprobe(t *testing.T, path string) probed {
 		t.Fatalf("ffprobe %s: %v", path, err)
 	}
 	return p
+}
+
+// encode runs ffmpeg with the arguments Args builds for tc on the TS file in (stdin to stdout,
+// as a Job does) and returns the TS file it wrote; the test fails when ffmpeg does.
+func encode(t *testing.T, tc *Settings, in string) string {
+	t.Helper()
+	tracks, _ := streamtest.ReadTS(t, in)
+	args, err := Args(tc, tracks, HW{})
+	if err != nil {
+		t.Fatalf("Args: %v", err)
+	}
+	src, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out := filepath.Join(t.TempDir(), "out.ts")
+	dst, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ffmpeg", args...)
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = src, dst, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ffmpeg %q: %v\n%s", args, err, stderr.Bytes())
+	}
+	return out
 }
 
 // runJob runs a Job in a goroutine; wait returns its error.
