@@ -66,7 +66,7 @@ func (b *builder) video(in *media.Track) (global []string, err error) {
 	if err := b.presetTune(enc, fam); err != nil {
 		return nil, err
 	}
-	if err := b.rateControl(fam); err != nil {
+	if err := b.rateControl(enc, fam); err != nil {
 		return nil, err
 	}
 	x265, err := b.keyFrames(enc, fam)
@@ -219,14 +219,20 @@ func (b *builder) presetTune(enc string, fam hwFamily) error {
 
 // rateControl maps crf and output_video_bitrate. With both, CRF is capped by the bitrate
 // (-maxrate); a bitrate alone is a target with a VBV of twice its size.
-func (b *builder) rateControl(fam hwFamily) error {
+func (b *builder) rateControl(enc string, fam hwFamily) error {
 	tc := b.tc
 	if c := tc.CRF; c != nil {
 		if *c < 0 || *c > 51 {
 			return fmt.Errorf("crf %d: %w: must be 0 to 51", *c, ErrInvalid)
 		}
+		crf := *c
+		if crf == 0 && enc == "libx264" && tc.OutputVideoBitrate != nil {
+			// x264's crf 0 is lossless, which ignores the cap: the best quality it caps is 1.
+			b.note("crf 0: lossless cannot be capped by output_video_bitrate; libx264 uses crf 1")
+			crf = 1
+		}
 		opt := map[hwFamily]string{famNone: "-crf", famNVENC: "-cq", famQSV: "-global_quality", famVAAPI: "-qp"}[fam]
-		b.add(opt, strconv.Itoa(*c))
+		b.add(opt, strconv.Itoa(crf))
 	}
 	if r := tc.OutputVideoBitrate; r != nil {
 		if *r <= 0 {

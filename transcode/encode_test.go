@@ -1,6 +1,10 @@
 package transcode
 
 import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +31,20 @@ func streamOf(t *testing.T, p probed, kind string) int {
 	}
 	t.Fatalf("no %s stream in %+v", kind, p.Streams)
 	return -1
+}
+
+// keyFrames returns the indexes of the key frames among a stream's packets.
+func keyFrames(p probed, stream int) (keys []int, frames int) {
+	for _, pk := range p.Packets {
+		if pk.StreamIndex != p.Streams[stream].Index {
+			continue
+		}
+		if strings.HasPrefix(pk.Flags, "K") {
+			keys = append(keys, frames)
+		}
+		frames++
+	}
+	return keys, frames
 }
 
 // TestEncodePixFmts encodes with every pix_fmt of the spec and both software encoders: ffmpeg
@@ -56,4 +74,115 @@ func TestEncodePixFmts(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestEncodeKeyFrames checks where gop and force_key_frames (seconds, expression, list of
+// times) put key frames, with both software encoders, on a 25 fps input.
+func TestEncodeKeyFrames(t *testing.T) {
+	in := h264240p(t)
+	cases := []struct {
+		name  string
+		tc    Settings
+		want  []int // frame indexes of the key frames
+		slack int   // frames a key frame may be early: ffmpeg rounds listed times
+	}{
+		{"gop 10", Settings{GOP: ptr(10)}, []int{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}, 0},
+		{"every 1.5 s", Settings{ForceKeyFrames: 1.5}, []int{0, 38, 75}, 0},
+		{"expression", Settings{ForceKeyFrames: "expr:gte(t,n_forced*2)"}, []int{0, 50}, 0},
+		{"list of times", Settings{ForceKeyFrames: "0,1,3.2"}, []int{0, 25, 80}, 1},
+		{"gop 50 and every second", Settings{GOP: ptr(50), ForceKeyFrames: 1.0}, []int{0, 25, 50, 75}, 0},
+	}
+	for _, enc := range []string{"libx264", "libx265"} {
+		for _, c := range cases {
+			t.Run(enc+"/"+c.name, func(t *testing.T) {
+				tc := c.tc
+				tc.VideoTranscoding, tc.Preset = enc, "ultrafast"
+				p := ffprobe(t, encode(t, &tc, in))
+				keys, frames := keyFrames(p, streamOf(t, p, "video"))
+				if frames != 100 {
+					t.Errorf("%d frames, want 100", frames)
+				}
+				if !slices.EqualFunc(keys, c.want, func(got, want int) bool { return got <= want && got >= want-c.slack }) {
+					t.Errorf("key frames at %v, want %v", keys, c.want)
+				}
+			})
+		}
+	}
+}
+
+// TestEncodeVideoFields runs every video field together (the spec's example, with a faster
+// preset) and other combinations, and checks codec, size, frame rate and bitrate.
+func TestEncodeVideoFields(t *testing.T) {
+	in := h264240p(t)
+	cases := []struct {
+		name        string
+		tc          Settings
+		codec, size string
+		fps         float64
+		kbps        float64 // video bitrate, ±35 %; 0: not checked
+		maxKbps     float64 // video bitrate at most (a cap plus its 2 × cap buffer over the 4 s, +10 %); 0: not checked
+	}{
+		{"every video field, x265", Settings{VideoTranscoding: "libx265", OutputVideoBitrate: ptr(300), ForceKeyFrames: 2.0, GOP: ptr(50),
+			FrameWidth: ptr(480), FrameHeight: ptr(270), Preset: "fast", Tune: "zerolatency", CRF: ptr(0), PixFmt: "Disable",
+			FilterFPS: ptr(29.97)}, "hevc", "480x270", 29.97, 0, 495},
+		{"x264 bitrate, very fast", Settings{VideoTranscoding: "libx264", OutputVideoBitrate: ptr(200), Preset: "very fast",
+			Tune: "film"}, "h264", "320x240", 25, 200, 0},
+		{"x264 crf capped", Settings{VideoTranscoding: "libx264", CRF: ptr(0), OutputVideoBitrate: ptr(300),
+			Tune: "stillimage", Preset: "Disabled"}, "h264", "320x240", 25, 0, 495},
+		{"x265 crf 51, height only, 12.5 fps", Settings{VideoTranscoding: "libx265", CRF: ptr(51), FrameHeight: ptr(120),
+			FilterFPS: ptr(12.5), Tune: "fastdecode", Preset: "superfast"}, "hevc", "160x120", 12.5, 0, 0},
+		{"x264 width only, grain", Settings{VideoTranscoding: "libx264", FrameWidth: ptr(160), FrameHeight: ptr(0),
+			Tune: "grain", Preset: "faster"}, "h264", "160x120", 25, 0, 0},
+		{"x265 animation", Settings{VideoTranscoding: "libx265", Tune: "animation", Preset: "fast", OutputVideoBitrate: ptr(250)},
+			"hevc", "320x240", 25, 250, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := ffprobe(t, encode(t, &c.tc, in))
+			i := streamOf(t, p, "video")
+			v := p.Streams[i]
+			if v.CodecName != c.codec || fmt.Sprintf("%dx%d", v.Width, v.Height) != c.size {
+				t.Errorf("video %s %dx%d, want %s %s", v.CodecName, v.Width, v.Height, c.codec, c.size)
+			}
+			if fps := rate(v.AvgFrameRate); math.Abs(fps-c.fps) > 0.02 {
+				t.Errorf("frame rate %s, want %v", v.AvgFrameRate, c.fps)
+			}
+			kbps := streamKbps(t, p, i)
+			t.Logf("video %.0f kbit/s", kbps)
+			if c.kbps > 0 && math.Abs(kbps-c.kbps)/c.kbps > 0.35 {
+				t.Errorf("video at %.0f kbit/s, want %v ± 35 %%", kbps, c.kbps)
+			}
+			if c.maxKbps > 0 && kbps > c.maxKbps {
+				t.Errorf("video at %.0f kbit/s, want at most %v", kbps, c.maxKbps)
+			}
+		})
+	}
+}
+
+// rate reads ffprobe's "num/den" frame rate.
+func rate(s string) float64 {
+	n, d, _ := strings.Cut(s, "/")
+	x, _ := strconv.ParseFloat(n, 64)
+	y, err := strconv.ParseFloat(d, 64)
+	if err != nil || y == 0 {
+		return 0
+	}
+	return x / y
+}
+
+// streamKbps is a stream's payload bitrate over the file's duration.
+func streamKbps(t *testing.T, p probed, stream int) float64 {
+	t.Helper()
+	dur, err := strconv.ParseFloat(p.Format.Duration, 64)
+	if err != nil || dur <= 0 {
+		t.Fatalf("duration %q", p.Format.Duration)
+	}
+	bytes := 0
+	for _, pk := range p.Packets {
+		if pk.StreamIndex == p.Streams[stream].Index {
+			n, _ := strconv.Atoi(pk.Size)
+			bytes += n
+		}
+	}
+	return float64(bytes) * 8 / dur / 1000
 }
