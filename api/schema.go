@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/sluicemedia/sluice/internal/kinds"
+	"github.com/sluicemedia/sluice/internal/tcvalues"
 )
 
 // JSON Schema helpers for the OpenAPI document. Numbers are also accepted as numeric strings.
@@ -130,7 +131,8 @@ func transcodingSchema() map[string]any {
 		"video_transcoding":    jsEnum(append([]string{""}, videoCodecs...)...),
 		"output_video_bitrate": jsInt(1, 200000),
 		"force_key_frames": map[string]any{"oneOf": []any{jsNumberAbove(0, 60),
-			map[string]any{"type": "string", "pattern": keyFrameExpr.String()}}},
+			map[string]any{"type": "string", "pattern": tcvalues.KeyFramesAlphabet,
+				"description": "source, a list of times (0,2,4) or expr:<expression> (expr:gte(t,n_forced*2))"}}},
 		"gop":                  jsInt(1, 1000),
 		"frame_width":          jsInt(0, 7680),
 		"frame_height":         jsInt(0, 4320),

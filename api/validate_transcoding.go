@@ -3,22 +3,21 @@ package api
 import (
 	"errors"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/sluicemedia/sluice/internal/tcvalues"
 	"github.com/sluicemedia/sluice/storage"
 )
 
 // Enumerations of the transcoding object (spec 2.2).
 var (
-	videoCodecs  = []string{"libx264", "libx265", "mpsoc_vcu_h264", "mpsoc_vcu_hevc", "Disabled"}
-	presets      = []string{"Disabled", "ultrafast", "superfast", "very fast", "faster", "fast", "medium", "slow", "slower", "veryslow"}
-	tunes        = []string{"Disabled", "film", "animation", "grain", "stillimage", "fastdecode", "zerolatency"}
-	pixFmts      = []string{"Disable", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv16", "nv21", "yuv420p10le", "yuv444p10le", "nv20le"}
-	audioCodecs  = []string{"aac", "mp3", "Disabled"}
-	sampleRates  = []int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000}
-	keyFrameExpr = regexp.MustCompile(`^[A-Za-z0-9_(),.*+\-/:]{1,128}$`)
+	videoCodecs = []string{"libx264", "libx265", "mpsoc_vcu_h264", "mpsoc_vcu_hevc", "Disabled"}
+	presets     = []string{"Disabled", "ultrafast", "superfast", "very fast", "faster", "fast", "medium", "slow", "slower", "veryslow"}
+	tunes       = []string{"Disabled", "film", "animation", "grain", "stillimage", "fastdecode", "zerolatency"}
+	pixFmts     = []string{"Disable", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv16", "nv21", "yuv420p10le", "yuv444p10le", "nv20le"}
+	audioCodecs = []string{"aac", "mp3", "Disabled"}
+	sampleRates = []int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000}
 )
 
 // validateTranscoding reads a transcoding object (spec 2.2, API.md aliases and types).
@@ -56,8 +55,8 @@ func validateTranscoding(f *fields) *storage.Transcoding {
 	return &t
 }
 
-// forceKeyFrames is a number of seconds (0 < n ≤ 60) or an expression ffmpeg's -force_key_frames
-// accepts, limited to a safe alphabet since it reaches ffmpeg's command line.
+// forceKeyFrames is a number of seconds (0 < n ≤ 60) or a string ffmpeg's -force_key_frames
+// accepts, in the subset tcvalues.CheckKeyFrames checks (safe on ffmpeg's command line).
 func forceKeyFrames(f *fields) any {
 	v, ok := f.get("force_key_frames", false)
 	if !ok {
@@ -78,8 +77,8 @@ func forceKeyFrames(f *fields) any {
 			f.fail("force_key_frames", "must be a number of seconds written as a JSON number (e.g. 2 or 0.5), or an expression")
 			return nil
 		case !jsonNumber.MatchString(s):
-			if !keyFrameExpr.MatchString(s) || strings.HasPrefix(s, "-") {
-				f.fail("force_key_frames", "must be a number of seconds or an expression such as expr:gte(t,n_forced*2) (letters, digits and _(),.*+-/: only, at most 128)")
+			if err := tcvalues.CheckKeyFrames(s); err != nil {
+				f.fail("force_key_frames", "must be a number of seconds, an expression such as expr:gte(t,n_forced*2) or a list of times such as 0,2,4 (%v)", err)
 				return nil
 			}
 			return s

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
-)
 
-// keyFrameExprPattern is the alphabet a force_key_frames expression may use: it reaches
-// ffmpeg's command line, so no spaces-separated options, quotes or shell characters.
-var keyFrameExprPattern = regexp.MustCompile(`^[A-Za-z0-9_(),.*+\-/:]{1,128}$`)
+	"github.com/sluicemedia/sluice/internal/tcvalues"
+)
 
 // keyFramesSet tells whether a force_key_frames value asks for anything.
 func keyFramesSet(v any) bool {
@@ -23,7 +20,7 @@ func keyFramesSet(v any) bool {
 
 // keyFrameExpr maps force_key_frames to the value of ffmpeg's -force_key_frames: a number N
 // of seconds becomes expr:gte(t,n_forced*N) (a key frame every N seconds); a string is an
-// expression ffmpeg takes as is, checked again against a safe pattern.
+// string ffmpeg takes as is (an expression, a list of times), checked again as the API does.
 func keyFrameExpr(v any) (string, error) {
 	var n float64
 	switch x := v.(type) {
@@ -47,8 +44,8 @@ func keyFrameExpr(v any) (string, error) {
 			n = f
 			break
 		}
-		if !keyFrameExprPattern.MatchString(s) || strings.HasPrefix(s, "-") {
-			return "", fmt.Errorf("force_key_frames %q: %w: only letters, digits and _(),.*+-/: are allowed, not first '-', at most 128", s, ErrInvalid)
+		if err := tcvalues.CheckKeyFrames(s); err != nil {
+			return "", fmt.Errorf("force_key_frames %q: %w: %w", s, ErrInvalid, err)
 		}
 		return s, nil
 	default:
