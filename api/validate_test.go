@@ -63,6 +63,12 @@ var transcodingCases = []struct {
 	{`{"output_audio_bitrate":7}`, "transcoding.output_audio_bitrate"},
 	{`{"output_audio_bitrate":1025}`, "transcoding.output_audio_bitrate"},
 	{`{"sample_rate":44000}`, "transcoding.sample_rate"},
+	// mp3's own limits: layer III rates the server reads, at most 320 kbit/s.
+	{`{"audio_trancoding":"aac","sample_rate":8000,"output_audio_bitrate":1024}`, ""},
+	{`{"audio_trancoding":"mp3","sample_rate":16000,"output_audio_bitrate":320}`, ""},
+	{`{"audio_trancoding":"mp3","sample_rate":8000}`, "transcoding.sample_rate"},
+	{`{"audio_transcoding":"mp3","sample_rate":96000}`, "transcoding.sample_rate"},
+	{`{"audio_trancoding":"mp3","output_audio_bitrate":384}`, "transcoding.output_audio_bitrate"},
 	{`{"slices":69}`, "transcoding.slices"},
 	{`{"cores":5}`, "transcoding.cores"},
 	{`{"cores":"1e400"}`, "transcoding.cores"},

@@ -45,6 +45,7 @@ func validateTranscoding(f *fields) *storage.Transcoding {
 		}
 		t.SampleRate = sr
 	}
+	checkMP3(f, &t)
 	t.Slices = f.optInt("slices", 0, 68)
 	t.Cores = f.optInt("cores", 0, 4)
 	checkFrameSize(f, t.FrameWidth, t.FrameHeight)
@@ -116,6 +117,20 @@ func checkFrameSize(f *fields, w, h *int) {
 		f.fail("frame_width", "must be an even number")
 	case hv%2 != 0:
 		f.fail("frame_height", "must be an even number")
+	}
+}
+
+// checkMP3 refuses what mp3 cannot do: a sample rate outside its layer III rates the server
+// reads, a bitrate over 320 kbit/s.
+func checkMP3(f *fields, t *storage.Transcoding) {
+	if t.AudioTranscoding != "mp3" {
+		return
+	}
+	if sr := t.SampleRate; sr != nil && containsInt(sampleRates, *sr) && !containsInt(tcvalues.MP3SampleRates, *sr) {
+		f.fail("sample_rate", "must be one of %s with mp3 (aac takes the others)", joinInts(tcvalues.MP3SampleRates))
+	}
+	if br := t.OutputAudioBitrate; br != nil && *br > tcvalues.MP3MaxKbps {
+		f.fail("output_audio_bitrate", "must be at most %d with mp3", tcvalues.MP3MaxKbps)
 	}
 }
 

@@ -6,16 +6,12 @@ import (
 	"strconv"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/tcvalues"
 )
 
-// Sample rates the audio encoders take; aac takes every rate the API allows.
-var (
-	mp3Rates  = []int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000}
-	opusRates = []int{8000, 12000, 16000, 24000, 48000}
-)
-
-// mp3MaxKbps is the highest MP3 bitrate.
-const mp3MaxKbps = 320
+// Sample rates the audio encoders take; aac takes every rate the API allows, mp3 those of
+// tcvalues.MP3SampleRates.
+var opusRates = []int{8000, 12000, 16000, 24000, 48000}
 
 // audio adds the audio arguments: copy unless a field asks for a change.
 func (b *builder) audio(in *media.Track) error {
@@ -39,8 +35,8 @@ func (b *builder) audio(in *media.Track) error {
 		switch {
 		case *r <= 0:
 			return fmt.Errorf("output_audio_bitrate %d: %w: must be above 0", *r, ErrInvalid)
-		case enc == "libmp3lame" && *r > mp3MaxKbps:
-			return fmt.Errorf("output_audio_bitrate %d: %w: mp3 allows at most %d kbit/s", *r, ErrInvalid, mp3MaxKbps)
+		case enc == "libmp3lame" && *r > tcvalues.MP3MaxKbps:
+			return fmt.Errorf("output_audio_bitrate %d: %w: mp3 allows at most %d kbit/s", *r, ErrInvalid, tcvalues.MP3MaxKbps)
 		}
 		b.add("-b:a", kbps(*r))
 	}
@@ -48,12 +44,21 @@ func (b *builder) audio(in *media.Track) error {
 		switch {
 		case *sr <= 0:
 			return fmt.Errorf("sample_rate %d: %w: must be above 0", *sr, ErrInvalid)
-		case enc == "libmp3lame" && !slices.Contains(mp3Rates, *sr):
-			return fmt.Errorf("sample_rate %d: %w: mp3 takes %v Hz", *sr, ErrInvalid, mp3Rates)
+		case enc == "libmp3lame" && !slices.Contains(tcvalues.MP3SampleRates, *sr):
+			return fmt.Errorf("sample_rate %d: %w: mp3 takes %v Hz", *sr, ErrInvalid, tcvalues.MP3SampleRates)
 		case enc == "libopus" && !slices.Contains(opusRates, *sr):
 			return fmt.Errorf("sample_rate %d: %w: opus takes %v Hz", *sr, ErrInvalid, opusRates)
 		}
 		b.add("-ar", strconv.Itoa(*sr))
+	} else if r := in.Params.SampleRate; enc == "libmp3lame" && r > 0 && !slices.Contains(tcvalues.MP3SampleRates, r) {
+		// libmp3lame would keep the rate, and below 16 kHz write MPEG-2.5, which the server does
+		// not read: the lowest mp3 rate at or above the input's instead.
+		to := tcvalues.MP3SampleRates[len(tcvalues.MP3SampleRates)-1]
+		if i := slices.IndexFunc(tcvalues.MP3SampleRates, func(m int) bool { return m >= r }); i >= 0 {
+			to = tcvalues.MP3SampleRates[i]
+		}
+		b.note("audio: the input's %d Hz is not an mp3 rate the server reads; resampled to %d Hz", r, to)
+		b.add("-ar", strconv.Itoa(to))
 	}
 	return nil
 }

@@ -21,6 +21,8 @@ var (
 	}
 	inMP3   = []media.Track{{ID: 0, Codec: media.CodecMP3, ClockRate: 44100, Params: media.Params{SampleRate: 44100}}}
 	inVideo = []media.Track{{ID: 0, Codec: media.CodecH264, ClockRate: 90000}}
+	// inVideoAAC11k has AAC at 11025 Hz, a rate MP3 writes as MPEG-2.5.
+	inVideoAAC11k = []media.Track{inVideo[0], {ID: 1, Codec: media.CodecAAC, ClockRate: 11025, Params: media.Params{SampleRate: 11025, Channels: 1}}}
 
 	hwNVENC = HW{Encoders: []string{"h264_nvenc", "hevc_nvenc"}}
 	hwQSV   = HW{Encoders: []string{"h264_qsv", "hevc_qsv"}}
@@ -184,6 +186,10 @@ var argsCases = []argsCase{
 	{name: "opus input kept as copy", tc: &Settings{VideoTranscoding: "libx264"}, in: inH265Opus,
 		want: want(a("-c:v", "libx264"), acopy)},
 	{name: "opus rate", tc: &Settings{SampleRate: ptr(44100)}, in: inH265Opus, err: ErrInvalid, msg: "opus takes"},
+	{name: "mp3 8 kHz is MPEG-2.5", tc: &Settings{AudioTranscoding: "mp3", SampleRate: ptr(8000)}, in: inH264AAC, err: ErrInvalid, msg: "mp3 takes"},
+	{name: "mp3 from 11.025 kHz input resampled", tc: &Settings{AudioTranscoding: "mp3"}, in: inVideoAAC11k,
+		want:  want(a("-c:v", "copy"), a("-c:a", "libmp3lame", "-ar", "16000")),
+		notes: []string{"audio: the input's 11025 Hz is not an mp3 rate the server reads; resampled to 16000 Hz"}},
 	{name: "mp3 96 kHz", tc: &Settings{AudioTranscoding: "mp3", SampleRate: ptr(96000)}, in: inH264AAC, err: ErrInvalid, msg: "mp3 takes"},
 	{name: "mp3 512 kbit/s", tc: &Settings{AudioTranscoding: "mp3", OutputAudioBitrate: ptr(512)}, in: inH264AAC, err: ErrInvalid, msg: "at most 320"},
 	{name: "audio bitrate 0", tc: &Settings{OutputAudioBitrate: ptr(0)}, in: inH264AAC, err: ErrInvalid},

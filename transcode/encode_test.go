@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
@@ -157,6 +159,60 @@ func TestEncodeVideoFields(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEncodeAudio checks codec, sample rate and bitrate of the audio fields' output, as ffprobe
+// and the server's demuxer read it.
+func TestEncodeAudio(t *testing.T) {
+	in := h264240p(t)
+	cases := []struct {
+		in    string // h264240p when empty
+		tc    Settings
+		codec media.Codec
+		name  string // ffprobe's
+		rate  int
+		kbps  float64 // ±25 %; 0: not checked
+	}{
+		{"", Settings{AudioTranscoding: "aac", OutputAudioBitrate: ptr(96), SampleRate: ptr(44100)}, media.CodecAAC, "aac", 44100, 96},
+		{"", Settings{AudioTranscoding: "aac", OutputAudioBitrate: ptr(32), SampleRate: ptr(22050)}, media.CodecAAC, "aac", 22050, 32},
+		{"", Settings{AudioTranscoding: "aac", SampleRate: ptr(96000)}, media.CodecAAC, "aac", 96000, 0},
+		{"", Settings{AudioTranscoding: "mp3", OutputAudioBitrate: ptr(64), SampleRate: ptr(22050)}, media.CodecMP3, "mp3", 22050, 64},
+		{"", Settings{AudioTranscoding: "mp3", OutputAudioBitrate: ptr(32), SampleRate: ptr(16000)}, media.CodecMP3, "mp3", 16000, 32},
+		{"", Settings{AudioTranscoding: "mp3", OutputAudioBitrate: ptr(320)}, media.CodecMP3, "mp3", 48000, 320},
+		{"", Settings{SampleRate: ptr(16000)}, media.CodecAAC, "aac", 16000, 0},
+		// mp3 keeps the input's rate unless it is one the server does not read (MPEG-2.5).
+		{aac8k(t), Settings{AudioTranscoding: "mp3"}, media.CodecMP3, "mp3", 16000, 0},
+		{aac8k(t), Settings{AudioTranscoding: "aac"}, media.CodecAAC, "aac", 8000, 0},
+	}
+	for i, c := range cases {
+		t.Run(fmt.Sprintf("%d %s %d Hz", i, c.name, c.rate), func(t *testing.T) {
+			src := in
+			if c.in != "" {
+				src = c.in
+			}
+			out := encode(t, &c.tc, src)
+			p := ffprobe(t, out)
+			i := streamOf(t, p, "audio")
+			if a := p.Streams[i]; a.CodecName != c.name || a.SampleRate != strconv.Itoa(c.rate) {
+				t.Errorf("ffprobe: audio %s at %s Hz, want %s at %d", a.CodecName, a.SampleRate, c.name, c.rate)
+			}
+			tracks, _ := streamtest.ReadTS(t, out)
+			if a := trackOf(tracks, false); a.Codec != c.codec || a.Params.SampleRate != c.rate {
+				t.Errorf("the server reads %s at %d Hz, want %s at %d", a.Codec, a.Params.SampleRate, c.codec, c.rate)
+			}
+			kbps := streamKbps(t, p, i)
+			t.Logf("audio %.0f kbit/s", kbps)
+			if c.kbps > 0 && math.Abs(kbps-c.kbps)/c.kbps > 0.25 {
+				t.Errorf("audio at %.0f kbit/s, want %v ± 25 %%", kbps, c.kbps)
+			}
+		})
+	}
+}
+
+// aac8k is 2 s of 320x240 H.264 and AAC at 8 kHz.
+func aac8k(t *testing.T) string {
+	return fixture(t, "aac-8k", append(testutil.Pattern{Width: 320, Height: 240, SampleRate: 8000}.Args(), "-t", "2",
+		"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-c:a", "aac", "-b:a", "24k")...)
 }
 
 // rate reads ffprobe's "num/den" frame rate.
