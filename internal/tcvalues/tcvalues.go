@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// MP3 limits: layer III of MPEG-1 and MPEG-2. MPEG-2.5's 8000, 11025 and 12000 Hz are left
-// out, since the server's MP3 reader (MPEG-TS, FLV, fMP4) does not take their frames.
+// MP3SampleRates are the rates of layer III in MPEG-1 and MPEG-2. MPEG-2.5's 8000, 11025 and
+// 12000 Hz are left out, since the server's MP3 reader (MPEG-TS, FLV, fMP4) does not take
+// their frames.
 var MP3SampleRates = []int{16000, 22050, 24000, 32000, 44100, 48000}
 
 // MP3MaxKbps is the highest MP3 bitrate.
