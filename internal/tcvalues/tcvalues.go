@@ -82,31 +82,22 @@ func (p *exprParser) fail(format string, a ...any) error {
 }
 
 // expr: term {(+|-) term}
-func (p *exprParser) expr() error {
-	if err := p.term(); err != nil {
-		return err
-	}
-	for p.s != "" && (p.s[0] == '+' || p.s[0] == '-') {
-		p.s = p.s[1:]
-		if err := p.term(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (p *exprParser) expr() error { return p.chain("+-", p.term) }
 
 // term: factor {(*|/) factor}
-func (p *exprParser) term() error {
-	if err := p.factor(); err != nil {
-		return err
-	}
-	for p.s != "" && (p.s[0] == '*' || p.s[0] == '/') {
-		p.s = p.s[1:]
-		if err := p.factor(); err != nil {
+func (p *exprParser) term() error { return p.chain("*/", p.factor) }
+
+// chain reads operands joined by any of the operators ops.
+func (p *exprParser) chain(ops string, operand func() error) error {
+	for {
+		if err := operand(); err != nil {
 			return err
 		}
+		if p.s == "" || !strings.ContainsRune(ops, rune(p.s[0])) {
+			return nil
+		}
+		p.s = p.s[1:]
 	}
-	return nil
 }
 
 // factor: [+|-] (number | constant | (expr) | function(expr[,expr[,expr]]))
