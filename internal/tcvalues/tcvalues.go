@@ -23,7 +23,7 @@ const MaxKeyFramesLen = 128
 
 // KeyFramesAlphabet is a pattern (Go and ECMA-262) of the characters CheckKeyFrames may take,
 // for documents; CheckKeyFrames checks the syntax.
-const KeyFramesAlphabet = `^[A-Za-z0-9_(),.*+\-/:]{1,128}$`
+const KeyFramesAlphabet = `^[A-Za-z0-9_(),.*+\-/:^]{1,128}$`
 
 // ErrKeyFrames is wrapped by CheckKeyFrames.
 var ErrKeyFrames = errors.New("not a force_key_frames value ffmpeg takes")
@@ -34,7 +34,7 @@ var keyFrameTime = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?:s|ms|us)?|(?:[0
 
 // CheckKeyFrames tells whether s, a force_key_frames string, is one ffmpeg 5.1 takes, in a
 // subset of its syntax: "source" or "source_no_drop"; a comma-separated list of times ("0,2,4",
-// "1:30", "500ms"); or "expr:" and an expression of numbers, + - * /, parentheses, the
+// "1:30", "500ms"); or "expr:" and an expression of numbers, + - * / ^, parentheses, the
 // constants t, n, n_forced, prev_forced_n, prev_forced_t, and the functions of funcArgs.
 // The subset has no spaces, quotes or leading '-', so s is safe on a command line.
 func CheckKeyFrames(s string) error {
@@ -69,6 +69,10 @@ var (
 		"abs": {1, 1}, "floor": {1, 1}, "ceil": {1, 1}, "trunc": {1, 1}, "round": {1, 1}, "not": {1, 1}, "sqrt": {1, 1},
 		"mod": {2, 2}, "max": {2, 2}, "min": {2, 2}, "eq": {2, 2}, "gte": {2, 2}, "gt": {2, 2}, "lte": {2, 2}, "lt": {2, 2},
 		"if": {2, 3}, "ifnot": {2, 3}, "between": {3, 3}, "clip": {3, 3},
+		"exp": {1, 1}, "log": {1, 1}, "sin": {1, 1}, "cos": {1, 1}, "tan": {1, 1}, "asin": {1, 1}, "acos": {1, 1},
+		"atan": {1, 1}, "sinh": {1, 1}, "cosh": {1, 1}, "tanh": {1, 1}, "sgn": {1, 1}, "isnan": {1, 1}, "isinf": {1, 1},
+		"squish": {1, 1}, "gauss": {1, 1}, "pow": {2, 2}, "atan2": {2, 2}, "hypot": {2, 2}, "bitand": {2, 2},
+		"bitor": {2, 2}, "lerp": {3, 3},
 	}
 	exprNumber = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)`)
 	exprName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
@@ -84,8 +88,11 @@ func (p *exprParser) fail(format string, a ...any) error {
 // expr: term {(+|-) term}
 func (p *exprParser) expr() error { return p.chain("+-", p.term) }
 
-// term: factor {(*|/) factor}
-func (p *exprParser) term() error { return p.chain("*/", p.factor) }
+// term: power {(*|/) power}
+func (p *exprParser) term() error { return p.chain("*/", p.power) }
+
+// power: factor {^ factor}
+func (p *exprParser) power() error { return p.chain("^", p.factor) }
 
 // chain reads operands joined by any of the operators ops.
 func (p *exprParser) chain(ops string, operand func() error) error {

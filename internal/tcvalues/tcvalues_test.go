@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"regexp"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 // TestCheckKeyFramesAgreesWithFFmpeg: what CheckKeyFrames takes, ffmpeg takes; what it
 // refuses, ffmpeg refuses too, except the spellings outside the subset (subset: true).
 func TestCheckKeyFramesAgreesWithFFmpeg(t *testing.T) {
+	alphabet := regexp.MustCompile(KeyFramesAlphabet)
 	testutil.RequireFFmpeg(t)
 	cases := []struct {
 		s      string
@@ -24,6 +26,9 @@ func TestCheckKeyFramesAgreesWithFFmpeg(t *testing.T) {
 		{s: "expr:between(mod(n,50),0,0)+not(n)", ok: true},
 		{s: "expr:-(t/2)*PI+clip(t,0,1)", ok: true},
 		{s: "expr:ifnot(lt(t,1),gte(t,prev_forced_t+2))", ok: true},
+		{s: "expr:gte(t,pow(2,n_forced))*lt(2^n_forced,1000)", ok: true},
+		{s: "expr:gte(t,floor(hypot(n,1)/25)+sgn(log(exp(1))))", ok: true},
+		{s: "expr:pow(2)"},
 		{s: "0,2,4,6", ok: true},
 		{s: "1:00,01:30.5,0:00:10", ok: true},
 		{s: "2s,500ms,1500000us,2.25", ok: true},
@@ -52,6 +57,9 @@ func TestCheckKeyFramesAgreesWithFFmpeg(t *testing.T) {
 		err := CheckKeyFrames(c.s)
 		if (err == nil) != c.ok {
 			t.Errorf("CheckKeyFrames(%q) = %v, want ok %v", c.s, err, c.ok)
+		}
+		if c.ok && !alphabet.MatchString(c.s) {
+			t.Errorf("%q is taken but outside KeyFramesAlphabet, the pattern the OpenAPI document shows", c.s)
 		}
 		if ffErr := ffmpegTakes(t, c.s); (ffErr == nil) != (c.ok || c.subset) {
 			t.Errorf("ffmpeg -force_key_frames %q: %v, want ok %v", c.s, ffErr, c.ok || c.subset)
