@@ -41,8 +41,9 @@ type Endpoint struct {
 //   - transtype=live, payloadsize (or pkt_size) = 1316: the only values sluice sends.
 //
 // Any other key is refused with ErrInvalidURL naming it: a setting that would be ignored is
-// a surprise waiting for the operator. A caller needs a host and a port; a listener may leave
-// the host empty.
+// a surprise waiting for the operator; so is a key repeated with another value. A "#" after
+// the "?" is part of the query, as OBS and ffmpeg read it (streamid=#!::r=...). A caller
+// needs a host and a port; a listener may leave the host empty.
 func ParseURL(raw string) (Endpoint, error) { return parseURL(raw, false) }
 
 // ParseListenURL parses the URL of a listen input, "srt://:port?latency=200&passphrase=...":
@@ -50,16 +51,22 @@ func ParseURL(raw string) (Endpoint, error) { return parseURL(raw, false) }
 func ParseListenURL(raw string) (Endpoint, error) { return parseURL(raw, true) }
 
 func parseURL(raw string, listen bool) (Endpoint, error) {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(hashInQuery(raw))
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("srt url: %w: %w", err, ErrInvalidURL)
 	}
 	if !strings.EqualFold(u.Scheme, "srt") {
 		return Endpoint{}, fmt.Errorf("srt url %q: scheme %q, want srt: %w", redact(u), u.Scheme, ErrInvalidURL)
 	}
+	if u.Fragment != "" {
+		return Endpoint{}, fmt.Errorf("srt url %q: a \"#\" before the query: %w", redact(u), ErrInvalidURL)
+	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: query: %w: %w", redact(u), err, ErrInvalidURL)
+	}
+	if err := checkRepeats(q); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
 	}
 	ep := Endpoint{Listen: listen}
 	switch m := strings.ToLower(q.Get("mode")); m {
@@ -151,6 +158,56 @@ var knownKeys = []string{
 	"localport", "port", "localip", "adapter",
 }
 
+// aliases are the names libsrt and ffmpeg give one setting.
+var aliases = [][]string{
+	{"streamid", "srt_streamid"}, {"latency", "rcvlatency"}, {"peeridletimeo", "timeout"},
+	{"conntimeo", "connect_timeout"}, {"payloadsize", "pkt_size"}, {"localport", "port"},
+	{"localip", "adapter"},
+}
+
+// checkRepeats refuses a key given twice, or two names of one setting, with different values:
+// ffmpeg takes the first, libsrt sets them in turn, and sluice would silently pick one.
+// Values are not shown: one may be a passphrase.
+func checkRepeats(q url.Values) error {
+	for _, k := range knownKeys {
+		names := []string{k}
+		for _, a := range aliases {
+			if slices.Contains(a, k) {
+				names = a
+			}
+		}
+		var seen []string
+		var value string
+		for _, n := range names {
+			for _, v := range q[n] {
+				if len(seen) > 0 && v != value {
+					what := n + " given twice"
+					if !slices.Contains(seen, n) {
+						what = seen[0] + " and " + n
+					}
+					return fmt.Errorf("%s with different values: give one: %w", what, ErrInvalidURL)
+				}
+				if !slices.Contains(seen, n) {
+					seen = append(seen, n)
+				}
+				value = v
+			}
+		}
+	}
+	return nil
+}
+
+// hashInQuery escapes every "#" after the "?": OBS and ffmpeg take a stream id such as
+// "#!::r=cam1,m=publish" as written, where a URL parser would cut a fragment off, dropping the
+// stream id and every option after it.
+func hashInQuery(raw string) string {
+	head, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw
+	}
+	return head + "?" + strings.ReplaceAll(query, "#", "%23")
+}
+
 // localAddr is the address a rendezvous binds: localip (or adapter) and localport (or port),
 // the port defaulting to the peer's. The keys are refused in other modes, where sluice binds
 // no chosen address (a caller's port is the system's; a listener's is in the URL's host).
@@ -231,7 +288,7 @@ func redact(u *url.URL) string {
 // RedactURL returns raw with its passphrase hidden, for logs and error messages; a URL that
 // does not parse is returned as "<invalid url>".
 func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(hashInQuery(raw))
 	if err != nil {
 		return "<invalid url>"
 	}

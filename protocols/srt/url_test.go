@@ -147,3 +147,47 @@ func TestRendezvousConnectTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestParseURLAsPasted: addresses as operators paste them from OBS and ffmpeg. A stream id's
+// "#" is part of the query there, not a fragment that drops it and every option after it; a
+// key given twice, or two names of one setting, with different values are refused rather than
+// one of them silently winning.
+func TestParseURLAsPasted(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want Endpoint
+		ok   bool
+	}{
+		{"srt://h:1?streamid=#!::r=cam1,m=publish", Endpoint{Addr: "h:1", Options: Options{StreamID: "#!::r=cam1,m=publish"}}, true},
+		{"srt://h:1?streamid=#!::r=cam1,m=publish&latency=300&passphrase=0123456789",
+			Endpoint{Addr: "h:1", Options: Options{StreamID: "#!::r=cam1,m=publish", Latency: 300 * time.Millisecond, Passphrase: "0123456789"}}, true},
+		{"srt://h:1?latency=300&streamid=#!::u=ann,r=live/cam#2,m=publish",
+			Endpoint{Addr: "h:1", Options: Options{StreamID: "#!::u=ann,r=live/cam#2,m=publish", Latency: 300 * time.Millisecond}}, true},
+		{"srt://h:1?latency=300&latency=300", Endpoint{Addr: "h:1", Options: Options{Latency: 300 * time.Millisecond}}, true},
+		{"srt://h:1?latency=100&latency=900", Endpoint{}, false},
+		{"srt://h:1?latency=200&rcvlatency=900", Endpoint{}, false},
+		{"srt://h:1?streamid=a&srt_streamid=b", Endpoint{}, false},
+		{"srt://h:1#frag", Endpoint{}, false}, // a "#" before any query: not an SRT option
+		{"srt://h:1?streamid=%zz", Endpoint{}, false},
+	} {
+		got, err := ParseURL(c.raw)
+		checkParsed(t, fmt.Sprintf("ParseURL(%q)", c.raw), got, c.want, err, c.ok, ErrInvalidURL)
+	}
+}
+
+// TestParseURLRepeatNamed: the refusal of a repeated key names it, and never shows a value.
+func TestParseURLRepeatNamed(t *testing.T) {
+	for raw, want := range map[string]string{
+		"srt://h:1?latency=100&latency=900":                       "latency given twice",
+		"srt://h:1?rcvlatency=100&latency=900":                    "latency and rcvlatency",
+		"srt://h:1?passphrase=0123456789&passphrase=9876543210xx": "passphrase given twice",
+	} {
+		_, err := ParseURL(raw)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "0123456789") {
+			t.Errorf("%s: error %v, want one naming %q without the passphrase", raw, err, want)
+		}
+	}
+	if got := RedactURL("srt://h:1?streamid=#!::r=cam1&passphrase=0123456789"); !strings.Contains(got, "cam1") || strings.Contains(got, "0123456789") {
+		t.Errorf("RedactURL = %q, want the stream id and no passphrase", got)
+	}
+}
