@@ -111,14 +111,26 @@ func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger)
 	return nil, fmt.Errorf("output type %s is not built in this version", out.OutputType)
 }
 
-// httpMethod takes the method=PUT option out of an HTTP output URL.
+// httpMethod takes the method=PUT option out of an HTTP output URL. The rest of the query is
+// kept as written, in order: a server may check a signature over it.
 func httpMethod(raw string) (string, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", "", fmt.Errorf("output_stream_url: %w", err)
 	}
-	q := u.Query()
-	method := strings.ToUpper(q.Get("method"))
+	method := ""
+	var kept []string
+	for kv := range strings.SplitSeq(u.RawQuery, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "method" {
+			kept = append(kept, kv)
+			continue
+		}
+		if method == "" {
+			method, _ = url.QueryUnescape(v)
+			method = strings.ToUpper(method)
+		}
+	}
 	switch method {
 	case "", "POST":
 		method = "POST"
@@ -126,8 +138,7 @@ func httpMethod(raw string) (string, string, error) {
 	default:
 		return "", "", fmt.Errorf("output_stream_url: method=%s: only POST and PUT are supported", method)
 	}
-	q.Del("method")
-	u.RawQuery = q.Encode()
+	u.RawQuery = strings.Join(kept, "&")
 	return u.String(), method, nil
 }
 
