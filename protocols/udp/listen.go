@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net"
 
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -45,6 +48,10 @@ func Listen(ctx context.Context, s *stream.Stream, opts Options) error {
 //	buffer_size=N     socket receive buffer in bytes (default opts.ReadBuffer, 4 MiB)
 //	fifo_size=N       the same in 188-byte packets (ffmpeg's unit), when buffer_size is absent
 //	timeout=N         microseconds without a datagram after which Pull returns (none by default)
+//	sources=IP[,IP]   a multicast group's senders to receive from (source-specific join)
+//	block=IP[,IP]     a multicast group's senders to drop
+//
+// Other options (ffmpeg's reuse, overrun_nonfatal, ...) are logged as ignored.
 //
 // Sessions run as in Listen. Pull returns nil when ctx ends or, with timeout set, when the
 // input went quiet after media flowed; an error when nothing came within the timeout or the
@@ -66,6 +73,9 @@ func Pull(ctx context.Context, s *stream.Stream, opts Options) error {
 		readBuffer = ep.readBuffer
 	}
 	log := opts.Log.With("input", "udp", "url", rawurl)
+	if ignored := ep.unused("localaddr", "interface", "buffer_size", "fifo_size", "timeout", "sources", "block"); ignored != nil {
+		log.Info("options ignored: they change nothing on a udp input", "options", ignored)
+	}
 	granted := setReadBuffer(conn, readBuffer)
 	log.Info("receiving", "addr", conn.LocalAddr().String(), "read_buffer", granted)
 	r := &receiver{conn: conn, s: s, log: log, idle: opts.IdleTimeout, quiet: ep.timeout}
@@ -95,5 +105,46 @@ func listenEndpoint(ep endpoint) (*net.UDPConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("join %s: %w", ep.ip, err)
 	}
+	if err := filterSources(conn, ep, ifi); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	return conn, nil
+}
+
+// groupConn is what ipv4 and ipv6 PacketConns offer for source filters.
+type groupConn interface {
+	LeaveGroup(ifi *net.Interface, group net.Addr) error
+	JoinSourceSpecificGroup(ifi *net.Interface, group, source net.Addr) error
+	ExcludeSourceSpecificGroup(ifi *net.Interface, group, source net.Addr) error
+}
+
+// filterSources applies the sources or block option to conn, joined to the group: with
+// sources, the any-source membership is swapped for one per source (source-specific
+// multicast); with block, the senders listed are excluded.
+func filterSources(conn *net.UDPConn, ep endpoint, ifi *net.Interface) error {
+	if ep.sources == nil && ep.block == nil {
+		return nil
+	}
+	var gc groupConn = ipv4.NewPacketConn(conn)
+	if ep.ip.To4() == nil {
+		gc = ipv6.NewPacketConn(conn)
+	}
+	group := &net.UDPAddr{IP: ep.ip}
+	if ep.sources != nil {
+		if err := gc.LeaveGroup(ifi, group); err != nil {
+			return fmt.Errorf("leave %s for its sources: %w", ep.ip, err)
+		}
+	}
+	for _, src := range ep.sources {
+		if err := gc.JoinSourceSpecificGroup(ifi, group, &net.UDPAddr{IP: src}); err != nil {
+			return fmt.Errorf("join %s from source %s: %w", ep.ip, src, err)
+		}
+	}
+	for _, src := range ep.block {
+		if err := gc.ExcludeSourceSpecificGroup(ifi, group, &net.UDPAddr{IP: src}); err != nil {
+			return fmt.Errorf("block source %s of %s: %w", src, ep.ip, err)
+		}
+	}
+	return nil
 }

@@ -95,3 +95,32 @@ func TestSendPullMulticast(t *testing.T) {
 	startSend(t, src, fmt.Sprintf("udp://%s:%d?ttl=0&localaddr=127.0.0.1", group, port), Send)
 	streamtest.CheckCBRReceived(t, dst, col, 101, 20*time.Second)
 }
+
+// TestPullMulticastSources: ffmpeg's sources= and block= filter a group's senders. ffmpeg
+// sends from 127.0.0.1 on lo; the input whose sources name that address gets the stream, the
+// one naming another sender and the one blocking 127.0.0.1 get nothing.
+func TestPullMulticastSources(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	t.Parallel()
+	group, port := mcastGroup(), testutil.FreePort(t)
+	base := fmt.Sprintf("udp://@%s:%d?localaddr=127.0.0.1&", group, port)
+	from := stream.New("mcast-from", stream.Options{})
+	other := stream.New("mcast-other", stream.Options{})
+	blocked := stream.New("mcast-blocked", stream.Options{})
+	startPull(t, base+"sources=127.0.0.1", from)
+	startPull(t, base+"sources=127.0.0.9,127.0.0.10", other)
+	startPull(t, base+"block=127.0.0.1", blocked)
+	col := streamtest.Collect(t, from)
+	time.Sleep(200 * time.Millisecond) // the three joins
+	args := append(streamtest.CBRArgs(3, true), "-f", "mpegts",
+		fmt.Sprintf("udp://%s:%d?pkt_size=1316&ttl=0&localaddr=127.0.0.1", group, port))
+	if err := streamtest.RunFFmpeg(context.Background(), t, args...); err != nil {
+		t.Fatal(err)
+	}
+	streamtest.CheckCBRReceived(t, from, col, 51, 10*time.Second)
+	for _, s := range []*stream.Stream{other, blocked} {
+		if st := s.Stats(); st.BytesIn != 0 || st.UnitsIn != 0 {
+			t.Errorf("%s received %d bytes, %d units from a filtered sender", s.Name(), st.BytesIn, st.UnitsIn)
+		}
+	}
+}

@@ -34,6 +34,8 @@ const rtpPayloadMP2T = 33
 //	localaddr=IP      source address; for multicast also the outgoing interface
 //	interface=NAME    outgoing interface of multicast
 //
+// Other options (ffmpeg's localport, bitrate, ...) are logged as ignored.
+//
 // tracks are the stream's tracks when the reader was opened; at a discontinuity with other
 // tracks the muxer starts over with new tables. Timestamps keep increasing across
 // discontinuities. Send returns nil when ctx ends or the stream closes, else the error.
@@ -72,6 +74,9 @@ func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks [
 		d.seq, d.ssrc, d.ts0 = uint16(rand.Uint32()), rand.Uint32(), rand.Uint32()
 	}
 	log.Info("sending", "remote", conn.RemoteAddr().String(), "pkt_size", d.size)
+	if ignored := ep.unused("pkt_size", "ttl", "localaddr", "interface"); ignored != nil {
+		log.Info("options ignored: they change nothing on a "+scheme+" output", "options", ignored)
+	}
 	err = d.run(ctx, out)
 	if err != nil {
 		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)

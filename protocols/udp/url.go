@@ -32,6 +32,10 @@ type endpoint struct {
 	timeout    time.Duration // timeout (µs, as ffmpeg); 0 unset
 	ttl        int           // ttl; -1 unset
 	pktSize    int           // pkt_size; 0 unset
+	// sources and block are ffmpeg's source filters of a group: receive only from sources
+	// (a source-specific join), or from any sender but block.
+	sources, block []net.IP
+	keys           []string // the query's keys, sorted, to log those the user does not read
 }
 
 // multicast tells whether the address is a multicast group.
@@ -72,6 +76,43 @@ func parseURL(raw string, schemes ...string) (endpoint, error) {
 	return e, nil
 }
 
+// CheckURL checks the options of a udp:// or rtp:// address as Pull, Send and SendRTP read
+// them, so that a bad one is refused when the record is created.
+func CheckURL(raw string) error {
+	_, err := parseURL(raw, "udp", "rtp")
+	return err
+}
+
+// unused returns the query's keys other than used: options ffmpeg knows that change nothing
+// here (reuse, overrun_nonfatal, ...) or misspelt ones, for the log.
+func (e endpoint) unused(used ...string) []string {
+	var out []string
+	for _, k := range e.keys {
+		if !slices.Contains(used, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ipList reads ffmpeg's comma-separated list of addresses of key, of the family of group.
+func ipList(q url.Values, key string, group net.IP) ([]net.IP, error) {
+	if q.Has(key) && !group.IsMulticast() {
+		return nil, fmt.Errorf("option %s: filters the senders of a multicast group, and the address is none", key)
+	}
+	var out []net.IP
+	for _, v := range q[key] {
+		for a := range strings.SplitSeq(v, ",") {
+			ip := net.ParseIP(strings.TrimSpace(a))
+			if ip == nil || (ip.To4() == nil) != (group.To4() == nil) {
+				return nil, fmt.Errorf("option %s=%q: want IP addresses of the group's family, separated by commas", key, v)
+			}
+			out = append(out, ip)
+		}
+	}
+	return out, nil
+}
+
 func (e *endpoint) parseQuery(q url.Values) error {
 	var err error
 	num := func(key string, lo, hi int) int {
@@ -105,6 +146,19 @@ func (e *endpoint) parseQuery(q url.Values) error {
 	if e.pktSize%mpegts.PacketSize != 0 {
 		return fmt.Errorf("option pkt_size=%d: want a multiple of %d", e.pktSize, mpegts.PacketSize)
 	}
+	if e.sources, err = ipList(q, "sources", e.ip); err != nil {
+		return err
+	}
+	if e.block, err = ipList(q, "block", e.ip); err != nil {
+		return err
+	}
+	if e.sources != nil && e.block != nil {
+		return fmt.Errorf("options sources and block: give one")
+	}
+	for k := range q {
+		e.keys = append(e.keys, k)
+	}
+	slices.Sort(e.keys)
 	e.iface = q.Get("interface")
 	if v := q.Get("localaddr"); v != "" {
 		if e.localAddr = net.ParseIP(v); e.localAddr == nil {

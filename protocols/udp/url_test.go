@@ -42,6 +42,12 @@ var urlCases = []struct {
 	{"udp://:1?buffer_size=x", []string{"udp"}, "buffer_size", nil},
 	{"udp://:1?localaddr=nope", []string{"udp"}, "localaddr", nil},
 	{"udp://%zz:1", []string{"udp"}, "url", nil},
+	{"udp://@232.1.2.3:5000?sources=10.0.0.1,10.0.0.2", []string{"udp"}, "", func(e endpoint) bool { return len(e.sources) == 2 && e.block == nil }},
+	{"udp://[ff3e::1]:5000?block=2001:db8::1", []string{"udp"}, "", func(e endpoint) bool { return len(e.block) == 1 }},
+	{"udp://@:1?sources=10.0.0.1", []string{"udp"}, "multicast group", nil},
+	{"udp://239.1.2.3:1?sources=nope", []string{"udp"}, "sources", nil},
+	{"udp://239.1.2.3:1?sources=::1", []string{"udp"}, "family", nil},
+	{"udp://239.1.2.3:1?sources=10.0.0.1&block=10.0.0.2", []string{"udp"}, "give one", nil},
 }
 
 func TestParseURL(t *testing.T) {
@@ -73,4 +79,18 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("%q parsed to %+v", raw, e)
 		}
 	})
+}
+
+// TestUnusedOptions: options a side does not read are listed for its log.
+func TestUnusedOptions(t *testing.T) {
+	e, err := parseURL("udp://239.1.2.3:1?reuse=1&overrun_nonfatal=1&pkt_size=1316&buffer_size=65536&localport=5", "udp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(e.unused("pkt_size", "ttl"), ","); got != "buffer_size,localport,overrun_nonfatal,reuse" {
+		t.Errorf("unused = %s", got)
+	}
+	if err := CheckURL("rtp://h:1?pkt_size=1000"); err == nil || !strings.Contains(err.Error(), "pkt_size") {
+		t.Errorf("CheckURL: %v, want a pkt_size error", err)
+	}
 }
