@@ -7,21 +7,6 @@ import (
 	"github.com/sluicemedia/sluice/protocols/srt"
 )
 
-// urlChecks check the options of stream addresses at create and update (api.Config.URLChecks):
-// an SRT address with an option the stack does not know is refused there, naming it.
-var urlChecks = map[string]func(string, bool) error{"srt": checkSRTURL}
-
-// checkSRTURL parses an SRT address as the input or output that uses it will.
-func checkSRTURL(raw string, listen bool) error {
-	var err error
-	if listen {
-		_, err = srt.ParseListenURL(raw)
-	} else {
-		_, err = srt.ParseURL(raw)
-	}
-	return err
-}
-
 // srtLinks returns what a part reports of its SRT link through probe (nil: no SRT link).
 func srtLinks(role string, probe *srt.Probe) func() []api.SRTLink {
 	if probe == nil {

@@ -13,6 +13,13 @@ import (
 // ffmpeg names it: tcp or udp. It is removed before the URL is dialled.
 const transportOption = "rtsp_transport"
 
+// CheckURL checks an rtsp:// or rtsps:// address as Pull and Push read it, so that a bad
+// rtsp_transport is refused when the record is created.
+func CheckURL(raw string) error {
+	_, _, err := parseURL(raw)
+	return err
+}
+
 // parseURL parses an rtsp:// or rtsps:// URL, user:password@ included, and takes out the
 // rtsp_transport option: nil means automatic (UDP, then TCP when UDP gets nothing).
 func parseURL(raw string) (*base.URL, *gortsplib.Transport, error) {
