@@ -2,6 +2,7 @@ package rtmp
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,10 +24,21 @@ type client struct {
 	txn float64
 }
 
-// dial connects to t and runs the handshake.
+// tlsConfig is the TLS configuration of rtmps:// connections: nil checks the server's
+// certificate against the system's roots and the URL's host. Tests set their own roots.
+var tlsConfig *tls.Config
+
+// dial connects to t (over TLS for rtmps://) and runs the handshake.
 func dial(ctx context.Context, t target, log *slog.Logger) (*client, error) {
 	d := net.Dialer{Timeout: dialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", t.Addr)
+	var nc net.Conn
+	var err error
+	if t.TLS {
+		td := tls.Dialer{NetDialer: &d, Config: tlsConfig}
+		nc, err = td.DialContext(ctx, "tcp", t.Addr)
+	} else {
+		nc, err = d.DialContext(ctx, "tcp", t.Addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", t.Addr, err)
 	}

@@ -13,7 +13,7 @@ type ListenOptions struct {
 
 // PullOptions configure Pull.
 type PullOptions struct {
-	// URL is the stream to play: rtmp://host[:port]/app/key.
+	// URL is the stream to play: rtmp://host[:port]/app/key, or rtmps:// (TLS, port 443).
 	URL string
 	// Log gets the input's messages. Default: slog.Default().
 	Log *slog.Logger
@@ -21,8 +21,8 @@ type PullOptions struct {
 
 // PushOptions configure Push.
 type PushOptions struct {
-	// URL is the server and app to publish to, rtmp://host[:port]/app; with an empty Key it
-	// carries the key too (rtmp://host/app/key).
+	// URL is the server and app to publish to, rtmp://host[:port]/app (rtmps://: TLS, port
+	// 443); with an empty Key it carries the key too (rtmp://host/app/key).
 	URL string
 	// Key is the stream key.
 	Key string

@@ -7,36 +7,46 @@ import (
 	"strings"
 )
 
-// defaultPort is RTMP's TCP port.
-const defaultPort = "1935"
+// defaultPort is RTMP's TCP port; defaultTLSPort RTMPS's, as ffmpeg and OBS take it.
+const (
+	defaultPort    = "1935"
+	defaultTLSPort = "443"
+)
 
 // target is where a client connects: the TCP address, the application, the stream name
-// (with its query, which some servers read) and the tcUrl sent in connect.
+// (with its query, which some servers read), the tcUrl sent in connect, and whether the
+// connection is TLS (rtmps://).
 type target struct {
 	Addr  string
 	App   string
 	Name  string
 	TCURL string
+	TLS   bool
 }
 
-// parseTarget reads rtmp://host[:port]/app/name. With key set, the whole path of the URL is
-// the application and key is the name (an output's URL and stream key).
+// parseTarget reads rtmp://host[:port]/app/name or rtmps://... With key set, the whole path
+// of the URL is the application and key is the name (an output's URL and stream key).
 func parseTarget(raw, key string) (target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return target{}, fmt.Errorf("rtmp url: %w", err)
 	}
-	if u.Scheme != "rtmp" {
-		return target{}, fmt.Errorf("rtmp url %q: scheme %q (rtmp:// only): %w", redact(raw), u.Scheme, ErrUnsupportedURL)
+	if u.Scheme != "rtmp" && u.Scheme != "rtmps" {
+		return target{}, fmt.Errorf("rtmp url %q: scheme %q (rtmp:// or rtmps:// only): %w", redact(raw), u.Scheme, ErrUnsupportedURL)
 	}
 	if u.Hostname() == "" {
 		return target{}, fmt.Errorf("rtmp url %q: no host: %w", redact(raw), ErrUnsupportedURL)
 	}
+	t := target{TLS: u.Scheme == "rtmps"}
 	port := u.Port()
-	if port == "" {
+	switch {
+	case port != "":
+	case t.TLS:
+		port = defaultTLSPort
+	default:
 		port = defaultPort
 	}
-	t := target{Addr: net.JoinHostPort(u.Hostname(), port)}
+	t.Addr = net.JoinHostPort(u.Hostname(), port)
 	path := strings.Trim(u.Path, "/")
 	if key != "" {
 		t.App, t.Name = path, key
@@ -53,7 +63,7 @@ func parseTarget(raw, key string) (target, error) {
 	if t.App == "" || t.Name == "" {
 		return target{}, fmt.Errorf("rtmp url %q: want rtmp://host[:port]/app/key: %w", redact(raw), ErrUnsupportedURL)
 	}
-	t.TCURL = "rtmp://" + u.Host + "/" + t.App
+	t.TCURL = u.Scheme + "://" + u.Host + "/" + t.App
 	return t, nil
 }
 

@@ -16,7 +16,9 @@ func TestParseTarget(t *testing.T) {
 		{url: "rtmp://a.example/live2/", key: "secret", want: target{Addr: "a.example:1935", App: "live2", Name: "secret", TCURL: "rtmp://a.example/live2"}},
 		{url: "rtmp://[::1]:1937/live", key: "k", want: target{Addr: "[::1]:1937", App: "live", Name: "k", TCURL: "rtmp://[::1]:1937/live"}},
 		{url: "rtmp://example.com/live", err: true},
-		{url: "rtmps://example.com/live/k", err: true},
+		{url: "rtmps://example.com/live/k", want: target{Addr: "example.com:443", App: "live", Name: "k", TCURL: "rtmps://example.com/live", TLS: true}},
+		{url: "rtmps://a.example:8443/app?tok=1", key: "k", want: target{Addr: "a.example:8443", App: "app?tok=1", Name: "k", TCURL: "rtmps://a.example:8443/app?tok=1", TLS: true}},
+		{url: "rtmpt://example.com/live/k", err: true},
 		{url: "http://example.com/live/k", err: true},
 		{url: "rtmp:///live/k", err: true},
 	} {
