@@ -134,14 +134,21 @@ func TestPushHEVC(t *testing.T) {
 	}
 
 	// And back out through a player of ours.
-	back, br, closeBack := readStream(t, "back", "test")
-	defer closeBack()
-	pctx, pcancel := context.WithCancel(context.Background())
-	wait := runPull(t, pctx, "rtmp://"+addr+"/live/hevc", back)
-	units := readUnits(t, br, 50, 30*time.Second)
+	back, units := pullBackAndStop(t, "rtmp://"+addr+"/live/hevc", 50, cancel, pushed)
 	if back.Tracks()[0].Codec != media.CodecH265 || !units[0].Key {
 		t.Fatalf("pulled tracks %+v", back.Tracks())
 	}
+}
+
+// pullBackAndStop plays url with Pull into a new stream until n units came, then ends the
+// pull and the push (cancel), which must both end cleanly. It returns the stream and units.
+func pullBackAndStop(t *testing.T, url string, n int, cancel context.CancelFunc, pushed <-chan error) (*stream.Stream, []*media.AccessUnit) {
+	t.Helper()
+	back, br, closeBack := readStream(t, "back", "test")
+	t.Cleanup(closeBack)
+	pctx, pcancel := context.WithCancel(context.Background())
+	wait := runPull(t, pctx, url, back)
+	units := readUnits(t, br, n, 30*time.Second)
 	pcancel()
 	if err := wait(10 * time.Second); err != nil {
 		t.Fatal(err)
@@ -150,4 +157,5 @@ func TestPushHEVC(t *testing.T) {
 	if err := <-pushed; err != nil {
 		t.Fatalf("Push: %v", err)
 	}
+	return back, units
 }

@@ -70,19 +70,7 @@ func TestPushPullRTMPS(t *testing.T) {
 	}()
 	waitPublished(t, reg, "tls", 30*time.Second)
 
-	back, br, closeBack := readStream(t, "back", "test")
-	defer closeBack()
-	pctx, pcancel := context.WithCancel(context.Background())
-	wait := runPull(t, pctx, "rtmps://"+secure+"/live/tls", back)
-	if units := readUnits(t, br, 30, 30*time.Second); !units[0].Key {
+	if _, units := pullBackAndStop(t, "rtmps://"+secure+"/live/tls", 30, cancel, pushed); !units[0].Key {
 		t.Fatal("pulled stream does not start with a key frame")
-	}
-	pcancel()
-	if err := wait(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	if err := <-pushed; err != nil {
-		t.Fatalf("Push: %v", err)
 	}
 }
