@@ -38,7 +38,8 @@ type Endpoint struct {
 //   - with mode=rendezvous only: localport (or port, libsrt's name), the UDP port bound here,
 //     default the peer's port as in libsrt; localip (or adapter), the address bound, default
 //     every interface;
-//   - transtype=live, payloadsize (or pkt_size) = 1316: the only values sluice sends.
+//   - transtype=live, payloadsize (or pkt_size) = 1316: the only values sluice sends;
+//   - tlpktdrop, nakreport, tsbpdmode, messageapi, enforced_encryption: on, as sluice always is.
 //
 // Any other key is refused with ErrInvalidURL naming it: a setting that would be ignored is
 // a surprise waiting for the operator; so is a key repeated with another value. A "#" after
@@ -104,6 +105,9 @@ func parseURL(raw string, listen bool) (Endpoint, error) {
 	if err := checkKeys(q); err != nil {
 		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
 	}
+	if err := checkAlwaysOn(q); err != nil {
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+	}
 	ep.StreamID = first(q, "streamid", "srt_streamid")
 	ep.Passphrase = q.Get("passphrase")
 	if ep.Latency, err = millis(q, "latency", "rcvlatency"); err != nil {
@@ -156,6 +160,21 @@ var knownKeys = []string{
 	"peeridletimeo", "timeout", "conntimeo", "connect_timeout", "rcvbuf", "sndbuf",
 	"kmrefreshrate", "kmpreannounce", "mode", "transtype", "payloadsize", "pkt_size",
 	"localport", "port", "localip", "adapter",
+	"tlpktdrop", "nakreport", "tsbpdmode", "messageapi", "enforced_encryption",
+}
+
+// alwaysOn are libsrt's live-mode switches that sluice's stack always has on: an address may
+// say so (srt-live-transmit's often do), not turn them off.
+var alwaysOn = []string{"tlpktdrop", "nakreport", "tsbpdmode", "messageapi", "enforced_encryption"}
+
+// checkAlwaysOn refuses an alwaysOn switch turned off; libsrt reads 1, yes, on, true as on.
+func checkAlwaysOn(q url.Values) error {
+	for _, k := range alwaysOn {
+		if v := q.Get(k); v != "" && !slices.Contains([]string{"1", "yes", "on", "true"}, strings.ToLower(v)) {
+			return fmt.Errorf("%s=%s: sluice's live mode always has it on: %w", k, v, ErrInvalidURL)
+		}
+	}
+	return nil
 }
 
 // aliases are the names libsrt and ffmpeg give one setting.

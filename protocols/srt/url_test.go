@@ -191,3 +191,16 @@ func TestParseURLRepeatNamed(t *testing.T) {
 		t.Errorf("RedactURL = %q, want the stream id and no passphrase", got)
 	}
 }
+
+// TestParseURLLiveDefaults: libsrt's live-mode switches that sluice always has on, as
+// srt-live-transmit addresses often spell them out, pass when on and are refused when off.
+func TestParseURLLiveDefaults(t *testing.T) {
+	if _, err := ParseURL("srt://h:1?tlpktdrop=1&nakreport=true&tsbpdmode=yes&messageapi=on&enforced_encryption=1"); err != nil {
+		t.Errorf("switches on: %v", err)
+	}
+	for _, raw := range []string{"srt://h:1?tlpktdrop=0", "srt://h:1?nakreport=false", "srt://h:1?tsbpdmode=off", "srt://h:1?enforced_encryption=no"} {
+		if _, err := ParseURL(raw); !errors.Is(err, ErrInvalidURL) || !strings.Contains(err.Error(), "always") {
+			t.Errorf("%s: %v, want a refusal saying sluice always has it on", raw, err)
+		}
+	}
+}
