@@ -185,7 +185,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 		if err != nil || r.init == "" {
 			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
 		}
-		b, err := f.ld.GetRetry(ctx, iu, nil, f.ld.MaxSegment, deadline, nil)
+		b, _, err := f.ld.GetRetry(ctx, iu, nil, f.ld.MaxSegment, deadline, nil)
 		if err != nil {
 			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 		}
@@ -200,7 +200,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if err != nil {
 		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
 	}
-	b, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
+	b, _, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
 	switch {
 	case errors.Is(err, httpget.ErrGone) && nx.mayEnd:
 		return errEnded

@@ -9,7 +9,13 @@
 // first), that playlist is followed too. A live playlist plays from three segments before its
 // end, a VOD one (EXT-X-PLAYLIST-TYPE:VOD) from its start. The playlist is reloaded half a
 // target duration after it last brought nothing new (RFC 8216 6.3.4); the pull fails when no
-// new segment appeared for three target durations, and ends at EXT-X-ENDLIST.
+// new segment appeared for three target durations, and ends at EXT-X-ENDLIST. A reload that
+// lists nothing, or only segments before the last playlist's first (the origin restarted its
+// media sequence), does not end the pull: playback starts again from the new live edge, after
+// a discontinuity. URIs resolve against the URL a playlist came from after redirects. A
+// byte-order mark before #EXTM3U is dropped, and so is EXT-X-PROGRAM-DATE-TIME (not read; the
+// parser refuses one without a time zone). Parts and preload hints of a low-latency playlist
+// are not fetched: its whole segments play.
 //
 // gohlslib's own Client is not used: v2.2.0 is built against mediacommon v2.2.0, and with the
 // mediacommon v2.4.2 this module pins, its MPEG-TS reader fails at the end of every segment
@@ -29,7 +35,9 @@
 // hands its units to the merger. The merger interleaves the playlists' units by time and paces
 // them to the wall clock, so the Stream receives them as from a live encoder; timestamps are
 // rebased to 0 at the first video key frame. At most 2048 units per playlist wait ahead of the
-// pacing. Encrypted segments (EXT-X-KEY) are refused; byte ranges are followed.
+// pacing. Encrypted segments (EXT-X-KEY with any METHOD but NONE) are refused, naming the
+// method; byte ranges are followed; each segment is read against the EXT-X-MAP above it (the
+// parser keeps only a playlist's last one).
 //
 // No gohlslib or mediacommon type appears in this package's API.
 package hls

@@ -22,17 +22,23 @@ type fixture struct {
 	count int
 }
 
-// recorded returns the 6-segment fixture of kind "ts" or "fmp4", made once per test binary.
+// recorded returns the 6-segment fixture of kind "ts", "fmp4" or "fmp4-h265", made once per
+// test binary.
 func recorded(t testing.TB, kind string) *fixture {
 	t.Helper()
 	f := &fixture{ext: "ts", count: 6}
-	if kind == "fmp4" {
+	fmp4 := strings.HasPrefix(kind, "fmp4")
+	if fmp4 {
 		f.ext = "m4s"
 	}
 	f.dir = fixtures.Record(t, kind, "vod.m3u8", func(dir string) []string {
-		args := append([]string{"-t", "6", "-c:v", "libx264"}, pulltest.FixtureEncode()...)
+		codec := []string{"-c:v", "libx264"}
+		if kind == "fmp4-h265" {
+			codec = []string{"-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error"}
+		}
+		args := append(append([]string{"-t", "6"}, codec...), pulltest.FixtureEncode()...)
 		args = append(args, "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod")
-		if kind == "fmp4" {
+		if fmp4 {
 			args = append(args, "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4")
 		}
 		return append(args, "-hls_segment_filename", filepath.Join(dir, "seg%d."+f.ext))

@@ -44,7 +44,7 @@ func FuzzPlaylist(f *testing.F) {
 			}
 		case *playlist.Media:
 			r := &rendition{cfg: defaultConfig, next: -1, edge: -1}
-			r.take(p)
+			r.take(p, segmentMaps(b))
 			for _, seg := range p.Segments {
 				_ = r.segmentRange(seg.URI, seg)
 			}

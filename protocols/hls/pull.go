@@ -38,12 +38,13 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}
-	u, ld := pr.URL, pr.Loader
-	var first *playlist.Media
-	mediaURL, audioURL := u, (*url.URL)(nil)
+	// URIs resolve against the URL the playlist came from after redirects.
+	u, ld := pr.Final, pr.Loader
+	var first []byte
+	mediaURL, audioURL := pr.URL, (*url.URL)(nil)
 	switch p := pl.(type) {
 	case *playlist.Media:
-		first = p
+		first = pr.Body
 	case *playlist.Multivariant:
 		c, err := pickVariant(p)
 		if err != nil {
@@ -63,10 +64,10 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 		return errors.New("playlist: neither a media nor a multivariant playlist")
 	}
 
-	source := func(name string, ru *url.URL, first *playlist.Media) livepull.Source {
+	source := func(name string, ru *url.URL, first []byte) livepull.Source {
 		return livepull.Source{Name: name, Run: func(ctx context.Context, out chan<- ingest.Batch) error {
 			r := newRendition(name, ru, ld, cfg, log, out)
-			err := r.run(ctx, first)
+			err := r.run(ctx, first, pr.Final)
 			log.Debug("hls: rendition ended", "rendition", name, "segments", r.segments, "error", err)
 			return err
 		}}

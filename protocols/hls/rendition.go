@@ -15,28 +15,32 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
 
-// errEncrypted is returned for segments under EXT-X-KEY encryption.
-var errEncrypted = errors.New("encrypted segments (EXT-X-KEY) are not supported")
+// errEncrypted is returned for segments under EXT-X-KEY encryption (AES-128, SAMPLE-AES and
+// any other METHOD but NONE).
+var errEncrypted = errors.New("encrypted HLS (EXT-X-KEY) is not supported")
 
 // rendition follows one media playlist: it starts startDistance segments from the live edge
 // (at the first segment of a VOD playlist), downloads each segment in order, reads it into
 // units and hands them to the merger, reloading the playlist when it needs the next segment.
 // It returns nil after the last segment of an ended playlist (EXT-X-ENDLIST).
 type rendition struct {
-	name string // "main" (the variant or the only playlist) or "audio"
-	u    *url.URL
+	name string   // "main" (the variant or the only playlist) or "audio"
+	u    *url.URL // the playlist, as asked for
+	base *url.URL // where it came from after redirects: what its URIs resolve against
 	ld   *loader
 	cfg  config
 	log  *slog.Logger
 	feed livepull.Feed // to the merger
 
 	pl       *playlist.Media
-	next     int64         // media sequence number of the next segment to download; -1 before the start
-	target   time.Duration // EXT-X-TARGETDURATION
-	fresh    time.Time     // when the playlist last brought a new segment
-	edge     int64         // newest sequence number seen listed
+	maps     []*playlist.MediaMap // EXT-X-MAP in force at each of pl's segments
+	restart  bool                 // the media sequence went back: a discontinuity comes next
+	next     int64                // media sequence number of the next segment to download; -1 before the start
+	target   time.Duration        // EXT-X-TARGETDURATION
+	fresh    time.Time            // when the playlist last brought a new segment
+	edge     int64                // newest sequence number seen listed
 	reader   segmentReader
-	initURI  string // EXT-X-MAP the fMP4 reader was made with
+	initURI  string // EXT-X-MAP the fMP4 reader was made with (URI and byte range)
 	rangeURI string // resource of the last byte-range segment, and where its range ended
 	rangeEnd uint64
 	segments int64
@@ -44,26 +48,29 @@ type rendition struct {
 
 func newRendition(name string, u *url.URL, ld *loader, cfg config, log *slog.Logger, out chan<- ingest.Batch) *rendition {
 	log = log.With("rendition", name)
-	return &rendition{name: name, u: u, ld: ld, cfg: cfg, log: log, feed: livepull.Feed{Out: out, Log: log, Name: "hls"},
+	return &rendition{name: name, u: u, base: u, ld: ld, cfg: cfg, log: log, feed: livepull.Feed{Out: out, Log: log, Name: "hls"},
 		next: -1, edge: -1, target: 10 * time.Second, fresh: time.Now()}
 }
 
 // stallLimit is how long the playlist may bring no new segment.
 func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.StallFactor) * r.target }
 
-// run follows the playlist until it ends, fails or ctx ends. first is the playlist already
-// downloaded (the primary one), or nil.
-func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
+// run follows the playlist until it ends, fails or ctx ends. first is the body of the
+// playlist already downloaded (the primary one) and final the URL it came from, or nil.
+func (r *rendition) run(ctx context.Context, first []byte, final *url.URL) error {
+	var err error
 	if first == nil {
-		b, _, err := r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
-		if first, err = r.media(b, err); err != nil {
-			return err
-		}
+		first, final, err = r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
 	}
-	r.take(first)
+	pl, maps, err := r.media(first, err)
+	if err != nil {
+		return err
+	}
+	r.base = final
+	r.take(pl, maps)
 	skipped := false
 	for {
-		seg, gap, err := r.nextSegment(ctx)
+		seg, m, gap, err := r.nextSegment(ctx)
 		if err != nil || seg == nil {
 			return err
 		}
@@ -72,28 +79,40 @@ func (r *rendition) run(ctx context.Context, first *playlist.Media) error {
 			skipped = true
 			continue
 		}
-		if err := r.download(ctx, seg, gap || skipped || seg.Discontinuity); err != nil {
+		if err := r.download(ctx, seg, m, gap || skipped || seg.Discontinuity); err != nil {
 			return err
 		}
 		skipped = false
 	}
 }
 
-// take records a loaded playlist.
-func (r *rendition) take(pl *playlist.Media) {
-	r.pl = pl
+// take records a loaded playlist and the EXT-X-MAP of each of its segments (nil: the
+// playlist's). A playlist that ends before the previous one started means the origin
+// restarted its media sequence: playback starts again from the new live edge, after a
+// discontinuity, instead of waiting for the old numbers to come back.
+func (r *rendition) take(pl *playlist.Media, maps []*playlist.MediaMap) {
+	last := int64(pl.MediaSequence) + int64(len(pl.Segments)) - 1
+	if r.pl != nil && r.next >= 0 && last < int64(r.pl.MediaSequence) {
+		r.log.Warn("hls: the media sequence went back (the origin restarted?); starting again from the live edge",
+			"was", r.pl.MediaSequence, "now", pl.MediaSequence)
+		r.next, r.edge, r.restart = -1, -1, true
+	}
+	r.pl, r.maps = pl, maps
+	if len(maps) != len(pl.Segments) {
+		r.maps = nil
+	}
 	if pl.TargetDuration > 0 {
 		r.target = min(max(time.Duration(pl.TargetDuration)*time.Second, time.Second), 2*time.Minute)
 	}
-	if e := int64(pl.MediaSequence) + int64(len(pl.Segments)) - 1; e > r.edge {
-		r.edge, r.fresh = e, time.Now()
+	if last > r.edge {
+		r.edge, r.fresh = last, time.Now()
 	}
 }
 
-// nextSegment returns the segment to download next, reloading the playlist until it lists it.
-// gap is set when the playlist moved on past segments not downloaded. It returns a nil segment
-// after the last one of an ended playlist.
-func (r *rendition) nextSegment(ctx context.Context) (seg *playlist.MediaSegment, gap bool, err error) {
+// nextSegment returns the segment to download next and its EXT-X-MAP, reloading the playlist
+// until it lists it. gap is set when the playlist moved on past segments not downloaded, or
+// restarted. It returns a nil segment after the last one of an ended playlist.
+func (r *rendition) nextSegment(ctx context.Context) (seg *playlist.MediaSegment, m *playlist.MediaMap, gap bool, err error) {
 	for {
 		pl := r.pl
 		seq, n := int64(pl.MediaSequence), int64(len(pl.Segments))
@@ -112,14 +131,19 @@ func (r *rendition) nextSegment(ctx context.Context) (seg *playlist.MediaSegment
 				r.next, gap = seq, true
 			}
 			if i := r.next - seq; i < n {
-				return pl.Segments[i], gap, nil
+				gap, r.restart = gap || r.restart, false
+				m = pl.Map
+				if r.maps != nil {
+					m = r.maps[i]
+				}
+				return pl.Segments[i], m, gap, nil
 			}
 			if pl.Endlist {
-				return nil, false, nil
+				return nil, nil, false, nil
 			}
 		}
 		if err := r.reload(ctx); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 	}
 }
@@ -134,47 +158,54 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	m, err := r.media(r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil))
+	b, final, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil)
+	m, maps, err := r.media(b, err)
+	if errors.Is(err, errEmpty) {
+		// An origin (re)starting may list nothing for a while: the stall limit bounds it.
+		r.log.Warn("hls: the playlist lists no segment", "playlist", r.u.Redacted())
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	r.take(m)
+	r.base = final // a CDN may send each reload elsewhere
+	r.take(m, maps)
 	return nil
 }
 
-// media reads the rendition's media playlist from b, the body of a download that failed with
-// err (or not).
-func (r *rendition) media(b []byte, err error) (*playlist.Media, error) {
+// media reads the rendition's media playlist, and the EXT-X-MAP of each segment, from b, the
+// body of a download that failed with err (or not).
+func (r *rendition) media(b []byte, err error) (*playlist.Media, []*playlist.MediaMap, error) {
 	if err != nil {
-		return nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		return nil, nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 	}
 	pl, err := parsePlaylist(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		return nil, nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
 	}
 	m, ok := pl.(*playlist.Media)
 	if !ok {
-		return nil, fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+		return nil, nil, fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
 	}
-	return m, nil
+	return m, segmentMaps(b), nil
 }
 
 // download fetches one segment (and a new init segment when EXT-X-MAP changed), reads it and
 // hands its units to the merger.
-func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, disc bool) error {
+func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m *playlist.MediaMap, disc bool) error {
 	if seg.Key != nil && seg.Key.Method != playlist.MediaKeyMethodNone {
-		return errEncrypted
+		return fmt.Errorf("%w (METHOD=%s)", errEncrypted, seg.Key.Method)
 	}
 	deadline := time.Now().Add(r.stallLimit())
-	if err := r.prepareReader(ctx, deadline, disc); err != nil {
+	if err := r.prepareReader(ctx, m, deadline, disc); err != nil {
 		return err
 	}
-	su, err := r.u.Parse(seg.URI)
+	su, err := r.base.Parse(seg.URI)
 	if err != nil {
 		return fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	body, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
+	body, _, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
 	}
@@ -184,25 +215,28 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, di
 	return r.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units, Disc: disc}, err)
 }
 
-// prepareReader makes the segment reader: MPEG-TS without EXT-X-MAP, fMP4 with one (read
+// prepareReader makes the segment reader: MPEG-TS without EXT-X-MAP, fMP4 with one, m (read
 // again when the map changes). After a discontinuity a TS stream starts a new Demuxer, whose
 // timestamps need not follow the old ones.
-func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc bool) error {
-	m := r.pl.Map
+func (r *rendition) prepareReader(ctx context.Context, m *playlist.MediaMap, deadline time.Time, disc bool) error {
 	if m == nil || m.URI == "" {
 		if r.reader == nil || disc || r.initURI != "" {
 			r.reader, r.initURI = newTSReader(), ""
 		}
 		return nil
 	}
-	if r.reader != nil && r.initURI == m.URI && !disc {
+	key := m.URI
+	if rng := rangeOf(m.ByteRangeStart, m.ByteRangeLength); rng != nil {
+		key = fmt.Sprintf("%s@%d+%d", m.URI, rng.Start, rng.Length)
+	}
+	if r.reader != nil && r.initURI == key && !disc {
 		return nil
 	}
-	iu, err := r.u.Parse(m.URI)
+	iu, err := r.base.Parse(m.URI)
 	if err != nil {
 		return fmt.Errorf("init segment %q: %w", m.URI, err)
 	}
-	b, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
+	b, _, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 	}
@@ -210,7 +244,7 @@ func (r *rendition) prepareReader(ctx context.Context, deadline time.Time, disc 
 	if err != nil {
 		return fmt.Errorf("%s: %w", iu.Redacted(), err)
 	}
-	r.reader, r.initURI = fr, m.URI
+	r.reader, r.initURI = fr, key
 	return nil
 }
 

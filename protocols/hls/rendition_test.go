@@ -82,9 +82,20 @@ func TestPullErrors(t *testing.T) {
 		{Name: "not found", Text: "", Want: func(err error) bool { return strings.Contains(err.Error(), "404") }},
 		{Name: "not a playlist", Text: "<html>hello</html>", Want: func(err error) bool { return err != nil }},
 		{Name: "encrypted", Text: f.media(0, 6, true, `#EXT-X-KEY:METHOD=AES-128,URI="key.bin"`),
+			Want: func(err error) bool {
+				return errors.Is(err, errEncrypted) && strings.Contains(err.Error(), "METHOD=AES-128")
+			}},
+		{Name: "sample-aes", Text: f.media(0, 6, true, `#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery"`),
 			Want: func(err error) bool { return errors.Is(err, errEncrypted) }},
-		{Name: "no variant", Text: "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000,CODECS=\"vp09.00.10.08\"\nv.m3u8\n",
-			Want: func(err error) bool { return errors.Is(err, errNoVariant) }},
+		{Name: "sample-aes-ctr", Text: f.media(0, 6, true, `#EXT-X-KEY:METHOD=SAMPLE-AES-CTR,URI="data:text/plain;base64,AAAA"`),
+			Want: func(err error) bool {
+				return errors.Is(err, errEncrypted) && strings.Contains(err.Error(), "SAMPLE-AES-CTR")
+			}},
+		{Name: "no variant", Text: "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000,CODECS=\"vp09.00.10.08\"\nv.m3u8\n" +
+			"#EXT-X-STREAM-INF:BANDWIDTH=2000,CODECS=\"av01.0.08M.08,ac-3\"\nw.m3u8\n",
+			Want: func(err error) bool {
+				return errors.Is(err, errNoVariant) && strings.Contains(err.Error(), "av01.0.08M.08,ac-3")
+			}},
 		{Name: "garbage segments", Text: strings.ReplaceAll(f.media(0, 3, true), "seg", "junk"),
 			Want: func(err error) bool { return errors.Is(err, ErrNoMedia) && errors.Is(err, stream.ErrNoMedia) }},
 		{Name: "2 MB of random bytes", Text: string(pulltest.Junk(2 << 20)), Want: func(err error) bool { return err != nil }},

@@ -124,28 +124,28 @@ func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) (
 	return body, resp.Request.URL, nil
 }
 
-// GetRetry downloads u as Get does, retrying what may succeed later (network errors, 404, 429,
-// 5xx; see Retryable) with a growing pause until deadline; the error then wraps ErrStalled.
-// Between attempts, failed (when set) is told of the error; when it answers false the wait
-// ends with ErrGone.
-func (l *Loader) GetRetry(ctx context.Context, u *url.URL, rng *Range, limit int64, deadline time.Time, failed func(error) bool) ([]byte, error) {
+// GetRetry downloads u as Get does (the body, and the URL it came from after redirects),
+// retrying what may succeed later (network errors, 404, 429, 5xx; see Retryable) with a
+// growing pause until deadline; the error then wraps ErrStalled. Between attempts, failed
+// (when set) is told of the error; when it answers false the wait ends with ErrGone.
+func (l *Loader) GetRetry(ctx context.Context, u *url.URL, rng *Range, limit int64, deadline time.Time, failed func(error) bool) ([]byte, *url.URL, error) {
 	delay := l.opts.RetryMin
 	start := time.Now()
 	for {
-		body, _, err := l.Get(ctx, u, rng, limit)
+		body, final, err := l.Get(ctx, u, rng, limit)
 		if err == nil || ctx.Err() != nil || !Retryable(err) {
-			return body, err
+			return body, final, err
 		}
 		if failed != nil && !failed(err) {
-			return nil, ErrGone
+			return nil, nil, ErrGone
 		}
 		if left := time.Until(deadline); left <= 0 {
-			return nil, fmt.Errorf("%w: retried for %s: %w", ErrStalled, time.Since(start).Round(time.Millisecond), err)
+			return nil, nil, fmt.Errorf("%w: retried for %s: %w", ErrStalled, time.Since(start).Round(time.Millisecond), err)
 		} else if delay > left {
 			delay = left // one last try at the deadline
 		}
 		if err := Sleep(ctx, delay); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		delay = min(2*delay, l.opts.RetryMax)
 	}

@@ -76,7 +76,7 @@ func TestCaps(t *testing.T) {
 		{"/chunked/4194305", 4 << 20, 0, "over the cap of 4194304 bytes"},
 		{"/bigheader", 4 << 20, 0, "response headers exceeded"},
 	} {
-		b, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+tc.path), nil, tc.limit, time.Now(), nil)
+		b, _, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+tc.path), nil, tc.limit, time.Now(), nil)
 		if tc.err == "" {
 			if err != nil || len(b) != tc.size {
 				t.Errorf("%s: %d bytes, %v; want %d bytes", tc.path, len(b), err, tc.size)
@@ -122,7 +122,7 @@ func TestRetry(t *testing.T) {
 		retry bool
 	}{{503, true}, {404, true}, {429, true}, {403, false}, {410, false}} {
 		hits.Store(0)
-		_, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/"+strconv.Itoa(tc.code)), nil, 100, time.Now().Add(200*time.Millisecond), nil)
+		_, _, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/"+strconv.Itoa(tc.code)), nil, 100, time.Now().Add(200*time.Millisecond), nil)
 		if !IsStatus(err, tc.code) {
 			t.Errorf("%d: %v, want the answer's status", tc.code, err)
 		}
@@ -132,7 +132,7 @@ func TestRetry(t *testing.T) {
 	}
 	hits.Store(0)
 	asked := 0
-	_, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/503"), nil, 100, time.Now().Add(5*time.Second),
+	_, _, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/503"), nil, 100, time.Now().Add(5*time.Second),
 		func(error) bool { asked++; return asked < 3 })
 	if !errors.Is(err, ErrGone) || hits.Load() != 3 {
 		t.Errorf("gone after %d requests: %v; want ErrGone after 3", hits.Load(), err)

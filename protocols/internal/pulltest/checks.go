@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,42 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
+
+// Requests records the paths a test origin is asked for. Safe for concurrent use.
+type Requests struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+// Wrap returns h, recording the path of each request first.
+func (q *Requests) Wrap(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q.mu.Lock()
+		q.paths = append(q.paths, r.URL.Path)
+		q.mu.Unlock()
+		h(w, r)
+	})
+}
+
+// Count returns how many requests had a path starting with prefix.
+func (q *Requests) Count(prefix string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, p := range q.paths {
+		if strings.HasPrefix(p, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// String lists the paths asked for, in order.
+func (q *Requests) String() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return strings.Join(q.paths, " ")
+}
 
 // Serve serves the files of dir, and at each path of texts what its function returns.
 func Serve(t testing.TB, dir string, texts map[string]func() string) *httptest.Server {
