@@ -6,12 +6,15 @@
 // ever on a '>' in character data and on some malformed documents. Segments are addressed by SegmentTemplate,
 // with $Number$ or $Time$ (and $RepresentationID$, $Bandwidth$, width formats such as %05d),
 // either through a SegmentTimeline or by @duration from availabilityStartTime; SegmentBase and
-// SegmentList are not supported, nor content protection. In each period the video
+// SegmentList are not supported, nor content protection; an MPD of nothing playable fails
+// with what was left out and why. In each period the video
 // representation with the highest bandwidth plays, with one audio representation (of the
 // first audio adaptation set with role main, else the first; its highest bandwidth).
 //
 // A dynamic MPD is reloaded every minimumUpdatePeriod, and sooner when a representation runs
-// out of announced segments or a segment is late (at most every 500 ms). Playback starts at
+// out of announced segments or a segment is late (at most every 500 ms), from its Location
+// when it has one. A dynamic MPD addressed by the wall clock whose availabilityStartTime is
+// further ahead than the stall limit fails at once (UTCTiming is not read). Playback starts at
 // the live edge minus suggestedPresentationDelay (at least minBufferTime and two segments):
 // the edge is the end of the SegmentTimeline when there is one, else the wall clock against
 // availabilityStartTime. A static MPD plays once from its start. Periods play in order, each

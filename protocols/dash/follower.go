@@ -91,12 +91,15 @@ func (f *follower) run(ctx context.Context) error {
 func (f *follower) enter(p *period) { f.p, f.target, f.started = p, 0, false }
 
 // stallLimit is how long a representation may go without a new segment.
-func (f *follower) stallLimit(r *rep) time.Duration {
+func (f *follower) stallLimit(r *rep) time.Duration { return f.cfg.stallLimit(r) }
+
+// stallLimit is how long r may bring no new segment: three of its segments, at least minStall.
+func (cfg config) stallLimit(r *rep) time.Duration {
 	d := 2 * time.Second
 	if r != nil {
 		d = r.segDuration()
 	}
-	return max(time.Duration(f.cfg.StallFactor)*d, f.cfg.minStall)
+	return max(time.Duration(cfg.StallFactor)*d, cfg.minStall)
 }
 
 // wait waits for a newer MPD, failing once no new segment came for the stall limit.

@@ -76,6 +76,9 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, minRefr
 			return
 		}
 		last = time.Now()
+		if m.location != nil {
+			u = m.location // ISO 23009-1 5.3.1.2: updates come from the MPD's Location
+		}
 		b, final, err := ld.Get(ctx, u, nil, ld.MaxPlaylist)
 		if err == nil {
 			m, err = parseManifest(b, final, time.Now())

@@ -2,11 +2,13 @@ package dash
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +34,7 @@ type manifest struct {
 	tsbd      time.Duration // timeShiftBufferDepth; 0 when absent
 	maxSeg    time.Duration // maxSegmentDuration; 0 when absent
 	duration  time.Duration // mediaPresentationDuration; 0 when absent
+	location  *url.URL      // the MPD's Location: where to reload it from; nil when absent
 	periods   []*period
 }
 
@@ -102,6 +105,13 @@ func parseManifest(b []byte, base *url.URL, now time.Time) (m *manifest, err err
 		return nil, errors.New("dynamic MPD without availabilityStartTime")
 	}
 	mpdBase := resolve(base, x.BaseURL)
+	for _, l := range x.Location {
+		if u, err := base.Parse(strings.TrimSpace(string(l))); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+			m.location = u
+			break
+		}
+	}
+	left := leftOut{}
 	var prev *period
 	for i, xp := range x.Periods {
 		if xp == nil || i >= maxPeriods {
@@ -122,7 +132,7 @@ func parseManifest(b []byte, base *url.URL, now time.Time) (m *manifest, err err
 		}
 		pBase := resolve(mpdBase, xp.BaseURLs)
 		live := m.dynamic && !m.ast.IsZero()
-		p.video, p.audio = choose(xp, pBase, periodSpan(m, p, live, now))
+		p.video, p.audio = choose(xp, pBase, periodSpan(m, p, live, now), left)
 		m.periods = append(m.periods, p)
 		prev = p
 	}
@@ -134,7 +144,31 @@ func parseManifest(b []byte, base *url.URL, now time.Time) (m *manifest, err err
 			return m, nil
 		}
 	}
+	if len(left) > 0 {
+		return nil, fmt.Errorf("%w; left out: %s", errNoRepresentation, left)
+	}
 	return nil, errNoRepresentation
+}
+
+// leftOut counts the representations choose left out, by reason, for the error of an MPD of
+// none playable: the operator learns whether it is DRM, the addressing or the codecs.
+type leftOut map[string]int
+
+// add counts one representation left out for reason; past 8 reasons, under "other".
+func (l leftOut) add(reason string) {
+	if _, ok := l[reason]; !ok && len(l) >= 8 {
+		reason = "other"
+	}
+	l[reason]++
+}
+
+func (l leftOut) String() string {
+	reasons := make([]string, 0, len(l))
+	for r, n := range l {
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+	}
+	slices.Sort(reasons)
+	return strings.Join(reasons, ", ")
 }
 
 // normalize rewrites an MPD for dash-mpd, whose XML decoder (a modified copy of
@@ -224,8 +258,8 @@ func periodSpan(m *manifest, p *period, live bool, now time.Time) time.Duration 
 // every video adaptation set, and one audio representation: the highest-bandwidth one of the
 // first audio adaptation set with role main (else of the first audio adaptation set).
 // Representations under content protection, without SegmentTemplate addressing or of other
-// codecs are left out.
-func choose(xp *mpd.Period, base *url.URL, span time.Duration) (video, audio *rep) {
+// codecs (subtitles among them) are left out, and counted in left.
+func choose(xp *mpd.Period, base *url.URL, span time.Duration, left leftOut) (video, audio *rep) {
 	type cand struct {
 		as *mpd.AdaptationSetType
 		r  *rep
@@ -233,20 +267,26 @@ func choose(xp *mpd.Period, base *url.URL, span time.Duration) (video, audio *re
 	var cands []cand
 	var audioSet *mpd.AdaptationSetType
 	for _, as := range xp.AdaptationSets {
-		if as == nil || len(as.ContentProtections) > 0 {
+		if as == nil {
 			continue
 		}
 		asBase := resolve(base, as.BaseURLs)
 		for _, xr := range as.Representations {
-			if xr == nil || len(xr.ContentProtections) > 0 {
+			if xr == nil {
+				continue
+			}
+			if len(as.ContentProtections) > 0 || len(xr.ContentProtections) > 0 {
+				left.add("under content protection (DRM is not supported)")
 				continue
 			}
 			kind := kindOf(as, xr)
 			if kind == 0 {
+				left.add(fmt.Sprintf("of codecs %.40q", cmp.Or(xr.Codecs, as.Codecs, xr.MimeType, as.MimeType, string(as.ContentType))))
 				continue
 			}
 			r := newRep(kind, xp, as, xr, resolve(asBase, xr.BaseURLs), span)
 			if r == nil {
+				left.add("without usable SegmentTemplate addressing (SegmentBase and SegmentList are not supported)")
 				continue
 			}
 			cands = append(cands, cand{as, r})

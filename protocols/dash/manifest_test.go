@@ -1,13 +1,19 @@
 package dash
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
+	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
 // MPDs of the table tests, also the fuzz seeds. The first two are what ffmpeg 5.1 writes
@@ -245,5 +251,62 @@ func TestManifestErrors(t *testing.T) {
 	_, err := parseManifest([]byte(cases["nothing"]), mustURL("http://h/i.mpd"), time.Now())
 	if !errors.Is(err, errNoRepresentation) {
 		t.Errorf("nothing: %v", err)
+	}
+}
+
+// TestManifestLeftOut: an MPD of nothing playable says what was left out and why, so that an
+// operator can tell DRM from addressing from codecs; subtitles are left out too.
+func TestManifestLeftOut(t *testing.T) {
+	const b = `<MPD type="static" mediaPresentationDuration="PT4S"><Period>
+	<AdaptationSet mimeType="video/mp4" codecs="avc1.64001f">
+		<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>
+		<SegmentTemplate duration="2" media="$Number$.m4s"/>
+		<Representation id="drm1" bandwidth="1"/><Representation id="drm2" bandwidth="2"/>
+	</AdaptationSet>
+	<AdaptationSet mimeType="video/mp4" codecs="avc1.64001f"><Representation id="base" bandwidth="3"><SegmentBase indexRange="800-1000"/></Representation></AdaptationSet>
+	<AdaptationSet mimeType="audio/mp4" codecs="ac-3"><SegmentTemplate duration="2" media="$Number$.m4s"/><Representation id="ac3" bandwidth="4"/></AdaptationSet>
+	<AdaptationSet mimeType="application/mp4" contentType="text" codecs="stpp"><SegmentTemplate duration="2" media="$Number$.m4s"/><Representation id="sub" bandwidth="5"/></AdaptationSet>
+</Period></MPD>`
+	_, err := parseManifest([]byte(b), mustURL("http://h/i.mpd"), time.Now())
+	if !errors.Is(err, errNoRepresentation) {
+		t.Fatalf("%v, want errNoRepresentation", err)
+	}
+	for _, want := range []string{"2 under content protection", "1 without usable SegmentTemplate", `1 of codecs "ac-3"`, `1 of codecs "stpp"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: want %q in it", err, want)
+		}
+	}
+	t.Log(err)
+}
+
+// TestRefreshFollowsLocation: a dynamic MPD with a Location (a CDN or an ad-insertion
+// server's session) is reloaded from there, not from the URL first asked.
+func TestRefreshFollowsLocation(t *testing.T) {
+	var a pulltest.Requests
+	// Relative Locations: the entry's names the session, the session's itself.
+	doc := func(loc string) string {
+		return strings.Replace(strings.Replace(mpdTimeline, `minimumUpdatePeriod="PT2S"`, `minimumUpdatePeriod="PT0.2S"`, 1),
+			"<Period", "<Location>"+loc+"</Location><Period", 1)
+	}
+	srv := httptest.NewServer(a.Wrap(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/live/index.mpd" {
+			_, _ = w.Write([]byte(doc("session/1/index.mpd")))
+			return
+		}
+		_, _ = w.Write([]byte(doc("index.mpd")))
+	}))
+	defer srv.Close()
+	entry := mustURL(srv.URL + "/live/index.mpd")
+	m, err := parseManifest([]byte(doc("session/1/index.mpd")), entry, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := httpget.NewPullLoader(defaultConfig.Config)
+	defer ld.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	newManifests(m).refresh(ctx, ld, entry, 100*time.Millisecond, slog.New(slog.DiscardHandler))
+	if a.Count("/live/index.mpd") != 0 || a.Count("/live/session/1/index.mpd") < 2 {
+		t.Fatalf("reloads asked for %v, want the Location only", &a)
 	}
 }

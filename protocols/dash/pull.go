@@ -1,7 +1,10 @@
 package dash
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -10,6 +13,9 @@ import (
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 )
+
+// errNotStarted is returned for a dynamic MPD whose availabilityStartTime is ahead.
+var errNotStarted = errors.New("the presentation has not started")
 
 // PullOptions configure Pull: the URL of the MPD and the logger.
 type PullOptions = livepull.Options
@@ -41,6 +47,15 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 	p, target := startPoint(m, time.Now())
 	if p == nil {
 		return errNoRepresentation
+	}
+	// Segments addressed by the wall clock do not exist before availabilityStartTime: a
+	// presentation announced ahead, or this server's clock far behind the origin's. Say so
+	// rather than stall on them.
+	if r := cmp.Or(p.video, p.audio); m.dynamic && !r.hasTimeline {
+		if ahead := time.Until(m.ast.Add(p.start)); ahead > cfg.stallLimit(r) {
+			return fmt.Errorf("%w: availabilityStartTime %s is %s ahead of this server's clock (UTCTiming is not read)",
+				errNotStarted, m.ast.UTC().Format(time.RFC3339), ahead.Round(time.Second))
+		}
 	}
 	log.Info("dash: MPD", "dynamic", m.dynamic, "periods", len(m.periods), "start_period", p.id,
 		"start", target.Round(time.Millisecond), "minimum_update_period", m.mup)

@@ -74,6 +74,12 @@ func TestPullErrors(t *testing.T) {
 			Want: func(err error) bool { return errors.Is(err, errFMP4) }},
 		{Name: "missing segments", Text: strings.ReplaceAll(mpd, "chunk-stream", "gone"),
 			Want: func(err error) bool { return errors.Is(err, httpget.ErrStalled) }},
+		// A live presentation announced an hour ahead: a clear error at once, not a stall on
+		// segments that cannot exist yet.
+		{Name: "not started", Text: strings.Replace(mpdNumber, "2026-11-21T16:40:47.515Z", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), 1),
+			Want: func(err error) bool {
+				return errors.Is(err, errNotStarted) && strings.Contains(err.Error(), "availabilityStartTime")
+			}},
 		{Name: "2 MB of random bytes", Text: string(pulltest.Junk(2 << 20)), Want: func(err error) bool { return err != nil }},
 		{Name: "2 MB in an MPD", Text: "<MPD>" + string(pulltest.Junk(2<<20)) + "</MPD>", Want: func(err error) bool { return err != nil }},
 	}
