@@ -113,6 +113,7 @@ const (
 	codePlayStop         = "NetStream.Play.Stop"
 	codePlayComplete     = "NetStream.Play.Complete"
 	codePlayNotFound     = "NetStream.Play.StreamNotFound"
+	codePlayFailed       = "NetStream.Play.Failed"
 	codePlayUnpublish    = "NetStream.Play.UnpublishNotify"
 	codeUnpublishSuccess = "NetStream.Unpublish.Success"
 	levelStatus          = "status"

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -51,6 +52,16 @@ type Server struct {
 	Publish func(key string) (*stream.Publisher, error)
 	// Publishers, when set, is told of every publishing session. Default: none.
 	Publishers Publishers
+	// PublishPassword, when set, is the secret a publisher gives as the password parameter
+	// (PasswordParam) of its stream key's query, rtmp://host:port/live/cam1?password=SECRET,
+	// or when the key has no password parameter, of the app's query (OBS's server field
+	// rtmp://host:port/live?password=SECRET). The stream is published under the key without
+	// its query. A publish without it or with another is refused with
+	// NetStream.Publish.BadName, a second late. Default: anyone may publish.
+	PublishPassword string
+	// PlayPassword is PublishPassword for players, refused with NetStream.Play.Failed.
+	// Default: anyone may play.
+	PlayPassword string
 	// Log receives connection events, never one per packet. Default slog.Default().
 	Log *slog.Logger
 	// ReadTimeout ends a connection that sent nothing for this long: during the handshake,
@@ -75,6 +86,7 @@ type Server struct {
 	ln      *connlimit.Listener
 	running bool
 	conns   map[*serverConn]struct{}
+	authLog budget.LogLimit // password refusals: a line a second at most
 }
 
 // Publishers is told of a Server's publishing sessions: PublisherConnected when a publish

@@ -32,7 +32,8 @@ type serverConn struct {
 	remote string
 
 	connected bool
-	enhanced  bool // the client announced enhanced RTMP codecs
+	app       string // connect's app name with its query, which may carry a password
+	enhanced  bool   // the client announced enhanced RTMP codecs
 	streams   uint32
 	draining  bool
 
@@ -154,7 +155,7 @@ func (sc *serverConn) command(ctx context.Context, cmd command) error {
 			return sc.c.writeCommand(csidCommand, 0, "_result", cmd.Txn, nil, nil)
 		}
 	case "publish":
-		return sc.publish(cmd)
+		return sc.publish(ctx, cmd)
 	case "play":
 		return sc.play(ctx, cmd)
 	case "deleteStream", "closeStream":
@@ -170,7 +171,8 @@ func (sc *serverConn) connect(cmd command) error {
 		return fmt.Errorf("rtmp: second connect: %w", ErrMalformed)
 	}
 	obj := cmd.object()
-	app := stripQuery(str(obj, "app"))
+	sc.app = str(obj, "app")
+	app := stripQuery(sc.app)
 	for len(app) > 0 && app[len(app)-1] == '/' {
 		app = app[:len(app)-1]
 	}
@@ -203,8 +205,9 @@ func (sc *serverConn) connect(cmd command) error {
 // validStream tells whether id names a stream the peer created.
 func (sc *serverConn) validStream(id uint32) bool { return id >= 1 && id <= sc.streams }
 
-func (sc *serverConn) publish(cmd command) error {
-	key := stripQuery(cmd.streamName())
+func (sc *serverConn) publish(ctx context.Context, cmd command) error {
+	name := cmd.streamName()
+	key := stripQuery(name)
 	switch {
 	case !sc.validStream(cmd.StreamID):
 		return fmt.Errorf("rtmp: publish on stream %d that was not created: %w", cmd.StreamID, ErrMalformed)
@@ -212,6 +215,11 @@ func (sc *serverConn) publish(cmd command) error {
 		return fmt.Errorf("rtmp: publish on a busy connection: %w", ErrMalformed)
 	case key == "":
 		sc.refuseStatus(cmd.StreamID, codePublishBadName, "empty stream key")
+		return nil
+	}
+	// Checked first: without the password nobody learns whether the key is busy.
+	if why := sc.checkPassword(sc.srv.PublishPassword, name); why != "" {
+		sc.refuseAuth(ctx, "publish", cmd.StreamID, codePublishBadName, key, why)
 		return nil
 	}
 	pub, err := sc.srv.publish(key)

@@ -8,12 +8,18 @@ import (
 
 // play starts a player: the stream must exist (it may be between publishers).
 func (sc *serverConn) play(ctx context.Context, cmd command) error {
-	key := stripQuery(cmd.streamName())
+	name := cmd.streamName()
+	key := stripQuery(name)
 	if !sc.validStream(cmd.StreamID) {
 		return fmt.Errorf("rtmp: play on stream %d that was not created: %w", cmd.StreamID, ErrMalformed)
 	}
 	if sc.in != nil || sc.playDone != nil {
 		return fmt.Errorf("rtmp: play on a busy connection: %w", ErrMalformed)
+	}
+	// Checked first: without the password nobody learns which streams exist.
+	if why := sc.checkPassword(sc.srv.PlayPassword, name); why != "" {
+		sc.refuseAuth(ctx, "play", cmd.StreamID, codePlayFailed, key, why)
+		return nil
 	}
 	strm, ok := sc.srv.lookup(key)
 	if !ok {

@@ -1,0 +1,85 @@
+package rtmp
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PasswordParam is the query parameter that carries a Server's publish or play password:
+// rtmp://host:port/live/cam1?password=SECRET, or the key cam1?password=SECRET in OBS.
+const PasswordParam = "password"
+
+// authDelay is how long a wrong or missing password waits before its refusal: with the
+// per-address connection cap it bounds how fast one address can guess.
+const authDelay = time.Second
+
+// Refusal reasons for a password, sent in the status description and logged.
+const (
+	reasonNoPassword    = "password missing"
+	reasonWrongPassword = "wrong password"
+)
+
+// passwordOf returns the password parameter of the query of a stream name or app name
+// ("cam1?password=x" gives "x"), percent-decoded when it is escaped.
+func passwordOf(s string) (string, bool) {
+	_, q, ok := strings.Cut(s, "?")
+	if !ok {
+		return "", false
+	}
+	for kv := range strings.SplitSeq(q, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != PasswordParam {
+			continue
+		}
+		if d, err := url.PathUnescape(v); err == nil {
+			v = d
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// checkPassword tells why a publish or play of name is refused when want is the server's
+// password: "" when want is empty or the password matches. The name's password counts; when
+// the name has none, the one in connect's app does.
+func (sc *serverConn) checkPassword(want, name string) string {
+	if want == "" {
+		return ""
+	}
+	got, ok := passwordOf(name)
+	if !ok {
+		got, ok = passwordOf(sc.app)
+	}
+	if !ok {
+		return reasonNoPassword
+	}
+	// Comparing digests takes the same time whatever the lengths.
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	if subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
+		return reasonWrongPassword
+	}
+	return ""
+}
+
+// refuseAuth refuses a publish or play for its password: logged at most once a second (a
+// guesser makes one refusal per connection), answered with code after authDelay.
+func (sc *serverConn) refuseAuth(ctx context.Context, what string, streamID uint32, code, key, why string) {
+	sc.srv.mu.Lock()
+	n, log := sc.srv.authLog.Note(time.Now(), 1)
+	sc.srv.mu.Unlock()
+	if log {
+		sc.log.Warn("rtmp: "+what+" refused", "key", key, "reason", why, "refused", n)
+	}
+	t := time.NewTimer(authDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return
+	}
+	sc.refuseStatus(streamID, code, why)
+}
