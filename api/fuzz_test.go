@@ -43,6 +43,7 @@ func fuzzSeeds() [][]byte {
 	add(merge(srtServerBody("s", 9000), map[string]any{"server_passphrase": "0123456789", "server_maxbw": "1000000"}))
 	add(map[string]any{"id": "$ID", "server_name": "x", "publisher_prefix": "p", "receiver_prefix": "p"})
 	add(rtmpServerBody("m", 1935))
+	add(merge(rtmpServerBody("m", 1935), map[string]any{"server_publish_password": "0123456789", "server_play_password": ""}))
 	for _, c := range transcodingCases {
 		seeds = append(seeds, []byte(`{"id":"$ID","transcoding":`+c.body+`}`))
 	}

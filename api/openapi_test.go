@@ -61,7 +61,7 @@ func TestOpenAPICreateSchemas(t *testing.T) {
 		"Restream":    {"restream_name", "input", "output", "transcoding"},
 		"Recording":   {"recording_name", "recording_type", "input", "output_format"},
 		"SRTServer":   {"server_name", "server_port", "server_passphrase", "publisher_prefix"},
-		"RTMPServer":  {"server_name", "server_port"},
+		"RTMPServer":  {"server_name", "server_port", "server_publish_password", "server_play_password"},
 		"Input":       {"input_type", "input_server_id", "input_stream_listen_port", "input_stream_url"},
 		"Output":      {"output_type", "output_stream_url", "output_stream_key"},
 		"Transcoding": {"video_transcoding", "audio_trancoding", "frame_width", "force_key_frames"},

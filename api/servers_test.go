@@ -130,3 +130,81 @@ func TestSRTServerRoundTripOfRead(t *testing.T) {
 		t.Fatal("passphrase lost by an update that echoed a read")
 	}
 }
+
+// TestRTMPServerPasswords: the publish and play passwords are stored, never returned (reads
+// show server_publish_password_set and server_play_password_set), kept by an update that does
+// not name them or echoes a read, cleared by "", and a list cannot filter on them.
+func TestRTMPServerPasswords(t *testing.T) {
+	e := newEnv(t)
+	const pub, play = "Publish.s3cret-1", "Play_s3cret~2xyz"
+	id := e.mustCreate("rtmp-servers", merge(rtmpServerBody("Studio", 1935), map[string]any{
+		"server_publish_password": pub, "server_play_password": play}))
+	stored := func() storage.RTMPServer {
+		t.Helper()
+		var s storage.RTMPServer
+		if err := e.store.Get(t.Context(), storage.ModuleRTMPServers, id, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := stored(); s.ServerPublishPassword != pub || s.ServerPlayPassword != play {
+		t.Fatalf("stored %+v", s)
+	}
+	s := e.getByID("rtmp-servers", id)
+	if s["server_publish_password_set"] != true || s["server_play_password_set"] != true {
+		t.Fatalf("read %v", s)
+	}
+	for _, res := range []result{e.post("/api/rtmp-servers/getAll", nil), e.post("/api/rtmp-servers/getById", map[string]any{"id": id}),
+		e.post("/api/rtmp-servers/getAll", map[string]any{"filter": map[string]any{"server_publish_password": pub}})} {
+		if strings.Contains(string(res.raw), pub) || strings.Contains(string(res.raw), play) ||
+			strings.Contains(string(res.raw), `"server_publish_password"`) || strings.Contains(string(res.raw), `"server_play_password"`) {
+			t.Fatalf("password leaked: %s", res.raw)
+		}
+	}
+	if got := names(t, e.post("/api/rtmp-servers/getAll", map[string]any{"filter": map[string]any{"server_play_password": play}}), "server_name"); len(got) != 0 {
+		t.Fatalf("a list filtered on the play password: %v", got)
+	}
+
+	// A read sent back as an update, and an update naming neither, keep both.
+	raw, _ := json.Marshal(s)
+	wantSuccess(t, e.post("/api/rtmp-servers/update", raw))
+	wantSuccess(t, e.post("/api/rtmp-servers/update", map[string]any{"id": id, "server_port": 1936}))
+	if s := stored(); s.ServerPublishPassword != pub || s.ServerPlayPassword != play || s.ServerPort != 1936 {
+		t.Fatalf("passwords lost by an update: %+v", s)
+	}
+	// "" clears one, the other stays.
+	wantSuccess(t, e.post("/api/rtmp-servers/update", map[string]any{"id": id, "server_publish_password": ""}))
+	if s := e.getByID("rtmp-servers", id); s["server_publish_password_set"] != false || s["server_play_password_set"] != true {
+		t.Fatalf("after clearing the publish password: %v", s)
+	}
+	// Without passwords, both flags are false.
+	id2 := e.mustCreate("rtmp-servers", rtmpServerBody("Open", 1937))
+	if s := e.getByID("rtmp-servers", id2); s["server_publish_password_set"] != false || s["server_play_password_set"] != false {
+		t.Fatalf("%v", s)
+	}
+}
+
+func TestRTMPServerValidation(t *testing.T) {
+	e := newEnv(t)
+	cases := []invalid{
+		{map[string]any{"server_name": "a?b"}, "server_name"},
+		{map[string]any{"server_port": 0}, "server_port"},
+	}
+	for _, key := range []string{"server_publish_password", "server_play_password"} {
+		cases = append(cases,
+			invalid{map[string]any{key: "short"}, key},
+			invalid{map[string]any{key: strings.Repeat("p", 129)}, key},
+			invalid{map[string]any{key: "with space 123"}, key},
+			invalid{map[string]any{key: "amp&ersand123"}, key},
+			invalid{map[string]any{key: "per%cent12345"}, key},
+			invalid{map[string]any{key: 12345678901}, key},
+		)
+	}
+	e.wantInvalid(t, "/api/rtmp-servers/create", rtmpServerBody("r", 1935), cases)
+	if e.store.count(storage.ModuleRTMPServers) != 0 {
+		t.Fatal("stored an invalid server")
+	}
+	// The bounds pass.
+	e.mustCreate("rtmp-servers", merge(rtmpServerBody("r", 1935), map[string]any{
+		"server_publish_password": "0123456789", "server_play_password": strings.Repeat("a.b_c~d-", 16)}))
+}

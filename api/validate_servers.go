@@ -9,6 +9,15 @@ import (
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
+// rtmpPasswordPattern is an RTMP server module's password: 10 to 128 of the characters a URL
+// carries unescaped, so that it reads the same in every encoder's stream key field.
+var rtmpPasswordPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{10,128}$`)
+
+// rtmpPasswordKeys are an RTMP server module's write-only fields and the read flags that stand
+// for them.
+var rtmpPasswordKeys = []string{"server_publish_password", "server_publish_password_set",
+	"server_play_password", "server_play_password_set"}
+
 // validateSRTServer reads an SRT server module record (API.md "Modules the spec relies on").
 func validateSRTServer(f *fields) *storage.SRTServer {
 	var s storage.SRTServer
@@ -49,8 +58,24 @@ func validateRTMPServer(f *fields) *storage.RTMPServer {
 	s.Active = f.boolean("active", true)
 	s.ServerName = serverName(f)
 	s.ServerPort, _ = f.intIn("server_port", true, 1, 65535)
+	s.ServerPublishPassword = rtmpPassword(f, "server_publish_password")
+	s.ServerPlayPassword = rtmpPassword(f, "server_play_password")
+	f.skip("server_publish_password_set", "server_play_password_set")
 	f.done()
 	return &s
+}
+
+// rtmpPassword reads an RTMP server module's password; empty is none.
+func rtmpPassword(f *fields, key string) string {
+	s, ok := f.str(key, false)
+	if !ok || s == "" {
+		return ""
+	}
+	if !rtmpPasswordPattern.MatchString(s) {
+		f.fail(key, "must be 10 to 128 of A-Z a-z 0-9 . _ ~ -")
+		return ""
+	}
+	return s
 }
 
 // serverName is a module name; it becomes a path segment of stream ids (the server slug), so

@@ -228,11 +228,14 @@ func (s *SRTServer) UniqueName() string { return s.ServerName }
 // PortKeys implements Record.
 func (s *SRTServer) PortKeys() []PortKey { return []PortKey{{Port: s.ServerPort, Transport: UDP}} }
 
-// RTMPServer is an RTMP server module (API.md).
+// RTMPServer is an RTMP server module (API.md). The passwords are beyond the spec: empty means
+// anyone may publish or play over the network.
 type RTMPServer struct {
 	Base
-	ServerName string `json:"server_name"`
-	ServerPort int    `json:"server_port"` // TCP
+	ServerName            string `json:"server_name"`
+	ServerPort            int    `json:"server_port"`                       // TCP
+	ServerPublishPassword string `json:"server_publish_password,omitempty"` // never returned by the API
+	ServerPlayPassword    string `json:"server_play_password,omitempty"`    // never returned by the API
 }
 
 // Module implements Record.

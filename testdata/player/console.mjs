@@ -322,12 +322,14 @@ async function scenario(ctx) {
       const form = await newForm(page, base, key);
       await setField(form, 'server_name', key === 'srt-servers' ? 'Studio Feeds' : 'studio');
       await setField(form, 'server_port', port);
+      // The RTMP module gets a publish password: its addresses say where it goes.
+      if (key === 'rtmp-servers') await setField(form, 'server_publish_password', 'console-s3cret');
       await form.locator('button[type=submit]').click();
       await page.waitForURL(new RegExp('#/' + key + '/[0-9a-f]{24}$'), { timeout: 10000 });
       await page.locator(`[data-page="${key}-detail"][data-state="running"]`).waitFor({ timeout: 15000 });
       const want = key === 'srt-servers'
         ? 'srt://127.0.0.1:' + port + '?streamid=publisher/studio-feeds/stream1'
-        : 'rtmp://127.0.0.1:' + port + '/live/stream1';
+        : 'rtmp://127.0.0.1:' + port + '/live/stream1?password=YOUR_PUBLISH_PASSWORD';
       const values = await page.locator('.copy-row input').evaluateAll((els) => els.map((e) => e.value));
       check(values.includes(want), key + ' page lacks ' + want + ' in ' + JSON.stringify(values));
       if (key === 'srt-servers') {

@@ -36,15 +36,17 @@ function srtAddresses(r, host, stream) {
 
 function rtmpAddresses(r, host, stream) {
   const base = 'rtmp://' + host + ':' + r.server_port + '/live';
+  const pub = stream + (r.server_publish_password_set ? '?password=YOUR_PUBLISH_PASSWORD' : '');
+  const play = stream + (r.server_play_password_set ? '?password=YOUR_PLAY_PASSWORD' : '');
   return [
     h('h3', {}, 'Publish (encoders)'),
-    copyRow('RTMP URL', base + '/' + stream),
-    copyRow('ffmpeg', 'ffmpeg -re -i input.mp4 -c:v libx264 -c:a aac -f flv "' + base + '/' + stream + '"'),
+    copyRow('RTMP URL', base + '/' + pub),
+    copyRow('ffmpeg', 'ffmpeg -re -i input.mp4 -c:v libx264 -c:a aac -f flv "' + base + '/' + pub + '"'),
     copyRow('OBS (Settings › Stream › Custom, Server)', base),
-    copyRow('OBS stream key', stream),
-    copyRow('vMix (Stream › Custom RTMP: URL, stream name)', base + '  ' + stream),
+    copyRow('OBS stream key', pub),
+    copyRow('vMix (Stream › Custom RTMP: URL, stream name)', base + '  ' + pub),
     h('h3', {}, 'Play (receivers)'),
-    copyRow('ffplay', 'ffplay "' + base + '/' + stream + '"'),
+    copyRow('ffplay', 'ffplay "' + base + '/' + play + '"'),
     copyRow('Input of a player or restream', 'INPUT_TYPE_RTMP_SOFTWARE, server ' + r.server_name + ', stream id ' + stream),
   ];
 }

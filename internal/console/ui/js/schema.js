@@ -153,6 +153,10 @@ export const forms = {
       { title: 'RTMP server', fields: [
         { key: 'server_name', label: 'Name', schema: 'RTMPServer.server_name' },
         { key: 'server_port', label: 'Port (TCP)', schema: 'RTMPServer.server_port', value: 1935 },
+        { key: 'server_publish_password', label: 'Publish password (optional)', schema: 'RTMPServer.server_publish_password',
+          widget: 'password', help: '10 to 128 of A-Z a-z 0-9 . _ ~ -. Encoders add ?password=… to the stream key. Left empty on an edit, it stays as it was.' },
+        { key: 'server_play_password', label: 'Play password (optional)', schema: 'RTMPServer.server_play_password',
+          widget: 'password', help: 'The same for RTMP players. This server\'s own players, restreams and recordings need none.' },
       ] },
     ],
   },
