@@ -143,7 +143,9 @@ func httpMethod(raw string) (string, string, error) {
 }
 
 // localRTMP publishes into one of the server's own RTMP modules, in process: the module is the
-// one whose port the URL names; the stream key is output_stream_key or the URL's last element.
+// one whose port the URL names; the stream key is output_stream_key or the URL's last element,
+// without a query, as the RTMP server takes it. In process, the module's publish password is
+// not asked for: the API's user who set up the restream may set the module's too.
 func (o *outputs) localRTMP(out storage.Output) (sendFunc, error) {
 	u, err := url.Parse(out.OutputStreamURL)
 	if err != nil {
@@ -162,6 +164,10 @@ func (o *outputs) localRTMP(out storage.Output) (sendFunc, error) {
 			return nil, fmt.Errorf("output_stream_url %q names no stream key (rtmp://host:port/live/<key>, or set output_stream_key)", out.OutputStreamURL)
 		}
 		key = parts[len(parts)-1]
+	}
+	key, _, _ = strings.Cut(key, "?")
+	if key == "" {
+		return nil, fmt.Errorf("output_stream_key %q names no stream key", out.OutputStreamKey)
 	}
 	return func(ctx context.Context, r *stream.Reader, _ []media.Track) error {
 		servers, err := storage.List[storage.RTMPServer](ctx, o.store, storage.ModuleRTMPServers)

@@ -84,7 +84,8 @@ func restreamPipeline(in *inputs, tr *transcoder, outs *outputs, r *storage.Rest
 func rtmpServerPipeline(r *storage.RTMPServer, addr string, h *hub, pubs rtmp.Publishers, log *slog.Logger) *Pipeline {
 	var cur atomic.Pointer[rtmp.Server]
 	run := func(ctx context.Context, rep supervisor.Reporter) error {
-		srv := &rtmp.Server{ListenAddr: addr, Registry: h.registry(r.ID), Publishers: pubs, Log: log}
+		srv := &rtmp.Server{ListenAddr: addr, Registry: h.registry(r.ID), Publishers: pubs, Log: log,
+			PublishPassword: r.ServerPublishPassword, PlayPassword: r.ServerPlayPassword}
 		cur.Store(srv)
 		// The watcher ends with the attempt, not with the supervisor: a failed attempt must
 		// not leave it behind.
