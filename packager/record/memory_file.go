@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
 // MemoryFile is what a Memory held when it was opened, read as one fragmented MP4 file that
@@ -133,15 +134,15 @@ func (f *MemoryFile) copyAt(p []byte, off int64) int {
 // fragment that holds its decode times.
 func moofEnd(data []byte) int {
 	end := 0
-	for off := 0; off+8 <= len(data); {
-		n := boxSize(data[off:])
-		if n < 8 || off+n > len(data) {
+	for off := 0; off < len(data); {
+		bx, err := fmp4.NextBox(data, off)
+		if err != nil {
 			break
 		}
-		if string(data[off+4:off+8]) == "moof" {
-			end = off + n
+		if bx.Type == "moof" {
+			end = bx.End
 		}
-		off += n
+		off = bx.End
 	}
 	return end
 }
