@@ -49,6 +49,8 @@ type server struct {
 
 	// memDownloads count the downloads of each memory recording under way (downloadMemory).
 	memDownloads idCounts
+	// speedtests counts the speed-test peer's downloads and uploads under way (speedtestEnter).
+	speedtests idCounts
 
 	openAPIOnce sync.Once
 	openAPIJSON []byte

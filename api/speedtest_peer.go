@@ -8,16 +8,39 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // The speed-test peer endpoints let one sluice measure its network against another: ping
 // answers at once, download streams bytes, upload swallows them. They are public, like
-// /healthz, so that a peer needs no token; each request is bounded in size.
+// /healthz, so that a peer needs no token; each request is bounded in size, and only
+// maxSpeedtestTransfers downloads and uploads run at once.
 const (
 	speedtestDefaultBytes = 10 << 20  // download size when ?bytes= is not given
 	speedtestMaxDownload  = 64 << 20  // largest download a request may ask for
 	speedtestMaxUpload    = 256 << 20 // largest upload a request may send
+
+	// maxSpeedtestTransfers is how many downloads and uploads run at once, all clients
+	// together; one more is answered 503 with Retry-After speedtestRetry. A measuring sluice
+	// runs one transfer at a time, so this lets four measure at once, while anyone who can
+	// reach the port can take at most that share of the node's link from its viewers.
+	maxSpeedtestTransfers = 4
+	speedtestRetry        = 10 * time.Second
 )
+
+// speedtestTransfers is the key under which the server counts the transfers under way.
+const speedtestTransfers = "transfers"
+
+// speedtestEnter counts one more transfer, or answers 503 and false when maxSpeedtestTransfers
+// run already; a true is to be paired with s.speedtests.leave(speedtestTransfers).
+func (s *server) speedtestEnter(w http.ResponseWriter, r *http.Request) bool {
+	if s.speedtests.enter(speedtestTransfers, maxSpeedtestTransfers) {
+		return true
+	}
+	s.fail(w, r, &apiError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: speedtestRetry,
+		Message: fmt.Sprintf("%d speed-test transfers are under way already; try again when one ends", maxSpeedtestTransfers)})
+	return false
+}
 
 var (
 	speedtestBlockOnce sync.Once
@@ -47,6 +70,10 @@ func (s *server) speedtestDownload(w http.ResponseWriter, r *http.Request) {
 		}
 		n = v
 	}
+	if !s.speedtestEnter(w, r) {
+		return
+	}
+	defer s.speedtests.leave(speedtestTransfers)
 	block := speedtestData()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
@@ -61,6 +88,10 @@ func (s *server) speedtestDownload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) speedtestUpload(w http.ResponseWriter, r *http.Request) {
+	if !s.speedtestEnter(w, r) {
+		return
+	}
+	defer s.speedtests.leave(speedtestTransfers)
 	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, speedtestMaxUpload))
 	var mbe *http.MaxBytesError
 	switch {

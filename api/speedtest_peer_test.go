@@ -2,7 +2,9 @@ package api
 
 import (
 	"bytes"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -33,5 +35,52 @@ func TestSpeedtestPeerEndpoints(t *testing.T) {
 	res = e.do(http.MethodPost, "/api/utils/speedtest/upload", strings.Repeat("x", 3<<20), noToken)
 	if res.code != http.StatusOK || res.obj()["bytes"] != float64(3<<20) {
 		t.Fatalf("upload: %d %s", res.code, res.raw)
+	}
+}
+
+// TestSpeedtestPeerTransfersAtOnce: the public peer runs at most maxSpeedtestTransfers
+// downloads and uploads at once; one more is refused at once with Retry-After, and served again
+// once one ends. Ping is not counted.
+func TestSpeedtestPeerTransfersAtOnce(t *testing.T) {
+	e := newEnv(t)
+	codes := make(chan int, maxSpeedtestTransfers)
+	var bodies []*io.PipeWriter
+	defer func() {
+		for _, w := range bodies {
+			w.Close()
+		}
+	}()
+	for range maxSpeedtestTransfers {
+		pr, pw := io.Pipe()
+		bodies = append(bodies, pw)
+		go func() {
+			rec := httptest.NewRecorder()
+			e.h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/utils/speedtest/upload", pr))
+			codes <- rec.Code
+		}()
+		// The write returns once the handler reads, so the upload is under way.
+		if _, err := pw.Write([]byte("speed")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "/api/utils/speedtest/download?bytes=10", ""},
+		{http.MethodPost, "/api/utils/speedtest/upload", "x"},
+	} {
+		res := e.do(c.method, c.path, c.body, noToken)
+		wantErr(t, res, http.StatusServiceUnavailable, CodeUnavailable, "")
+		if got := res.header.Get("Retry-After"); got != "10" {
+			t.Fatalf("%s past %d transfers: Retry-After %q, want 10", c.path, maxSpeedtestTransfers, got)
+		}
+	}
+	if res := e.do(http.MethodGet, "/api/utils/speedtest/ping", nil, noToken); res.code != http.StatusOK {
+		t.Fatalf("ping while the transfers run: %d %s", res.code, res.raw)
+	}
+	bodies[0].Close()
+	if code := <-codes; code != http.StatusOK {
+		t.Fatalf("an upload that ended: %d", code)
+	}
+	if res := e.do(http.MethodGet, "/api/utils/speedtest/download?bytes=10", nil, noToken); res.code != http.StatusOK || len(res.raw) != 10 {
+		t.Fatalf("a download once one ended: %d, %d bytes", res.code, len(res.raw))
 	}
 }
