@@ -81,7 +81,7 @@ func (s *server) routeTable() []route {
 	add(route{method: http.MethodGet, pattern: "/api/recording/download/{file_id}", tag: "recording", auth: authTokenOrQuery,
 		summary: "Download a recorded file (Range requests supported); in a cluster, a file on another node's disk answers 307 to that node, or is proxied from it (--cluster-playback)", handler: s.download})
 	add(route{method: http.MethodGet, pattern: "/api/recording/download-memory/{record_id}", tag: "recording", auth: authTokenOrQuery,
-		summary: "Download what a memory recording holds, as one MP4 (one download of a recording at a time: 503 during another); in a cluster, forwarded to the node that runs it like download",
+		summary: "Download what a memory recording holds, as one MP4 (up to 8 downloads of a recording at once: 503 with Retry-After past that); in a cluster, forwarded to the node that runs it like download",
 		errs:    []int{http.StatusServiceUnavailable}, handler: s.downloadMemory(rec)})
 
 	empty := jsObject(nil, map[string]any{})
@@ -93,9 +93,11 @@ func (s *server) routeTable() []route {
 		summary: "Speed-test peer: answers at once (latency probe)",
 		resp:    jsObject([]string{"pong"}, map[string]any{"pong": jsBool(true)}), handler: s.speedtestPing})
 	add(route{method: http.MethodGet, pattern: "/api/utils/speedtest/download", tag: "utils", auth: authNone,
-		summary: "Speed-test peer: streams ?bytes= bytes (default 10 MiB, at most 64 MiB)", handler: s.speedtestDownload})
+		summary: "Speed-test peer: streams ?bytes= bytes (default 10 MiB, at most 64 MiB); 503 with Retry-After while 4 transfers run",
+		errs:    []int{http.StatusServiceUnavailable}, handler: s.speedtestDownload})
 	add(route{method: http.MethodPost, pattern: "/api/utils/speedtest/upload", tag: "utils", auth: authNone,
-		summary: "Speed-test peer: reads and discards the body (at most 256 MiB), answers its size",
+		summary: "Speed-test peer: reads and discards the body (at most 256 MiB), answers its size; 503 with Retry-After while 4 transfers run",
+		errs:    []int{http.StatusServiceUnavailable},
 		resp:    jsObject([]string{"bytes"}, map[string]any{"bytes": jsInt(0, speedtestMaxUpload)}), handler: s.speedtestUpload})
 	for _, p := range []string{"/api/utils/getListeningPorts", "/api/utils/getUsedPorts"} {
 		add(route{method: http.MethodPost, pattern: p, tag: "utils", auth: authToken, body: empty,
