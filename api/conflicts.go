@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -40,6 +41,21 @@ func (s *server) checkConflicts(r *http.Request, m *module, rec storage.Record) 
 		}
 	}
 	return nil
+}
+
+// storeConflict words a conflict the store found on writing rec (another request took the name
+// or a port after checkConflicts looked) as checkConflicts does, naming the field; any other
+// error is returned as it is.
+func storeConflict(m *module, rec storage.Record, err error) error {
+	var pt *storage.PortTakenError
+	switch {
+	case errors.Is(err, storage.ErrNameTaken):
+		return &apiError{Status: http.StatusConflict, Code: CodeNameTaken, Field: nameField(rec),
+			Message: fmt.Sprintf("a %s named %q already exists", m.noun, rec.UniqueName())}
+	case errors.As(err, &pt):
+		return withField(portTakenError(err), portField(rec, pt.Key))
+	}
+	return err
 }
 
 func findClaim(claims []storage.PortClaim, k storage.PortKey) (storage.PortClaim, bool) {

@@ -203,7 +203,7 @@ func (s *server) create(m *module) http.HandlerFunc {
 		}
 		defer unlock()
 		if err := s.store.Create(ctx, rec); err != nil {
-			return 0, nil, err
+			return 0, nil, storeConflict(m, rec, err)
 		}
 		s.changed(m, b.ID, rec.UniqueName(), "created")
 		if b.Active && m.runs != runsNothing {
@@ -260,7 +260,7 @@ func (s *server) update(m *module) http.HandlerFunc {
 			return 0, nil, err
 		}
 		if err := s.store.Update(ctx, rec); err != nil {
-			return 0, nil, m.notFound(id, err)
+			return 0, nil, m.notFound(id, storeConflict(m, rec, err))
 		}
 		s.changed(m, id, rec.UniqueName(), "updated")
 		if err := s.applyActive(r, m, id, ob.Active, b.Active); err != nil {

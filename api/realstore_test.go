@@ -18,9 +18,9 @@ func TestWithRealStore(t *testing.T) {
 	withRealStore(t, tempStore(t))
 }
 
-// withRealStore runs the main flows against st, a new empty store.
-func withRealStore(t *testing.T, st *storage.Store) {
-	ctx := context.Background()
+// realStoreEnv is an API on st (a new empty store) with fake processes, logged in.
+func realStoreEnv(t *testing.T, st *storage.Store) *env {
+	t.Helper()
 	bootstrap(t, st)
 	procs := newFakeProcs()
 	h, err := New(Config{Store: st, Procs: procs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -33,6 +33,44 @@ func withRealStore(t *testing.T, st *storage.Store) {
 		t.Fatalf("login %d %s", res.code, res.raw)
 	}
 	e.token = res.obj()["token"].(string)
+	return e
+}
+
+// TestStoreConflictsNameTheirField: a create or update that passes the API's own check but
+// loses at the store to a request made meanwhile (two at once) still names the field at fault,
+// as the API's own check does.
+func TestStoreConflictsNameTheirField(t *testing.T) {
+	e := realStoreEnv(t, tempStore(t))
+	// racing, when set, is created by the next check, after the API looked for conflicts and
+	// before it stores: as another request made at that moment would.
+	var racing map[string]any
+	e.procs.check = func(storage.Record) error {
+		if b := racing; b != nil {
+			racing = nil
+			e.mustCreate("vod", b)
+		}
+		return nil
+	}
+	racing = playerBody("lobby", 8100)
+	wantErr(t, e.post("/api/vod/create", playerBody("lobby", 8000)), http.StatusConflict, CodeNameTaken, "vod_name")
+	racing = playerBody("hall", 8200)
+	res := e.post("/api/vod/create", playerBody("attic", 8200))
+	wantErr(t, res, http.StatusConflict, CodePortTaken, "vod_port")
+	if !strings.Contains(string(res.raw), "hall") {
+		t.Fatalf("holder not named: %s", res.raw)
+	}
+	id := e.mustCreate("vod", playerBody("cellar", 8300))
+	racing = playerBody("porch", 8400)
+	wantErr(t, e.post("/api/vod/update", map[string]any{"id": id, "vod_name": "porch"}), http.StatusConflict, CodeNameTaken, "vod_name")
+	racing = playerBody("yard", 8500)
+	wantErr(t, e.post("/api/vod/update", map[string]any{"id": id, "vod_port": 8500}), http.StatusConflict, CodePortTaken, "vod_port")
+}
+
+// withRealStore runs the main flows against st, a new empty store.
+func withRealStore(t *testing.T, st *storage.Store) {
+	ctx := context.Background()
+	e := realStoreEnv(t, st)
+	var res result
 
 	srt := e.mustCreate("srt-servers", merge(srtServerBody("Main", 9000), map[string]any{"server_passphrase": "0123456789abc"}))
 	vod := e.mustCreate("vod", playerBody("lobby", 8000))
