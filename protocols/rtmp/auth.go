@@ -68,10 +68,7 @@ func (sc *serverConn) checkPassword(want, name string) string {
 // refuseAuth refuses a publish or play for its password: logged at most once a second (a
 // guesser makes one refusal per connection), answered with code after authDelay.
 func (sc *serverConn) refuseAuth(ctx context.Context, what string, streamID uint32, code, key, why string) {
-	sc.srv.mu.Lock()
-	n, log := sc.srv.authLog.Note(time.Now(), 1)
-	sc.srv.mu.Unlock()
-	if log {
+	if n, log := sc.srv.noteRefusal(&sc.srv.authLog); log {
 		sc.log.Warn("rtmp: "+what+" refused", "key", key, "reason", why, "refused", n)
 	}
 	t := time.NewTimer(authDelay)

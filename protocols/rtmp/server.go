@@ -86,7 +86,9 @@ type Server struct {
 	ln      *connlimit.Listener
 	running bool
 	conns   map[*serverConn]struct{}
-	authLog budget.LogLimit // password refusals: a line a second at most
+	// Refusals, a line a second at most of each kind: a client looping on its connections
+	// makes one a connection.
+	authLog, appLog, publishLog, playLog budget.LogLimit
 }
 
 // Publishers is told of a Server's publishing sessions: PublisherConnected when a publish
@@ -246,6 +248,14 @@ func (s *Server) checkApp(app string) bool {
 		want = DefaultApp
 	}
 	return want == "*" || app == want
+}
+
+// noteRefusal counts a refusal of l's kind and tells whether to log it, with the refusals the
+// line stands for (budget.LogLimit).
+func (s *Server) noteRefusal(l *budget.LogLimit) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return l.Note(time.Now(), 1)
 }
 
 // publish attaches a publisher for key.

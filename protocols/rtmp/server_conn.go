@@ -177,7 +177,9 @@ func (sc *serverConn) connect(cmd command) error {
 		app = app[:len(app)-1]
 	}
 	if !sc.srv.checkApp(app) {
-		sc.log.Info("rtmp: connect refused: unknown app", "app", app)
+		if n, log := sc.srv.noteRefusal(&sc.srv.appLog); log {
+			sc.log.Info("rtmp: connect refused: unknown app", "app", app, "refused", n)
+		}
 		err := sc.c.writeCommand(csidCommand, 0, "_error", cmd.Txn, nil, amfObj{
 			{"level", levelError}, {"code", codeConnectRejected}, {"description", fmt.Sprintf("application %q not found", app)}})
 		sc.refuse()
@@ -228,7 +230,9 @@ func (sc *serverConn) publish(ctx context.Context, cmd command) error {
 		if errors.Is(err, stream.ErrBusy) {
 			code = codePublishBadName
 		}
-		sc.log.Info("rtmp: publish refused", "key", key, "code", code, "error", err)
+		if n, log := sc.srv.noteRefusal(&sc.srv.publishLog); log {
+			sc.log.Info("rtmp: publish refused", "key", key, "code", code, "error", err, "refused", n)
+		}
 		sc.refuseStatus(cmd.StreamID, code, err.Error())
 		return nil
 	}

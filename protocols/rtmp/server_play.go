@@ -23,7 +23,9 @@ func (sc *serverConn) play(ctx context.Context, cmd command) error {
 	}
 	strm, ok := sc.srv.lookup(key)
 	if !ok {
-		sc.log.Info("rtmp: play refused: no such stream", "key", key)
+		if n, log := sc.srv.noteRefusal(&sc.srv.playLog); log {
+			sc.log.Info("rtmp: play refused: no such stream", "key", key, "refused", n)
+		}
 		sc.refuseStatus(cmd.StreamID, codePlayNotFound, fmt.Sprintf("stream %q not found", key))
 		return nil
 	}
