@@ -2,6 +2,9 @@ package rtmp
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/url"
 
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -16,17 +19,46 @@ const (
 )
 
 // Listen is the INPUT_TYPE_RTMP_LISTEN input: an RTMP server on o.Addr that accepts one
-// publisher at a time, with any app and key, and publishes into s. When the publisher drops
-// it accepts the next; a second publisher while one is live is refused with
-// NetStream.Publish.BadName. It returns when ctx ends (nil) or if it cannot listen.
+// publisher at a time, with any app and key, and publishes into s. With o.Password the
+// publisher must give it (as to a Server's PublishPassword), checked before whether another
+// publisher is live. When the publisher drops it accepts the next; a second publisher while
+// one is live is refused with NetStream.Publish.BadName. It returns when ctx ends (nil) or if
+// it cannot listen.
 func Listen(ctx context.Context, s *stream.Stream, o ListenOptions) error {
 	srv := &Server{
 		ListenAddr:            o.Addr,
 		App:                   "*",
 		Publish:               func(string) (*stream.Publisher, error) { return s.Publish() },
+		PublishPassword:       o.Password,
 		Log:                   o.Log,
 		MaxConnections:        listenMaxConnections,
 		MaxConnectionsPerAddr: listenMaxPerAddr,
 	}
 	return srv.Run(ctx)
+}
+
+// ListenPassword reads the password an INPUT_TYPE_RTMP_LISTEN input's address sets: the
+// password parameter (PasswordParam) of its query, rtmp://0.0.0.0:1935/live/cam?password=S (or
+// .../live?password=S); given is false when the address has none. The address's host, port,
+// app and key are not read. Errors never show the address, which holds the password.
+func ListenPassword(raw string) (password string, given bool, err error) {
+	if raw == "" {
+		return "", false, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false, errors.New("not a valid URL")
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", false, errors.New("its query has a bad %-escape")
+	}
+	switch v := q[PasswordParam]; len(v) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return v[0], true, nil
+	default:
+		return "", false, fmt.Errorf("%s is given %d times", PasswordParam, len(v))
+	}
 }

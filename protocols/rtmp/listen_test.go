@@ -3,6 +3,8 @@ package rtmp
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +88,104 @@ func TestListenBusyPort(t *testing.T) {
 	err := Listen(context.Background(), stream.New("x", stream.Options{}), ListenOptions{Addr: addr, Log: testLog(t)})
 	if err == nil || !strings.Contains(err.Error(), "rtmp listen "+addr) {
 		t.Fatalf("Listen on a busy port: %v", err)
+	}
+}
+
+func TestListenPassword(t *testing.T) {
+	for _, c := range []struct {
+		url, want string
+		given     bool
+		err       bool
+	}{
+		{url: ""},
+		{url: "rtmp://0.0.0.0:1935/live/cam"},
+		{url: "rtmp://:1935?token=x"},
+		{url: "rtmp://0.0.0.0:1935/live/cam?password=Abc.def_12", want: "Abc.def_12", given: true},
+		{url: "rtmp://0.0.0.0:1935/live?password=Abc.def_12&x=1", want: "Abc.def_12", given: true},
+		{url: "rtmps://:1935/?password=a%7Eb", want: "a~b", given: true},
+		{url: "rtmp://:1935/live/cam?password=", want: "", given: true},
+		{url: "rtmp://:1935/live/cam?password=Abc.def_12&password=Abc.def_13", err: true},
+		{url: "rtmp://:1935/live/cam?password=Abc%zzdef_12", err: true},
+		{url: "rtmp://[::1/live/cam?password=Abc.def_12", err: true},
+	} {
+		got, given, err := ListenPassword(c.url)
+		if c.err {
+			if err == nil || strings.Contains(err.Error(), "Abc") {
+				t.Errorf("ListenPassword(%q): err %v, want one that does not show the password", c.url, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want || given != c.given {
+			t.Errorf("ListenPassword(%q) = %q, %v, %v; want %q, %v", c.url, got, given, err, c.want, c.given)
+		}
+	}
+}
+
+// TestListenPublishPassword: a listen input with a password refuses ffmpeg publishing without
+// it, with another, or with it under another name (NetStream.Publish.BadName with the reason,
+// nothing published), also while another publisher is live (the password is checked before
+// the busy key); it takes a publisher that gives it after any app and key, or after the app
+// (OBS's server field), and no log line shows a password.
+func TestListenPublishPassword(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	const secret, wrong = "L1sten-s3cret.x", "L1sten-s3cret.y"
+	s, r, closeStream := readStream(t, "listen", "test")
+	defer closeStream()
+	var logs testutil.SyncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Listen(ctx, s, ListenOptions{Addr: addr, Password: secret, Log: log}) }()
+	testutil.Eventually(t, 10*time.Second, "the listener", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+
+	refused := func(why string, args ...string) {
+		t.Helper()
+		err := startFFmpeg(t, append(encodeArgs(3, "500k"), args...)...).Wait(30 * time.Second)
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Fatalf("publish %v: %v, want refused with %q", args, err, why)
+		}
+	}
+	base := "rtmp://" + addr + "/live/cam"
+	refused(reasonNoPassword, "-f", "flv", base)
+	refused(reasonWrongPassword, "-f", "flv", base+"?password="+wrong)
+	refused(reasonNoPassword, "-f", "flv", base+"?token="+secret)
+	if s.Publishing() {
+		t.Fatal("a refused publisher publishes")
+	}
+
+	// Any app and key, the password after the key.
+	pub := startFFmpeg(t, append(encodeArgs(30, "500k"), "-f", "flv", "rtmp://"+addr+"/other/key1?password="+secret)...)
+	testutil.Eventually(t, 20*time.Second, "the publisher", func() bool { return s.Publishing() })
+	readUnits(t, r, 25, 20*time.Second)
+	// While it is live, a publisher without the password learns nothing of it.
+	refused(reasonNoPassword, "-f", "flv", base)
+	pub.Kill()
+	testutil.Eventually(t, 15*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
+
+	// The password after the app, the key apart (OBS's server and key fields).
+	pub = startFFmpeg(t, append(encodeArgs(30, "500k"), "-f", "flv", "-rtmp_app", "live?password="+secret,
+		"-rtmp_playpath", "cam", "rtmp://"+addr+"/x/y")...)
+	testutil.Eventually(t, 20*time.Second, "the publisher giving the password after the app", func() bool { return s.Publishing() })
+	pub.Kill()
+	testutil.Eventually(t, 15*time.Second, "the publisher to detach", func() bool { return !s.Publishing() })
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	out := logs.String()
+	if strings.Contains(out, secret) || strings.Contains(out, wrong) {
+		t.Fatalf("a password in the logs:\n%s", out)
+	}
+	if !strings.Contains(out, "rtmp: publish refused") {
+		t.Fatalf("no refusal logged:\n%s", out)
 	}
 }

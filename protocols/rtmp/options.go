@@ -7,6 +7,10 @@ type ListenOptions struct {
 	// Addr is where to listen: host:port as net.Listen takes it; an empty host is every
 	// interface.
 	Addr string
+	// Password, when set, is the secret a publisher gives as the password parameter
+	// (PasswordParam) of its stream key's query, or of its app's when the key has none, as to
+	// a Server's PublishPassword. Default: anyone who reaches Addr may publish.
+	Password string
 	// Log gets the input's messages. Default: slog.Default().
 	Log *slog.Logger
 }
