@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -26,7 +27,7 @@ func decorateRTMPServer(_ *server, _ *http.Request, rec storage.Record, doc map[
 func rtmpServerSchema() map[string]any {
 	// Empty clears a password.
 	password := func(key, who string) map[string]any {
-		s := jsPattern("^$|" + rtmpPasswordPattern.String())
+		s := jsPattern("^$|" + kinds.RTMPPasswordPattern)
 		s["description"] = "beyond the spec: the password " + who + " give as ?password= after the stream key " +
 			"(or after the app); empty or absent: none; write-only (reads show " + key + "_set)"
 		return s

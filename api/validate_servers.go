@@ -4,14 +4,11 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/storage"
 )
 
 var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
-
-// rtmpPasswordPattern is an RTMP server module's password: 10 to 128 of the characters a URL
-// carries unescaped, so that it reads the same in every encoder's stream key field.
-var rtmpPasswordPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{10,128}$`)
 
 // rtmpPasswordKeys are an RTMP server module's write-only fields and the read flags that stand
 // for them.
@@ -71,8 +68,8 @@ func rtmpPassword(f *fields, key string) string {
 	if !ok || s == "" {
 		return ""
 	}
-	if !rtmpPasswordPattern.MatchString(s) {
-		f.fail(key, "must be 10 to 128 of A-Z a-z 0-9 . _ ~ -")
+	if !kinds.ValidRTMPPassword(s) {
+		f.fail(key, "must be %s", kinds.RTMPPasswordRule)
 		return ""
 	}
 	return s

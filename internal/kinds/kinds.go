@@ -1,9 +1,13 @@
 // Package kinds is the one table of the API's input and output types (spec 2.1 and 2.3): their
-// names and what each needs. api validates records with it and internal/app wires protocols by
-// it. It imports only the standard library.
+// names and what each needs, and the form of an RTMP password (a module's, a listen input's).
+// api validates records with it and internal/app wires protocols by it. It imports only the
+// standard library.
 package kinds
 
-import "slices"
+import (
+	"regexp"
+	"slices"
+)
 
 // Input types (spec 2.1).
 const (
@@ -128,3 +132,16 @@ func InputTypes() []string { return slices.Clone(inputTypes) }
 
 // OutputTypes returns the output types in the spec's order.
 func OutputTypes() []string { return slices.Clone(outputTypes) }
+
+// RTMPPasswordPattern is the form of an RTMP password: an RTMP server module's publish or play
+// password, or the one an RTMP listen input's address sets. 10 to 128 of the characters a URL
+// carries unescaped, so that it reads the same in every encoder's stream key field.
+const RTMPPasswordPattern = `^[A-Za-z0-9._~-]{10,128}$`
+
+// RTMPPasswordRule says RTMPPasswordPattern in words, for messages.
+const RTMPPasswordRule = "10 to 128 of A-Z a-z 0-9 . _ ~ -"
+
+var rtmpPassword = regexp.MustCompile(RTMPPasswordPattern)
+
+// ValidRTMPPassword tells whether s has the form of an RTMP password (RTMPPasswordPattern).
+func ValidRTMPPassword(s string) bool { return rtmpPassword.MatchString(s) }

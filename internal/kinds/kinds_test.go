@@ -1,6 +1,9 @@
 package kinds
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestTablesCoverTheLists: every listed type has its entry and the other way round, once each;
 // a listen input has a transport and an URL scheme, a server input neither.
@@ -36,5 +39,24 @@ func TestTablesCoverTheLists(t *testing.T) {
 	}
 	if _, ok := InputOf("INPUT_TYPE_NONE"); ok {
 		t.Error("an unknown input type has an entry")
+	}
+}
+
+func TestValidRTMPPassword(t *testing.T) {
+	for s, want := range map[string]bool{
+		"":                       false,
+		"abcdefghi":              false,
+		"abcdefghij":             true,
+		"A-Z.a_z~09":             true,
+		"abcdefghi ":             false,
+		"abcdefghi%":             false,
+		"abcdefghi?":             false,
+		"abcdefghié":             false,
+		strings.Repeat("a", 128): true,
+		strings.Repeat("a", 129): false,
+	} {
+		if got := ValidRTMPPassword(s); got != want {
+			t.Errorf("ValidRTMPPassword(%q) = %v", s, got)
+		}
 	}
 }
