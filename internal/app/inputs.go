@@ -83,7 +83,12 @@ func sourceWith[O any](run func(context.Context, *stream.Stream, O) error, o O) 
 func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger) (sourceFunc, error) {
 	switch input.InputType {
 	case kinds.InputRTMPListen:
-		return sourceWith(rtmp.Listen, rtmp.ListenOptions{Addr: in.listenAddr(input), Log: log}), nil
+		// A record stored before the check was made at create is held to it at each start.
+		pw, err := rtmpListenPassword(input.InputStreamURL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
+		}
+		return sourceWith(rtmp.Listen, rtmp.ListenOptions{Addr: in.listenAddr(input), Password: pw, Log: log}), nil
 	case kinds.InputRTMPURL:
 		return sourceWith(rtmp.Pull, rtmp.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputSRTListen:

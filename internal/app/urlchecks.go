@@ -1,16 +1,22 @@
 package app
 
 import (
+	"fmt"
+
+	"github.com/sluicemedia/sluice/internal/kinds"
+	"github.com/sluicemedia/sluice/protocols/rtmp"
 	"github.com/sluicemedia/sluice/protocols/rtsp"
 	"github.com/sluicemedia/sluice/protocols/srt"
 	"github.com/sluicemedia/sluice/protocols/udp"
 )
 
 // urlChecks check the options of stream addresses at create and update (api.Config.URLChecks):
-// an SRT address with an option the stack does not know, or a UDP, RTP or RTSP address with a
-// bad value of one it reads, is refused there, naming it, rather than failing at each start.
+// an SRT address with an option the stack does not know, a UDP, RTP or RTSP address with a bad
+// value of one it reads, or an RTMP listen input's address with a bad password, is refused
+// there, naming it, rather than failing at each start.
 var urlChecks = map[string]func(string, bool) error{
-	"srt": checkSRTURL,
+	"srt":  checkSRTURL,
+	"rtmp": checkRTMPURL, "rtmps": checkRTMPURL,
 	"udp": pullOnly(udp.CheckURL), "rtp": pullOnly(udp.CheckURL),
 	"rtsp": pullOnly(rtsp.CheckURL), "rtsps": pullOnly(rtsp.CheckURL),
 }
@@ -35,4 +41,28 @@ func pullOnly(check func(string) error) func(string, bool) error {
 		}
 		return check(raw)
 	}
+}
+
+// checkRTMPURL checks the password an RTMP listen input's address sets; the query of an RTMP
+// pull's or output's address goes to the remote server as written.
+func checkRTMPURL(raw string, listen bool) error {
+	if !listen {
+		return nil
+	}
+	_, err := rtmpListenPassword(raw)
+	return err
+}
+
+// rtmpListenPassword is the password an RTMP listen input's address sets, "" for none. A
+// password parameter without the form of an RTMP password (kinds.ValidRTMPPassword), empty
+// included, is an error that does not show it.
+func rtmpListenPassword(raw string) (string, error) {
+	pw, given, err := rtmp.ListenPassword(raw)
+	switch {
+	case err != nil:
+		return "", err
+	case given && !kinds.ValidRTMPPassword(pw):
+		return "", fmt.Errorf("%s must be %s", rtmp.PasswordParam, kinds.RTMPPasswordRule)
+	}
+	return pw, nil
 }
