@@ -344,6 +344,23 @@ async function scenario(ctx) {
         await page.waitForFunction(() => [...document.querySelectorAll('.copy-row input')].some((e) => e.value.includes('latency=300000')),
           null, { timeout: 10000 });
       }
+      if (key === 'rtmp-servers') {
+        // Edit: the publish password goes with its "remove" box (left empty, the field keeps it);
+        // the addresses then ask for none.
+        await page.locator('.page-head button', { hasText: 'Edit' }).click();
+        const edit = page.locator('form.record-form');
+        await edit.waitFor();
+        check(await edit.locator('[data-field="server_play_password"] input[type=checkbox]').count() === 0,
+          'a remove box for a play password that is not set');
+        await edit.locator('[data-field="server_publish_password"] input[type=checkbox]').check();
+        await edit.locator('button[type=submit]').click();
+        await edit.waitFor({ state: 'hidden', timeout: 10000 });
+        const bare = 'rtmp://127.0.0.1:' + port + '/live/stream1';
+        await page.waitForFunction((bare) => {
+          const vals = [...document.querySelectorAll('.copy-row input')].map((e) => e.value);
+          return vals.includes(bare) && !vals.some((v) => v.includes('?password='));
+        }, bare, { timeout: 10000 });
+      }
       await shot(page, key, true);
       await page.locator('.page-head [data-action="remove"]').click();
       await confirm(page);

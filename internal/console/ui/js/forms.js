@@ -192,8 +192,19 @@ function makeField(f, schemas, values, ctx, formID) {
   const help = f.help ? h('p', { class: 'help', id: fid + '-help' }, f.help) : null;
   const err = h('p', { class: 'field-error', id: fid + '-err', hidden: true });
   input.setAttribute('aria-describedby', [help && help.id, err.id].filter(Boolean).join(' '));
+  // A clearable write-only password that is set (reads say <key>_set): left empty an edit keeps
+  // it, so removing it takes a box of its own, which sends "".
+  let clear = null;
+  if (f.clearable && values && get(values, f.key + '_set') === true) {
+    clear = h('input', { type: 'checkbox', id: fid + '-clear', name: f.key + '_clear' });
+    clear.addEventListener('change', () => {
+      if (clear.checked) input.value = '';
+      input.readOnly = clear.checked;
+    });
+  }
+  const clearLabel = clear ? h('label', { for: clear.id, class: 'toggle' }, clear, ' Remove the password') : null;
   const wrap = h('div', { class: 'field' + (kind === 'bool' ? ' check' : ''), dataset: { field: f.key } },
-    h('label', { for: fid }, f.label + (required ? ' *' : '')), input, help, err);
+    h('label', { for: fid }, f.label + (required ? ' *' : '')), input, clearLabel, help, err);
 
   const field = {
     key: f.key, wrap, input,
@@ -204,6 +215,7 @@ function makeField(f, schemas, values, ctx, formID) {
       if (msg) input.setAttribute('aria-invalid', 'true'); else input.removeAttribute('aria-invalid');
     },
     read() {
+      if (clear && clear.checked) return '';
       if (kind === 'bool') return input.checked;
       const raw = input.value.trim();
       if (raw === '') return undefined;

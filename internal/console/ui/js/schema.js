@@ -26,7 +26,8 @@ const URL_EXAMPLES = {
 // A field: key (JSON path of the body), label, help, value (the recommended value, prefilled),
 // placeholder, when (input types it applies to; the form reads input.input_type), required
 // (when the schema cannot say, e.g. required only for some input types), widget (select of
-// server modules, password), enum (values when the schema has a pattern instead), labels.
+// server modules, password), clearable (a write-only password whose edit offers a box that
+// removes it), enum (values when the schema has a pattern instead), labels.
 export function inputFields(prefix) {
   const p = prefix || 'input.';
   return [
@@ -154,9 +155,9 @@ export const forms = {
         { key: 'server_name', label: 'Name', schema: 'RTMPServer.server_name' },
         { key: 'server_port', label: 'Port (TCP)', schema: 'RTMPServer.server_port', value: 1935 },
         { key: 'server_publish_password', label: 'Publish password (optional)', schema: 'RTMPServer.server_publish_password',
-          widget: 'password', help: '10 to 128 of A-Z a-z 0-9 . _ ~ -. Encoders add ?password=… to the stream key. Left empty on an edit, it stays as it was.' },
+          widget: 'password', clearable: true, help: '10 to 128 of A-Z a-z 0-9 . _ ~ -. Encoders add ?password=… to the stream key. Left empty on an edit, it stays as it was; tick Remove the password to clear it.' },
         { key: 'server_play_password', label: 'Play password (optional)', schema: 'RTMPServer.server_play_password',
-          widget: 'password', help: 'The same for RTMP players. This server\'s own players, restreams and recordings need none.' },
+          widget: 'password', clearable: true, help: 'The same for RTMP players. This server\'s own players, restreams and recordings need none.' },
       ] },
     ],
   },
