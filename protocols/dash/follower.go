@@ -188,11 +188,11 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 		if err != nil || r.init == "" {
 			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
 		}
-		b, _, err := f.ld.GetRetry(ctx, iu, nil, f.ld.MaxSegment, deadline, nil)
+		fi, err := f.ld.GetRetry(ctx, iu, nil, f.ld.MaxSegment, deadline, nil)
 		if err != nil {
 			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 		}
-		ti, err := parseInit(b, f.kind)
+		ti, err := parseInit(fi.Body, f.kind)
 		if err != nil {
 			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 		}
@@ -203,7 +203,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if err != nil {
 		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
 	}
-	b, _, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
+	fs, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
 	switch {
 	case errors.Is(err, httpget.ErrGone) && nx.mayEnd:
 		return errEnded
@@ -214,7 +214,7 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	}
 	f.started, f.lastT, f.nextN, f.fresh = true, nx.t, nx.number+1, time.Now()
 	f.count++
-	tracks, units, err := f.reader.segment(b)
+	tracks, units, err := f.reader.segment(fs.Body)
 	return f.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units}, err)
 }
 

@@ -79,9 +79,9 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, minRefr
 		if m.location != nil {
 			u = m.location // ISO 23009-1 5.3.1.2: updates come from the MPD's Location
 		}
-		b, final, err := ld.Get(ctx, u, nil, ld.MaxPlaylist)
+		f, err := ld.Get(ctx, u, nil, ld.MaxPlaylist)
 		if err == nil {
-			m, err = parseManifest(b, final, time.Now())
+			m, err = parseManifest(f.Body, f.Final, time.Now())
 		}
 		if err != nil {
 			if ctx.Err() != nil {

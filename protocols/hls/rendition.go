@@ -60,7 +60,9 @@ func (r *rendition) stallLimit() time.Duration { return time.Duration(r.cfg.Stal
 func (r *rendition) run(ctx context.Context, first []byte, final *url.URL) error {
 	var err error
 	if first == nil {
-		first, final, err = r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
+		var f httpget.Fetched
+		f, err = r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
+		first, final = f.Body, f.Final
 	}
 	pl, maps, err := r.media(first, err)
 	if err != nil {
@@ -158,8 +160,8 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
 	}
-	b, final, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil)
-	m, maps, err := r.media(b, err)
+	f, err := r.ld.GetRetry(ctx, r.u, nil, r.ld.MaxPlaylist, deadline, nil)
+	m, maps, err := r.media(f.Body, err)
 	if errors.Is(err, errEmpty) {
 		// An origin (re)starting may list nothing for a while: the stall limit bounds it.
 		r.log.Warn("hls: the playlist lists no segment", "playlist", r.u.Redacted())
@@ -168,7 +170,7 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.base = final // a CDN may send each reload elsewhere
+	r.base = f.Final // a CDN may send each reload elsewhere
 	r.take(m, maps)
 	return nil
 }
@@ -205,10 +207,11 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m 
 		return fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	body, _, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
+	f, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
 	}
+	body := f.Body
 	r.next++
 	r.segments++
 	tracks, units, err := r.reader.segment(body)
@@ -236,11 +239,11 @@ func (r *rendition) prepareReader(ctx context.Context, m *playlist.MediaMap, dea
 	if err != nil {
 		return fmt.Errorf("init segment %q: %w", m.URI, err)
 	}
-	b, _, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
+	f, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
 	if err != nil {
 		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
 	}
-	fr, err := newFMP4Reader(b)
+	fr, err := newFMP4Reader(f.Body)
 	if err != nil {
 		return fmt.Errorf("%s: %w", iu.Redacted(), err)
 	}

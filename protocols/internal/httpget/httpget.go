@@ -80,16 +80,27 @@ func New(opts Options) *Loader {
 // Close closes the loader's idle connections.
 func (l *Loader) Close() { l.tr.CloseIdleConnections() }
 
-// Get downloads u (only rng of it when rng is set) in one attempt and returns the body and
-// the URL it came from after redirects. It fails with ErrTooLarge past limit bytes, and with a
-// *StatusError for an answer other than 200 or 206. A server that ignores the range and sends
-// the whole resource gets the range cut out of it.
-func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) ([]byte, *url.URL, error) {
+// Fetched is what a download gave: the body and where it came from.
+type Fetched struct {
+	Body []byte
+	// Final is the URL the body came from after redirects: what relative URIs in it resolve
+	// against.
+	Final *url.URL
+	// Moved is where to ask for the resource next time: the URL asked, or where the permanent
+	// redirects (301, 308) that began the chain sent it. A temporary redirect (302, 303, 307)
+	// ends what counts: the server wants the URL before it asked again (RFC 9110 15.4).
+	Moved *url.URL
+}
+
+// Get downloads u (only rng of it when rng is set) in one attempt. It fails with ErrTooLarge
+// past limit bytes, and with a *StatusError for an answer other than 200 or 206. A server that
+// ignores the range and sends the whole resource gets the range cut out of it.
+func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) (Fetched, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, nil, err
+		return Fetched{}, err
 	}
 	req.Header.Set("User-Agent", "sluice")
 	if rng != nil && rng.Length > 0 {
@@ -97,55 +108,73 @@ func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) (
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return Fetched{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, nil, &StatusError{Code: resp.StatusCode}
+		return Fetched{}, &StatusError{Code: resp.StatusCode}
 	}
 	if resp.ContentLength > limit {
-		return nil, nil, fmt.Errorf("declares %d bytes, over the cap of %d bytes: %w", resp.ContentLength, limit, ErrTooLarge)
+		return Fetched{}, fmt.Errorf("declares %d bytes, over the cap of %d bytes: %w", resp.ContentLength, limit, ErrTooLarge)
 	}
 	// Read with the cap: memory follows the bytes that come, up to the cap and one more.
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, nil, err
+		return Fetched{}, err
 	}
 	if int64(len(body)) > limit {
-		return nil, nil, fmt.Errorf("over the cap of %d bytes: %w", limit, ErrTooLarge)
+		return Fetched{}, fmt.Errorf("over the cap of %d bytes: %w", limit, ErrTooLarge)
 	}
 	if rng != nil && rng.Length > 0 && resp.StatusCode == http.StatusOK {
 		if rng.Start+rng.Length > uint64(len(body)) {
-			return nil, nil, fmt.Errorf("byte range %d@%d beyond %d bytes", rng.Length, rng.Start, len(body))
+			return Fetched{}, fmt.Errorf("byte range %d@%d beyond %d bytes", rng.Length, rng.Start, len(body))
 		}
 		body = body[rng.Start : rng.Start+rng.Length]
 	}
-	return body, resp.Request.URL, nil
+	return Fetched{Body: body, Final: resp.Request.URL, Moved: moved(u, resp.Request)}, nil
 }
 
-// GetRetry downloads u as Get does (the body, and the URL it came from after redirects),
-// retrying what may succeed later (network errors, 404, 429, 5xx; see Retryable) with a
+// moved returns where the permanent redirects that began the chain ending with req sent u: the
+// chain is read back from req, each request holding the redirect answer that made it.
+func moved(u *url.URL, req *http.Request) *url.URL {
+	var hops []*http.Request // the requests redirects made, last first
+	for r := req; r != nil && r.Response != nil; r = r.Response.Request {
+		hops = append(hops, r)
+	}
+	to := u
+	for i := len(hops) - 1; i >= 0; i-- {
+		switch hops[i].Response.StatusCode {
+		case http.StatusMovedPermanently, http.StatusPermanentRedirect:
+			to = hops[i].URL
+		default:
+			return to
+		}
+	}
+	return to
+}
+
+// GetRetry downloads u as Get does, retrying what may succeed later (network errors, 404, 429, 5xx; see Retryable) with a
 // growing pause until deadline; the error then wraps ErrStalled. Between attempts, failed
 // (when set) is told of the error; when it answers false the wait ends with ErrGone.
-func (l *Loader) GetRetry(ctx context.Context, u *url.URL, rng *Range, limit int64, deadline time.Time, failed func(error) bool) ([]byte, *url.URL, error) {
+func (l *Loader) GetRetry(ctx context.Context, u *url.URL, rng *Range, limit int64, deadline time.Time, failed func(error) bool) (Fetched, error) {
 	delay := l.opts.RetryMin
 	start := time.Now()
 	for {
-		body, final, err := l.Get(ctx, u, rng, limit)
+		f, err := l.Get(ctx, u, rng, limit)
 		if err == nil || ctx.Err() != nil || !Retryable(err) {
-			return body, final, err
+			return f, err
 		}
 		if failed != nil && !failed(err) {
-			return nil, nil, ErrGone
+			return Fetched{}, ErrGone
 		}
 		if left := time.Until(deadline); left <= 0 {
-			return nil, nil, fmt.Errorf("%w: retried for %s: %w", ErrStalled, time.Since(start).Round(time.Millisecond), err)
+			return Fetched{}, fmt.Errorf("%w: retried for %s: %w", ErrStalled, time.Since(start).Round(time.Millisecond), err)
 		} else if delay > left {
 			delay = left // one last try at the deadline
 		}
 		if err := Sleep(ctx, delay); err != nil {
-			return nil, nil, err
+			return Fetched{}, err
 		}
 		delay = min(2*delay, l.opts.RetryMax)
 	}

@@ -76,10 +76,10 @@ func TestCaps(t *testing.T) {
 		{"/chunked/4194305", 4 << 20, 0, "over the cap of 4194304 bytes"},
 		{"/bigheader", 4 << 20, 0, "response headers exceeded"},
 	} {
-		b, _, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+tc.path), nil, tc.limit, time.Now(), nil)
+		f, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+tc.path), nil, tc.limit, time.Now(), nil)
 		if tc.err == "" {
-			if err != nil || len(b) != tc.size {
-				t.Errorf("%s: %d bytes, %v; want %d bytes", tc.path, len(b), err, tc.size)
+			if err != nil || len(f.Body) != tc.size {
+				t.Errorf("%s: %d bytes, %v; want %d bytes", tc.path, len(f.Body), err, tc.size)
 			}
 			continue
 		}
@@ -98,14 +98,14 @@ func TestRangeAndRedirect(t *testing.T) {
 	srv := sizeServer(t, nil)
 	ld := New(testOptions)
 	defer ld.Close()
-	b, final, err := ld.Get(context.Background(), mustURL(t, srv.URL+"/redirect"), &Range{Start: 3, Length: 4}, 100)
-	if err != nil || string(b) != "3456" {
-		t.Fatalf("range 4@3: %q, %v; want 3456", b, err)
+	f, err := ld.Get(context.Background(), mustURL(t, srv.URL+"/redirect"), &Range{Start: 3, Length: 4}, 100)
+	if err != nil || string(f.Body) != "3456" {
+		t.Fatalf("range 4@3: %q, %v; want 3456", f.Body, err)
 	}
-	if final.Path != "/whole" {
-		t.Errorf("final URL %s, want the redirect's /whole", final)
+	if f.Final.Path != "/whole" {
+		t.Errorf("final URL %s, want the redirect's /whole", f.Final)
 	}
-	if _, _, err := ld.Get(context.Background(), mustURL(t, srv.URL+"/whole"), &Range{Start: 8, Length: 4}, 100); err == nil || !strings.Contains(err.Error(), "beyond 10 bytes") {
+	if _, err := ld.Get(context.Background(), mustURL(t, srv.URL+"/whole"), &Range{Start: 8, Length: 4}, 100); err == nil || !strings.Contains(err.Error(), "beyond 10 bytes") {
 		t.Errorf("range 4@8 of 10 bytes: %v, want an error", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestRetry(t *testing.T) {
 		retry bool
 	}{{503, true}, {404, true}, {429, true}, {403, false}, {410, false}} {
 		hits.Store(0)
-		_, _, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/"+strconv.Itoa(tc.code)), nil, 100, time.Now().Add(200*time.Millisecond), nil)
+		_, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/"+strconv.Itoa(tc.code)), nil, 100, time.Now().Add(200*time.Millisecond), nil)
 		if !IsStatus(err, tc.code) {
 			t.Errorf("%d: %v, want the answer's status", tc.code, err)
 		}
@@ -132,9 +132,48 @@ func TestRetry(t *testing.T) {
 	}
 	hits.Store(0)
 	asked := 0
-	_, _, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/503"), nil, 100, time.Now().Add(5*time.Second),
+	_, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+"/status/503"), nil, 100, time.Now().Add(5*time.Second),
 		func(error) bool { asked++; return asked < 3 })
 	if !errors.Is(err, ErrGone) || hits.Load() != 3 {
 		t.Errorf("gone after %d requests: %v; want ErrGone after 3", hits.Load(), err)
+	}
+}
+
+// TestMoved: reloads are to go where the permanent redirects (301, 308) that begin a chain
+// lead; a temporary one (302, 303, 307) ends what counts, whatever follows it. Final is always
+// where the body came from.
+func TestMoved(t *testing.T) {
+	// /hop/C1/C2/.../Cn: redirect with C1 to /hop/C2/.../Cn; /hop/ alone serves the body.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		codes := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/hop"), "/"), "/")
+		if codes[0] == "" {
+			_, _ = w.Write([]byte("body"))
+			return
+		}
+		code, _ := strconv.Atoi(codes[0])
+		http.Redirect(w, r, "/hop/"+strings.Join(codes[1:], "/"), code)
+	}))
+	defer srv.Close()
+	ld := New(testOptions)
+	defer ld.Close()
+	for _, tc := range []struct{ path, moved string }{
+		{"/hop/", "/hop/"},
+		{"/hop/301", "/hop/"},
+		{"/hop/308", "/hop/"},
+		{"/hop/302", "/hop/302"},
+		{"/hop/307", "/hop/307"},
+		{"/hop/303", "/hop/303"},
+		{"/hop/301/308", "/hop/"},
+		{"/hop/301/302", "/hop/302"},
+		{"/hop/301/302/301", "/hop/302/301"},
+		{"/hop/307/301", "/hop/307/301"},
+	} {
+		f, err := ld.GetRetry(context.Background(), mustURL(t, srv.URL+tc.path), nil, 100, time.Now(), nil)
+		if err != nil || string(f.Body) != "body" {
+			t.Fatalf("%s: %q, %v", tc.path, f.Body, err)
+		}
+		if f.Final.Path != "/hop/" || f.Moved.Path != tc.moved {
+			t.Errorf("%s: final %s, moved %s; want final /hop/, moved %s", tc.path, f.Final.Path, f.Moved.Path, tc.moved)
+		}
 	}
 }

@@ -36,12 +36,14 @@ type Pull struct {
 	Config httpget.Config
 }
 
-// Primary is the first download of a pull: its loader, the URL asked and the one the body
-// came from (after redirects), and the body (at most Config.MaxPlaylist bytes).
+// Primary is the first download of a pull: its loader, the URL asked, the one the body came
+// from (after redirects) and the one to reload it from (after permanent redirects only; see
+// httpget.Fetched), and the body (at most Config.MaxPlaylist bytes).
 type Primary struct {
 	Loader *httpget.PullLoader
 	URL    *url.URL
 	Final  *url.URL
+	Moved  *url.URL
 	Body   []byte
 }
 
@@ -78,11 +80,11 @@ func (p Pull) Do(ctx context.Context, rawurl string, s *stream.Stream, log *slog
 func (p Pull) primary(ctx context.Context, u *url.URL, s *stream.Stream, log *slog.Logger, run RunFunc) error {
 	ld := httpget.NewPullLoader(p.Config)
 	defer ld.Close()
-	b, final, err := ld.Get(ctx, u, nil, p.Config.MaxPlaylist)
+	f, err := ld.Get(ctx, u, nil, p.Config.MaxPlaylist)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Document, err)
 	}
-	return run(ctx, Primary{Loader: ld, URL: u, Final: final, Body: b}, s, log)
+	return run(ctx, Primary{Loader: ld, URL: u, Final: f.Final, Moved: f.Moved, Body: f.Body}, s, log)
 }
 
 // Source is one rendition or representation a pull follows.
