@@ -48,8 +48,9 @@ func (s *manifests) nudge() {
 	}
 }
 
-// refresh reloads a dynamic MPD every minimumUpdatePeriod, and on a nudge (at most every
-// minRefresh), until ctx ends or the MPD turns static. A failed reload is logged and
+// refresh reloads a dynamic MPD from u every minimumUpdatePeriod, and on a nudge (at most
+// every minRefresh), until ctx ends or the MPD turns static. A reload redirected permanently
+// (301, 308) moves u; the MPD's Location, when it has one, wins. A failed reload is logged and
 // tried again later: the representations fail the pull if segments stop coming.
 func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, minRefresh time.Duration, log *slog.Logger) {
 	last := time.Now()
@@ -81,6 +82,7 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, minRefr
 		}
 		f, err := ld.Get(ctx, u, nil, ld.MaxPlaylist)
 		if err == nil {
+			u = f.Moved
 			m, err = parseManifest(f.Body, f.Final, time.Now())
 		}
 		if err != nil {

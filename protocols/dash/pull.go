@@ -43,7 +43,7 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 	if err != nil {
 		return err
 	}
-	ld, final := pr.Loader, pr.Final
+	ld := pr.Loader
 	p, target := startPoint(m, time.Now())
 	if p == nil {
 		return errNoRepresentation
@@ -75,7 +75,8 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 		}})
 	}
 	if m.dynamic {
-		lr.Background = func(ctx context.Context) { man.refresh(ctx, ld, final, cfg.minRefresh, log) }
+		// Reloads ask where permanent redirects sent the MPD; a temporary one is asked again.
+		lr.Background = func(ctx context.Context) { man.refresh(ctx, ld, pr.Moved, cfg.minRefresh, log) }
 	}
 	lr.Ended = func() []any {
 		segments := int64(0)

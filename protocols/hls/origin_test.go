@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +236,50 @@ func TestStartNearEdge(t *testing.T) {
 	seg, _, _, err := r.nextSegment(context.Background())
 	if err != nil || seg == nil || seg.URI != "seg5997.ts" {
 		t.Fatalf("first segment %+v, %v; want seg5997.ts", seg, err)
+	}
+}
+
+// TestPullReloadsAfterRedirect: after a permanent redirect (301, 308) of the media playlist, its
+// reloads go to the new URL; after a temporary one (302, 307) they keep asking the URL first
+// given (RFC 9110 15.4). Either way its URIs resolve against where it came from. Both for the
+// playlist a pull is given and for a variant of a multivariant playlist.
+func TestPullReloadsAfterRedirect(t *testing.T) {
+	t.Parallel()
+	f := recorded(t, "ts")
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusFound, http.StatusTemporaryRedirect} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			t.Parallel()
+			permanent := code == http.StatusMovedPermanently || code == http.StatusPermanentRedirect
+			for _, entry := range []string{"/old/live.m3u8", "/master.m3u8"} {
+				var a pulltest.Requests
+				files := http.StripPrefix("/new/", http.FileServer(http.Dir(f.dir)))
+				start := time.Now()
+				srv := httptest.NewServer(a.Wrap(func(w http.ResponseWriter, r *http.Request) {
+					switch r.URL.Path {
+					case "/master.m3u8":
+						_, _ = w.Write([]byte("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=400000,CODECS=\"avc1.42c00d,mp4a.40.2\"\nold/live.m3u8\n"))
+					case "/old/live.m3u8":
+						http.Redirect(w, r, "/new/live.m3u8", code)
+					case "/new/live.m3u8": // three segments, then one more a second
+						n := 3 + int(time.Since(start)/time.Second)
+						_, _ = w.Write([]byte(f.media(0, min(n, f.count), n >= f.count)))
+					default:
+						files.ServeHTTP(w, r)
+					}
+				}))
+				pulltest.Play(t, pullURL, srv.URL+entry, "moved")
+				srv.Close()
+				old, moved := a.Count("/old/live.m3u8"), a.Count("/new/live.m3u8")
+				if a.Count("/new/seg") != f.count || moved < 3 {
+					t.Fatalf("%s: asked %v, want the segments below /new/ and reloads", entry, &a)
+				}
+				if permanent && old != 1 {
+					t.Errorf("%s: after a %d the old URL was asked %d times (the new one %d), want once", entry, code, old, moved)
+				}
+				if !permanent && old != moved {
+					t.Errorf("%s: after a %d the old URL was asked %d times, the new one %d: want every reload at the old", entry, code, old, moved)
+				}
+			}
+		})
 	}
 }

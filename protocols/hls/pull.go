@@ -38,10 +38,11 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 	if err != nil {
 		return fmt.Errorf("playlist: %w", err)
 	}
-	// URIs resolve against the URL the playlist came from after redirects.
+	// URIs resolve against the URL the playlist came from after redirects; a media playlist
+	// reloads from where permanent redirects sent it.
 	u, ld := pr.Final, pr.Loader
 	var first []byte
-	mediaURL, audioURL := pr.URL, (*url.URL)(nil)
+	mediaURL, audioURL := pr.Moved, (*url.URL)(nil)
 	switch p := pl.(type) {
 	case *playlist.Media:
 		first = pr.Body

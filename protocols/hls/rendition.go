@@ -25,7 +25,7 @@ var errEncrypted = errors.New("encrypted HLS (EXT-X-KEY) is not supported")
 // It returns nil after the last segment of an ended playlist (EXT-X-ENDLIST).
 type rendition struct {
 	name string   // "main" (the variant or the only playlist) or "audio"
-	u    *url.URL // the playlist, as asked for
+	u    *url.URL // the playlist, as asked for: where the last permanent redirect sent it
 	base *url.URL // where it came from after redirects: what its URIs resolve against
 	ld   *loader
 	cfg  config
@@ -63,6 +63,9 @@ func (r *rendition) run(ctx context.Context, first []byte, final *url.URL) error
 		var f httpget.Fetched
 		f, err = r.ld.Get(ctx, r.u, nil, r.ld.MaxPlaylist)
 		first, final = f.Body, f.Final
+		if err == nil {
+			r.u = f.Moved
+		}
 	}
 	pl, maps, err := r.media(first, err)
 	if err != nil {
@@ -170,7 +173,9 @@ func (r *rendition) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.base = f.Final // a CDN may send each reload elsewhere
+	// A CDN may send each reload elsewhere (a temporary redirect: the next asks r.u again);
+	// after a permanent one the next reloads ask where it sent them.
+	r.base, r.u = f.Final, f.Moved
 	r.take(m, maps)
 	return nil
 }
