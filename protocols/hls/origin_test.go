@@ -18,7 +18,9 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/media"
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
+	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
 
@@ -279,6 +281,64 @@ func TestPullReloadsAfterRedirect(t *testing.T) {
 				if !permanent && old != moved {
 					t.Errorf("%s: after a %d the old URL was asked %d times, the new one %d: want every reload at the old", entry, code, old, moved)
 				}
+			}
+		})
+	}
+}
+
+// TestPullMissingSegment: a listed segment that answers 404 (or 410) for good is asked for a few
+// times (three for a 404, once for a 410), then skipped: the pull goes on with the next segment
+// after a discontinuity (the timeline continues across the hole) and ends normally. A segment
+// that answers 503 is not skipped but retried until the stall limit, and so is a 404 when no
+// segment was ever served.
+func TestPullMissingSegment(t *testing.T) {
+	t.Parallel()
+	f := recorded(t, "ts")
+	vod := f.media(0, f.count, true, "#EXT-X-PLAYLIST-TYPE:VOD")
+	for _, tc := range []struct {
+		code    int
+		missing string // the segments answering code
+		skipped bool   // played to the end; else a stall
+	}{
+		{http.StatusNotFound, "/seg2.ts", true},
+		{http.StatusGone, "/seg2.ts", true},
+		{http.StatusServiceUnavailable, "/seg2.ts", false},
+		{http.StatusNotFound, "/seg", false},
+	} {
+		t.Run(fmt.Sprintf("%d %s", tc.code, tc.missing), func(t *testing.T) {
+			t.Parallel()
+			var a pulltest.Requests
+			files := http.FileServer(http.Dir(f.dir))
+			srv := httptest.NewServer(a.Wrap(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/live.m3u8":
+					_, _ = w.Write([]byte(vod))
+				case strings.HasPrefix(r.URL.Path, tc.missing):
+					w.WriteHeader(tc.code)
+				default:
+					files.ServeHTTP(w, r)
+				}
+			}))
+			defer srv.Close()
+			if !tc.skipped {
+				_, err := pulltest.Now(t, pullURL, srv.URL+"/live.m3u8", stream.New("missing", stream.Options{}), 30*time.Second)
+				if !errors.Is(err, httpget.ErrStalled) || !httpget.IsStatus(err, tc.code) {
+					t.Fatalf("err %v, want a stall on the %d", err, tc.code)
+				}
+				return
+			}
+			_, s, aus := pulltest.Play(t, pullURL, srv.URL+"/live.m3u8", "missing")
+			tries, want := a.Count("/seg2.ts"), livepull.MissingTries
+			if tc.code == http.StatusGone {
+				want = 1
+			}
+			if tries < want || tries > want+2 || a.Count("/seg3.ts") != 1 || a.Count("/seg5.ts") != 1 {
+				t.Fatalf("asked %v: seg2 %d times, want %d or a little more, then seg3 to seg5", &a, tries, want)
+			}
+			// Five segments of 25 frames; the discontinuity closes the hole of the sixth.
+			first, last, n := pulltest.VideoSpan(s.Tracks(), aus)
+			if n != 125 || last-first > 130*3600 {
+				t.Fatalf("%d video units over %d ticks, want 125 over about 124 frames", n, last-first)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package hls
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,10 +85,11 @@ func (r *rendition) run(ctx context.Context, first []byte, final *url.URL) error
 			skipped = true
 			continue
 		}
-		if err := r.download(ctx, seg, m, gap || skipped || seg.Discontinuity); err != nil {
+		missing, err := r.download(ctx, seg, m, gap || skipped || seg.Discontinuity)
+		if err != nil {
 			return err
 		}
-		skipped = false
+		skipped = missing // a segment the origin does not have: as a gap
 	}
 }
 
@@ -198,29 +200,35 @@ func (r *rendition) media(b []byte, err error) (*playlist.Media, []*playlist.Med
 }
 
 // download fetches one segment (and a new init segment when EXT-X-MAP changed), reads it and
-// hands its units to the merger.
-func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m *playlist.MediaMap, disc bool) error {
+// hands its units to the merger. A segment the origin keeps answering 404 or 410 for is
+// skipped (livepull.Missing, over its EXTINF duration): missing tells the caller, and the next
+// segment follows a discontinuity.
+func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m *playlist.MediaMap, disc bool) (missing bool, err error) {
 	if seg.Key != nil && seg.Key.Method != playlist.MediaKeyMethodNone {
-		return fmt.Errorf("%w (METHOD=%s)", errEncrypted, seg.Key.Method)
+		return false, fmt.Errorf("%w (METHOD=%s)", errEncrypted, seg.Key.Method)
 	}
 	deadline := time.Now().Add(r.stallLimit())
 	if err := r.prepareReader(ctx, m, deadline, disc); err != nil {
-		return err
+		return false, err
 	}
 	su, err := r.base.Parse(seg.URI)
 	if err != nil {
-		return fmt.Errorf("segment %q: %w", seg.URI, err)
+		return false, fmt.Errorf("segment %q: %w", seg.URI, err)
 	}
 	rng := r.segmentRange(su.String(), seg)
-	f, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, nil)
-	if err != nil {
-		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
+	miss := r.feed.Missing(cmp.Or(seg.Duration, r.target), r.stallLimit())
+	f, err := r.ld.GetRetry(ctx, su, rng, r.ld.MaxSegment, deadline, miss.Failed)
+	if miss.Skip(su, err) {
+		r.next++
+		return true, nil
 	}
-	body := f.Body
+	if err != nil {
+		return false, fmt.Errorf("segment %s: %w", su.Redacted(), err)
+	}
 	r.next++
 	r.segments++
-	tracks, units, err := r.reader.segment(body)
-	return r.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units, Disc: disc}, err)
+	tracks, units, err := r.reader.segment(f.Body)
+	return false, r.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units, Disc: disc}, err)
 }
 
 // prepareReader makes the segment reader: MPEG-TS without EXT-X-MAP, fMP4 with one, m (read
