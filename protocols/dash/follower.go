@@ -65,7 +65,7 @@ func (f *follower) run(ctx context.Context) error {
 		}
 		switch {
 		case ok:
-			err := f.fetch(ctx, p, r, nx)
+			err := f.fetch(ctx, m, p, r, nx)
 			switch {
 			case errors.Is(err, errEnded) && m.after(p) != nil:
 				f.enter(m.after(p))
@@ -175,8 +175,9 @@ func lastNumber(p *period, r *rep) (uint64, bool) {
 }
 
 // fetch waits for the segment to become available, fetches it (and the representation's
-// init segment when needed) and hands its units to the merger.
-func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error {
+// init segment when needed) and hands its units to the merger. A segment that keeps answering
+// 404 (or 410) is skipped (livepull.Missing over missingWindow).
+func (f *follower) fetch(ctx context.Context, m *manifest, p *period, r *rep, nx next) error {
 	// A segment due further ahead than the stall limit comes from a broken MPD or clock: it
 	// is tried then, and fails the pull if it is not there.
 	if err := httpget.Sleep(ctx, min(time.Until(nx.avail), f.stallLimit(r))); err != nil {
@@ -203,7 +204,16 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	if err != nil {
 		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
 	}
-	fs, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool { return f.stillWanted(p, nx, err) })
+	miss := f.feed.Missing(f.missingWindow(m, r), f.stallLimit(r))
+	fs, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool {
+		return f.stillWanted(p, nx, err) && miss.Failed(err)
+	})
+	if !nx.mayEnd && miss.Skip(su, err) {
+		// Given up as missing: on with the next, after a discontinuity; not fresh, so that
+		// skips alone still end in a stall.
+		f.started, f.lastT, f.nextN = true, nx.t, nx.number+1
+		return nil
+	}
 	switch {
 	case errors.Is(err, httpget.ErrGone) && nx.mayEnd:
 		return errEnded
@@ -216,6 +226,16 @@ func (f *follower) fetch(ctx context.Context, p *period, r *rep, nx next) error 
 	f.count++
 	tracks, units, err := f.reader.segment(fs.Body)
 	return f.feed.Segment(ctx, su, ingest.Batch{Tracks: tracks, Units: units}, err)
+}
+
+// missingWindow is how long a segment of r answers 404 before it may be skipped: its duration;
+// twice that for a dynamic presentation addressed by the clock, whose segments are asked for
+// the moment they are due (a packager a little late, or a clock a little off, is not a hole).
+func (f *follower) missingWindow(m *manifest, r *rep) time.Duration {
+	if m.dynamic && !r.hasTimeline {
+		return 2 * r.segDuration()
+	}
+	return r.segDuration()
 }
 
 // stillWanted is told of a failed segment request: it asks for a newer MPD and tells whether

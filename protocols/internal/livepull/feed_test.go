@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
 
@@ -73,5 +74,51 @@ func TestFeedSends(t *testing.T) {
 	}
 	if b := <-got; !b.Disc {
 		t.Fatalf("sent %+v, want the discontinuity", b)
+	}
+}
+
+// TestMissing: a segment answering 404 is given up after MissingTries answers (window 0 here),
+// one answering 410 at its first, one answering 503 never; none is skipped before the origin
+// served the source a segment; a skip makes the next batch sent a discontinuity.
+func TestMissing(t *testing.T) {
+	out := make(chan ingest.Batch, 1)
+	f := &Feed{Out: out, Log: slog.New(slog.DiscardHandler), Name: "test"}
+	u, _ := url.Parse("http://127.0.0.1/seg.ts")
+	notFound, gone, busy := &httpget.StatusError{Code: 404}, &httpget.StatusError{Code: 410}, &httpget.StatusError{Code: 503}
+	m := f.Missing(0, time.Hour)
+	for range 2 * MissingTries {
+		if !m.Failed(notFound) {
+			t.Fatal("skipped before any segment was served")
+		}
+	}
+	if m.Skip(u, fmt.Errorf("%w: %w", httpget.ErrStalled, notFound)) {
+		t.Fatal("a stall taken for a skip")
+	}
+	if err := f.Segment(context.Background(), u, ingest.Batch{Units: []*media.AccessUnit{{DTS: 1}}}, nil); err != nil || (<-out).Disc {
+		t.Fatalf("a served segment: %v, or a discontinuity before any skip", err)
+	}
+	m = f.Missing(0, time.Hour)
+	for i := range MissingTries {
+		if again := m.Failed(notFound); again != (i < MissingTries-1) {
+			t.Fatalf("404 number %d: try again %v", i+1, again)
+		}
+	}
+	if !m.Skip(u, httpget.ErrGone) {
+		t.Fatal("404s not skipped")
+	}
+	if m := f.Missing(0, time.Hour); !m.Skip(u, gone) {
+		t.Fatal("410 not skipped")
+	}
+	m = f.Missing(0, time.Hour)
+	for range 2 * MissingTries {
+		if !m.Failed(busy) {
+			t.Fatal("503 given up")
+		}
+	}
+	if err := f.Segment(context.Background(), u, ingest.Batch{Units: []*media.AccessUnit{{DTS: 2}}}, nil); err != nil || !(<-out).Disc {
+		t.Fatalf("after skips: %v, or no discontinuity", err)
+	}
+	if err := f.Segment(context.Background(), u, ingest.Batch{Units: []*media.AccessUnit{{DTS: 3}}}, nil); err != nil || (<-out).Disc {
+		t.Fatalf("%v, or a second discontinuity", err)
 	}
 }
