@@ -13,11 +13,15 @@
 //
 // A dynamic MPD is reloaded every minimumUpdatePeriod, and sooner when a representation runs
 // out of announced segments or a segment is late (at most every 500 ms), from its Location
-// when it has one. A dynamic MPD addressed by the wall clock whose availabilityStartTime is
-// further ahead than the stall limit fails at once (UTCTiming is not read). Playback starts at
+// when it has one, else from where a permanent redirect sent it. A dynamic MPD's times are on
+// the origin's clock: its UTCTiming (http-xsdate, http-iso, http-head, direct) gives how far
+// that is from this server's, measured at the start and again every 10 minutes (see clock);
+// without one, this server's clock is taken. A dynamic MPD addressed by the wall clock whose
+// availabilityStartTime is further ahead than the stall limit fails at once. Playback starts at
 // the live edge minus suggestedPresentationDelay (at least minBufferTime and two segments):
-// the edge is the end of the SegmentTimeline when there is one, else the wall clock against
-// availabilityStartTime. A static MPD plays once from its start. Periods play in order, each
+// the edge is the end of the SegmentTimeline when there is one, else the origin's clock against
+// availabilityStartTime. A segment that keeps answering 404 or 410 is skipped after a few tries
+// (livepull.Missing), the next one after a discontinuity. A static MPD plays once from its start. Periods play in order, each
 // on the presentation timeline (its start minus presentationTimeOffset), so timestamps
 // continue across them. The pull ends when the presentation does (a dynamic MPD turned
 // static), and fails when no new segment comes for three segment durations.

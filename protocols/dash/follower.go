@@ -151,7 +151,7 @@ func (f *follower) next(m *manifest, p *period, r *rep) (nx next, ok, ended bool
 	nx = next{number: n, t: satAdd(r.pto, satMul(k, r.duration)), mayEnd: !m.dynamic && !known}
 	if m.dynamic {
 		end := fromTimescale(satMul(satAdd(k, 1), r.duration), r.timescale)
-		nx.avail = m.ast.Add(p.start + min(end, math.MaxInt64-p.start))
+		nx.avail = m.ast.Add(p.start + min(end, math.MaxInt64-p.start)).Add(-m.offset) // on this server's clock
 	}
 	return nx, true, false
 }

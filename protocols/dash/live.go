@@ -19,6 +19,7 @@ type manifests struct {
 	cur     *manifest
 	changed chan struct{} // closed when cur is replaced
 	nudges  chan struct{}
+	clock   *clock // the origin's clock; nil: this server's
 }
 
 func newManifests(m *manifest) *manifests {
@@ -38,6 +39,14 @@ func (s *manifests) set(m *manifest) {
 	s.cur = m
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// offset is how far the origin's clock is ahead of this server's, as last measured.
+func (s *manifests) offset() time.Duration {
+	if s.clock == nil {
+		return 0
+	}
+	return s.clock.offset
 }
 
 // nudge asks for a reload of the MPD.
@@ -81,9 +90,13 @@ func (s *manifests) refresh(ctx context.Context, ld *loader, u *url.URL, minRefr
 			u = m.location // ISO 23009-1 5.3.1.2: updates come from the MPD's Location
 		}
 		f, err := ld.Get(ctx, u, nil, ld.MaxPlaylist)
+		fetched := time.Now()
 		if err == nil {
 			u = f.Moved
-			m, err = parseManifest(f.Body, f.Final, time.Now())
+			m, err = parseManifest(f.Body, f.Final, fetched.Add(s.offset()))
+		}
+		if err == nil && s.clock != nil {
+			s.clock.sync(ctx, m, f.Final, fetched)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

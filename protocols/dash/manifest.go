@@ -35,7 +35,11 @@ type manifest struct {
 	maxSeg    time.Duration // maxSegmentDuration; 0 when absent
 	duration  time.Duration // mediaPresentationDuration; 0 when absent
 	location  *url.URL      // the MPD's Location: where to reload it from; nil when absent
-	periods   []*period
+	timings   []timing      // UTCTiming elements
+	// offset is how far the origin's clock is ahead of this server's (clock.sync): the MPD's
+	// times are on the origin's clock.
+	offset  time.Duration
+	periods []*period
 }
 
 // period is one Period and its chosen representations.
@@ -72,7 +76,7 @@ type rep struct {
 // and its number.
 type seg struct{ t, d, n uint64 }
 
-// parseManifest reads an MPD fetched from base at now.
+// parseManifest reads an MPD fetched from base at now, on the origin's clock.
 func parseManifest(b []byte, base *url.URL, now time.Time) (m *manifest, err error) {
 	if len(b) > maxMPDBytes {
 		return nil, fmt.Errorf("MPD of %d bytes: too large", len(b))
@@ -104,6 +108,7 @@ func parseManifest(b []byte, base *url.URL, now time.Time) (m *manifest, err err
 	if m.dynamic && m.ast.IsZero() {
 		return nil, errors.New("dynamic MPD without availabilityStartTime")
 	}
+	m.timings = timingsOf(x)
 	mpdBase := resolve(base, x.BaseURL)
 	for _, l := range x.Location {
 		if u, err := base.Parse(strings.TrimSpace(string(l))); err == nil && (u.Scheme == "http" || u.Scheme == "https") {

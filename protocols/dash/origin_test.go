@@ -1,6 +1,7 @@
 package dash
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
 	"github.com/sluicemedia/sluice/protocols/internal/pulltest"
 )
@@ -125,6 +127,90 @@ func TestPullMissingSegment(t *testing.T) {
 			first, last, n := pulltest.VideoSpan(s.Tracks(), aus)
 			if n != 50 || last-first > 55*3600 {
 				t.Fatalf("%d video units over %d ticks, want 50 over about 49 frames (asked %v)", n, last-first, &a)
+			}
+		})
+	}
+}
+
+// TestPullUTCTiming: the origin's clock is an hour off this server's. A dynamic MPD addressed by
+// the clock ($Number$ from availabilityStartTime) that gives the origin's time with UTCTiming
+// (http-xsdate, http-iso, http-head, direct) is played from the origin's live edge: segments 2
+// and 3 of the fixture, whose live MPD turns static after 2.5 s. With the local clock the edge
+// is an hour off (the presentation not started, or its segments long gone). A timing source
+// that answers garbage, too much or nothing is passed over for the local clock.
+func TestPullUTCTiming(t *testing.T) {
+	t.Parallel()
+	f := recorded(t, "number")
+	static := string(f.file(t, "index.mpd"))
+	type tc struct {
+		name    string
+		skew    time.Duration // the origin's clock minus this server's
+		timings string        // UTCTiming elements; %s is the origin's URL, %t its time
+		plays   bool          // else fails at once: not started
+	}
+	cases := []tc{
+		{"xsdate ahead", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-xsdate:2014" value="%s/time/xsdate"/>`, true},
+		{"xsdate behind", -time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-xsdate:2014" value="%s/time/xsdate"/>`, true},
+		{"iso", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="%s/time/iso"/>`, true},
+		{"head", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-head:2014" value="%s/time/head"/>`, true},
+		{"direct", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:direct:2014" value="%t"/>`, true},
+		{"relative, after an unsupported one and a dead one", time.Hour,
+			`<UTCTiming schemeIdUri="urn:mpeg:dash:utc:ntp:2014" value="pool.ntp.org"/>` +
+				`<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-xsdate:2014" value="http://127.0.0.1:1/time time/xsdate"/>`, true},
+		{"garbage", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-xsdate:2014" value="%s/time/garbage"/>`, false},
+		{"too long", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-iso:2014" value="%s/time/long"/>`, false},
+		{"unreachable", time.Hour, `<UTCTiming schemeIdUri="urn:mpeg:dash:utc:http-xsdate:2014" value="http://127.0.0.1:1/time"/>`, false},
+		{"none", time.Hour, ``, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var a pulltest.Requests
+			files := http.FileServer(http.Dir(f.dir))
+			start := time.Now()
+			originNow := func() time.Time { return time.Now().Add(c.skew) }
+			// On the origin's clock the presentation started 3.2 s ago: segments 1 to 3 (1 s each)
+			// are out, and the pull starts 2 s (minBufferTime, two segments) back from the edge.
+			ast := originNow().Add(-3200 * time.Millisecond)
+			var srv *httptest.Server
+			srv = httptest.NewServer(a.Wrap(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/index.mpd":
+					if time.Since(start) >= 2500*time.Millisecond {
+						_, _ = w.Write([]byte(static))
+						return
+					}
+					timings := strings.ReplaceAll(c.timings, "%s", srv.URL)
+					timings = strings.ReplaceAll(timings, "%t", originNow().UTC().Format(time.RFC3339Nano))
+					_, _ = w.Write([]byte(strings.Replace(dynamicMPD(static, ast), "</Period>", "</Period>"+timings, 1)))
+				case "/time/xsdate":
+					_, _ = w.Write([]byte(originNow().UTC().Format(time.RFC3339Nano)))
+				case "/time/iso":
+					_, _ = w.Write([]byte(originNow().UTC().Format("2006-01-02T15:04:05.000Z")))
+				case "/time/head":
+					w.Header().Set("Date", originNow().UTC().Format(http.TimeFormat))
+				case "/time/garbage":
+					_, _ = w.Write([]byte("yesterday at noon"))
+				case "/time/long":
+					_, _ = w.Write([]byte(originNow().UTC().Format(time.RFC3339Nano) + strings.Repeat(" ", 300)))
+				default:
+					files.ServeHTTP(w, r)
+				}
+			}))
+			defer srv.Close()
+			if !c.plays {
+				_, err := pulltest.Now(t, pullURL, srv.URL+"/index.mpd", stream.New("utc", stream.Options{}), 30*time.Second)
+				if !errors.Is(err, errNotStarted) {
+					t.Fatalf("err %v, want the presentation not started on this server's clock", err)
+				}
+				return
+			}
+			pulltest.Play(t, pullURL, srv.URL+"/index.mpd", "utc")
+			if a.Count("/chunk-stream0-00003.m4s") != 1 || a.Count("/chunk-stream0-00001.m4s") > 1 {
+				t.Fatalf("asked %v, want the segments at the origin's live edge", &a)
+			}
+			if strings.Contains(c.timings, "/time/") && a.Count("/time/") == 0 {
+				t.Fatalf("asked %v, no timing source", &a)
 			}
 		})
 	}

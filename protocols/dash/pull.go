@@ -39,28 +39,44 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger
 // run reads the MPD with the tunables cfg, follows its video and audio representations and
 // publishes their units until the presentation ends, one fails or ctx ends.
 func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream, log *slog.Logger) error {
-	m, err := parseManifest(pr.Body, pr.Final, time.Now())
+	fetched := time.Now()
+	m, err := parseManifest(pr.Body, pr.Final, fetched)
 	if err != nil {
 		return err
 	}
 	ld := pr.Loader
-	p, target := startPoint(m, time.Now())
+	// A dynamic MPD's times are on the origin's clock: learn how far it is from this
+	// server's (UTCTiming), and read the MPD again on it when it is off.
+	clk := &clock{ld: ld, log: log}
+	if clk.sync(ctx, m, pr.Final, fetched) {
+		if m, err = parseManifest(pr.Body, pr.Final, fetched.Add(clk.offset)); err != nil {
+			return err
+		}
+		m.offset = clk.offset
+	}
+	now := time.Now().Add(m.offset)
+	p, target := startPoint(m, now)
 	if p == nil {
 		return errNoRepresentation
 	}
 	// Segments addressed by the wall clock do not exist before availabilityStartTime: a
-	// presentation announced ahead, or this server's clock far behind the origin's. Say so
-	// rather than stall on them.
+	// presentation announced ahead, or this server's clock far behind the origin's without a
+	// UTCTiming to tell. Say so rather than stall on them.
 	if r := cmp.Or(p.video, p.audio); m.dynamic && !r.hasTimeline {
-		if ahead := time.Until(m.ast.Add(p.start)); ahead > cfg.stallLimit(r) {
-			return fmt.Errorf("%w: availabilityStartTime %s is %s ahead of this server's clock (UTCTiming is not read)",
-				errNotStarted, m.ast.UTC().Format(time.RFC3339), ahead.Round(time.Second))
+		if ahead := m.ast.Add(p.start).Sub(now); ahead > cfg.stallLimit(r) {
+			whose := "this server's clock (the MPD has no usable UTCTiming)"
+			if clk.read {
+				whose = "the origin's clock (UTCTiming)"
+			}
+			return fmt.Errorf("%w: availabilityStartTime %s is %s ahead of %s",
+				errNotStarted, m.ast.UTC().Format(time.RFC3339), ahead.Round(time.Second), whose)
 		}
 	}
 	log.Info("dash: MPD", "dynamic", m.dynamic, "periods", len(m.periods), "start_period", p.id,
 		"start", target.Round(time.Millisecond), "minimum_update_period", m.mup)
 
 	man := newManifests(m)
+	man.clock = clk
 	var followers []*follower
 	lr := &livepull.Run{Name: "dash", MaxQueued: cfg.MaxQueued, NoMedia: ErrNoMedia}
 	for _, kind := range []media.Kind{media.KindVideo, media.KindAudio} {

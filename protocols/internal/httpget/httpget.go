@@ -135,6 +135,27 @@ func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) (
 	return Fetched{Body: body, Final: resp.Request.URL, Moved: moved(u, resp.Request)}, nil
 }
 
+// Head asks for the headers of u in one attempt (a HEAD request, its answer's body not read)
+// and returns them; an answer other than 2xx is a *StatusError.
+func (l *Loader) Head(ctx context.Context, u *url.URL) (http.Header, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.opts.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "sluice")
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &StatusError{Code: resp.StatusCode}
+	}
+	return resp.Header, nil
+}
+
 // moved returns where the permanent redirects that began the chain ending with req sent u: the
 // chain is read back from req, each request holding the redirect answer that made it.
 func moved(u *url.URL, req *http.Request) *url.URL {
