@@ -171,7 +171,7 @@ func askClock(ctx context.Context, ld *loader, scheme string, u *url.URL) (time.
 		}
 		date := h.Get("Date")
 		if at, err = http.ParseTime(date); err != nil {
-			return 0, fmt.Errorf("Date header %.40q: %w", date, err)
+			return 0, fmt.Errorf("header Date %.40q: %w", date, err)
 		}
 		at = at.Add(500 * time.Millisecond) // a whole second: its middle
 	} else {
