@@ -21,9 +21,9 @@
 // the live edge minus suggestedPresentationDelay (at least minBufferTime and two segments):
 // the edge is the end of the SegmentTimeline when there is one, else the origin's clock against
 // availabilityStartTime. A segment that keeps answering 404 or 410 is skipped after a few tries
-// (livepull.Missing), the next one after a discontinuity. A static MPD plays once from its start. Periods play in order, each
-// on the presentation timeline (its start minus presentationTimeOffset), so timestamps
-// continue across them. The pull ends when the presentation does (a dynamic MPD turned
+// (livepull.Missing), its hole kept in the timestamps. A static MPD plays once from its start.
+// Periods play in order, each on the presentation timeline (its start minus
+// presentationTimeOffset), so timestamps continue across them. The pull ends when the presentation does (a dynamic MPD turned
 // static), and fails when no new segment comes for three segment durations.
 //
 // Init and media segments are fragmented MP4, read by packager/fmp4 (the reader the HLS pull

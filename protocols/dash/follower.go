@@ -209,8 +209,8 @@ func (f *follower) fetch(ctx context.Context, m *manifest, p *period, r *rep, nx
 		return f.stillWanted(p, nx, err) && miss.Failed(err)
 	})
 	if !nx.mayEnd && miss.Skip(su, err) {
-		// Given up as missing: on with the next, after a discontinuity; not fresh, so that
-		// skips alone still end in a stall.
+		// Given up as missing: on with the next, its hole kept; not fresh, so that skips
+		// alone still end in a stall.
 		f.started, f.lastT, f.nextN = true, nx.t, nx.number+1
 		return nil
 	}

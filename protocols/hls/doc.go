@@ -15,7 +15,7 @@
 // a discontinuity. URIs resolve against the URL a playlist came from after redirects; reloads
 // ask where a permanent redirect (301, 308) sent the playlist, and the URL asked before after a
 // temporary one. A segment that keeps answering 404 or 410 is skipped after a few tries
-// (livepull.Missing), the next one after a discontinuity. A
+// (livepull.Missing), its hole kept in the timestamps (the next read by a new TS demuxer). A
 // byte-order mark before #EXTM3U is dropped, and so is EXT-X-PROGRAM-DATE-TIME (not read; the
 // parser refuses one without a time zone). Parts and preload hints of a low-latency playlist
 // are not fetched: its whole segments play.

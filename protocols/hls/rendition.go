@@ -74,7 +74,7 @@ func (r *rendition) run(ctx context.Context, first []byte, final *url.URL) error
 	}
 	r.base = final
 	r.take(pl, maps)
-	skipped := false
+	skipped, missing := false, false
 	for {
 		seg, m, gap, err := r.nextSegment(ctx)
 		if err != nil || seg == nil {
@@ -85,11 +85,14 @@ func (r *rendition) run(ctx context.Context, first []byte, final *url.URL) error
 			skipped = true
 			continue
 		}
-		missing, err := r.download(ctx, seg, m, gap || skipped || seg.Discontinuity)
+		// After a segment the origin does not have, a new TS demuxer (a PES cut by the hole
+		// is not joined to the next), but no discontinuity: the timestamps go on the same clock.
+		disc := gap || skipped || seg.Discontinuity
+		missing, err = r.download(ctx, seg, m, disc, disc || missing)
 		if err != nil {
 			return err
 		}
-		skipped = missing // a segment the origin does not have: as a gap
+		skipped = false
 	}
 }
 
@@ -200,15 +203,15 @@ func (r *rendition) media(b []byte, err error) (*playlist.Media, []*playlist.Med
 }
 
 // download fetches one segment (and a new init segment when EXT-X-MAP changed), reads it and
-// hands its units to the merger. A segment the origin keeps answering 404 or 410 for is
-// skipped (livepull.Missing, over its EXTINF duration): missing tells the caller, and the next
-// segment follows a discontinuity.
-func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m *playlist.MediaMap, disc bool) (missing bool, err error) {
+// hands its units to the merger, after a discontinuity when disc; fresh asks for a new MPEG-TS
+// demuxer (disc does too). A segment the origin keeps answering 404 or 410 for is skipped
+// (livepull.Missing, over its EXTINF duration): missing tells the caller.
+func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m *playlist.MediaMap, disc, fresh bool) (missing bool, err error) {
 	if seg.Key != nil && seg.Key.Method != playlist.MediaKeyMethodNone {
 		return false, fmt.Errorf("%w (METHOD=%s)", errEncrypted, seg.Key.Method)
 	}
 	deadline := time.Now().Add(r.stallLimit())
-	if err := r.prepareReader(ctx, m, deadline, disc); err != nil {
+	if err := r.prepareReader(ctx, m, deadline, disc, fresh); err != nil {
 		return false, err
 	}
 	su, err := r.base.Parse(seg.URI)
@@ -233,10 +236,10 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m 
 
 // prepareReader makes the segment reader: MPEG-TS without EXT-X-MAP, fMP4 with one, m (read
 // again when the map changes). After a discontinuity a TS stream starts a new Demuxer, whose
-// timestamps need not follow the old ones.
-func (r *rendition) prepareReader(ctx context.Context, m *playlist.MediaMap, deadline time.Time, disc bool) error {
+// timestamps need not follow the old ones; fresh starts one too (after a missing segment).
+func (r *rendition) prepareReader(ctx context.Context, m *playlist.MediaMap, deadline time.Time, disc, fresh bool) error {
 	if m == nil || m.URI == "" {
-		if r.reader == nil || disc || r.initURI != "" {
+		if r.reader == nil || disc || fresh || r.initURI != "" {
 			r.reader, r.initURI = newTSReader(), ""
 		}
 		return nil

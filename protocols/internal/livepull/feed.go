@@ -31,7 +31,6 @@ type Feed struct {
 
 	broken  int       // unreadable segments in a row
 	fetched time.Time // when the origin last served a segment; zero before the first
-	disc    bool      // a segment was skipped: the next batch sent is a discontinuity
 }
 
 // Segment is told what reading the segment at u gave: b, or err when it could not be read.
@@ -49,13 +48,11 @@ func (f *Feed) Segment(ctx context.Context, u *url.URL, b ingest.Batch, err erro
 		return nil
 	}
 	f.broken = 0
-	b.Disc = b.Disc || f.disc
 	if b.Tracks == nil && len(b.Units) == 0 && !b.Disc {
 		return nil
 	}
 	select {
 	case f.Out <- b:
-		f.disc = false
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -111,8 +108,10 @@ func (m *Missing) Failed(err error) bool {
 
 // Skip is told what GetRetry returned for the segment at u, and tells whether to go on with
 // the next segment: the segment was given up as missing (ErrGone after Failed said so, or a
-// 410, which GetRetry does not retry). It then logs the skip once, at warn, and the next batch
-// sent is a discontinuity.
+// 410, which GetRetry does not retry). It then logs the skip once, at warn. The next batch is
+// not marked a discontinuity: its timestamps are on the same clock, and the hole they leave is
+// the media that is missing, so that a source skipping a segment its other source has stays in
+// step with it.
 func (m *Missing) Skip(u *url.URL, err error) bool {
 	if httpget.IsStatus(err, http.StatusGone) && m.tries == 0 {
 		m.Failed(err)
@@ -121,6 +120,5 @@ func (m *Missing) Skip(u *url.URL, err error) bool {
 		return false
 	}
 	m.feed.Log.Warn(m.feed.Name+": segment missing, skipped", "url", u.Redacted(), "error", m.last, "tries", m.tries)
-	m.feed.disc = true
 	return true
 }

@@ -209,6 +209,21 @@ func VideoSpan(tracks []media.Track, aus []*media.AccessUnit) (first, last int64
 	return first, last, n
 }
 
+// Ends returns the last decode time of the video units and of the audio units, on one clock
+// (90 kHz), to see that a source kept in step with the other.
+func Ends(tracks []media.Track, aus []*media.AccessUnit) (video, audio int64) {
+	for _, au := range aus {
+		tr := tracks[au.Track]
+		ts := media.Rescale(au.DTS, tr.ClockRate, 90000)
+		if tr.Codec.IsVideo() {
+			video = max(video, ts)
+		} else {
+			audio = max(audio, ts)
+		}
+	}
+	return video, audio
+}
+
 // Play runs pull on url to its end (at most 60 s) into a new Stream named name, collecting what
 // a reader gets, and checks those units (streamtest.CheckPulled). It returns how long Pull
 // took, the Stream, and the units.
