@@ -23,8 +23,9 @@
 // availabilityStartTime. A segment that keeps answering 404 or 410 is skipped after a few tries
 // (livepull.Missing), its hole kept in the timestamps. A static MPD plays once from its start.
 // Periods play in order, each on the presentation timeline (its start minus
-// presentationTimeOffset), so timestamps continue across them. The pull ends when the presentation does (a dynamic MPD turned
-// static), and fails when no new segment comes for three segment durations.
+// presentationTimeOffset), so timestamps continue across them. The pull ends when the
+// presentation does (a dynamic MPD turned static), and fails when no new segment comes for
+// three segment durations.
 //
 // Init and media segments are fragmented MP4, read by packager/fmp4 (the reader the HLS pull
 // uses too): samples cut out of the segment (every offset checked) from the moof's tfhd/trun
