@@ -175,9 +175,10 @@ func moved(u *url.URL, req *http.Request) *url.URL {
 	return to
 }
 
-// GetRetry downloads u as Get does, retrying what may succeed later (network errors, 404, 429, 5xx; see Retryable) with a
-// growing pause until deadline; the error then wraps ErrStalled. Between attempts, failed
-// (when set) is told of the error; when it answers false the wait ends with ErrGone.
+// GetRetry downloads u as Get does, retrying what may succeed later (network errors, 404, 429,
+// 5xx; see Retryable) with a growing pause until deadline; the error then wraps ErrStalled.
+// Between attempts, failed (when set) is told of the error; when it answers false the wait ends
+// with ErrGone.
 func (l *Loader) GetRetry(ctx context.Context, u *url.URL, rng *Range, limit int64, deadline time.Time, failed func(error) bool) (Fetched, error) {
 	delay := l.opts.RetryMin
 	start := time.Now()
