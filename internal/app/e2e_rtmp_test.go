@@ -3,7 +3,6 @@ package app
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -52,12 +51,7 @@ func TestRTMPServerModuleInput(t *testing.T) {
 // publisher events or the logs.
 func TestRTMPServerModulePasswords(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	cfg, err := ParseConfig("sluice", []string{"--log-level", "debug"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs testutil.SyncBuffer
-	ts := startServerLog(t, t.TempDir(), nil, func(string) string { return "" }, cfg.NewLogger(&logs))
+	ts, logs := startServerLogging(t, "--log-level", "debug")
 	t.Cleanup(ts.stop)
 	const pubPass, playPass, wrong = "enc0der-Pass.1", "v1ewer~Pass_22", "wr0ng-Pass.333"
 	port := testutil.FreePort(t)
@@ -140,12 +134,7 @@ func TestRTMPURLInput(t *testing.T) {
 // input's passphrase does.
 func TestRTMPListenInputPassword(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	cfg, err := ParseConfig("sluice", []string{"--log-level", "debug"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs testutil.SyncBuffer
-	ts := startServerLog(t, t.TempDir(), nil, func(string) string { return "" }, cfg.NewLogger(&logs))
+	ts, logs := startServerLogging(t, "--log-level", "debug")
 	t.Cleanup(ts.stop)
 	events := ts.follow("", "")
 	defer events.close()

@@ -2,7 +2,6 @@ package app
 
 import (
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +13,7 @@ import (
 // process (one that names its id) carries its module, id and name.
 func TestLogFormatJSON(t *testing.T) {
 	testutil.RequireFFmpeg(t)
-	cfg, err := ParseConfig("sluice", []string{"--log-format", "json", "--log-level", "debug"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out testutil.SyncBuffer
-	ts := startServerLog(t, t.TempDir(), nil, func(string) string { return "" }, cfg.NewLogger(&out))
+	ts, out := startServerLogging(t, "--log-format", "json", "--log-level", "debug")
 	rs := ts.create("restream", restreamBody("json-logs", tinyTestVideo()))
 	testutil.Eventually(t, 30*time.Second, "restream running", func() bool {
 		var rec map[string]any

@@ -63,6 +63,18 @@ func startServerEnv(t *testing.T, data string, runners RunnerFactory, getenv fun
 	return startServerLog(t, data, runners, getenv, nil)
 }
 
+// startServerLogging starts a server on a new data folder whose log, made by the logging flags
+// given (--log-level, --log-format), goes to the buffer it returns.
+func startServerLogging(t *testing.T, flags ...string) (*testServer, *testutil.SyncBuffer) {
+	t.Helper()
+	cfg, err := ParseConfig("sluice", flags, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &testutil.SyncBuffer{}
+	return startServerLog(t, t.TempDir(), nil, func(string) string { return "" }, cfg.NewLogger(logs)), logs
+}
+
 // startServerLog is startServerEnv with the server's logger (nil: none).
 func startServerLog(t *testing.T, data string, runners RunnerFactory, getenv func(string) string, log *slog.Logger) *testServer {
 	t.Helper()
