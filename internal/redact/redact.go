@@ -277,6 +277,27 @@ func Error(err error, raw string, opts ...Option) error {
 	return &redacted{msg: out, err: err}
 }
 
+// Hide returns err with each of secrets of minSecret bytes or more replaced by Placeholder in
+// its text: for a secret given apart from an address (an RTMP stream key in a field of its
+// own). As with Error, the result unwraps to err, and err itself comes back when its text
+// held none of them.
+func Hide(err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	out := msg
+	for _, sec := range secrets {
+		if len(sec) >= minSecret {
+			out = strings.ReplaceAll(out, sec, Placeholder)
+		}
+	}
+	if out == msg {
+		return err
+	}
+	return &redacted{msg: out, err: err}
+}
+
 // walk calls f on err and every error it wraps, joined errors included.
 func walk(err error, f func(error)) {
 	for err != nil {

@@ -132,6 +132,20 @@ func TestError(t *testing.T) {
 	}
 }
 
+func TestHide(t *testing.T) {
+	if Hide(nil, "x") != nil {
+		t.Error("Hide(nil) is not nil")
+	}
+	err := fmt.Errorf("stream %q not found: %w", "camKEY1", errTest)
+	got := Hide(err, "camKEY1", "k")
+	if got.Error() != `stream "REDACTED" not found: test` || !errors.Is(got, errTest) {
+		t.Errorf("Hide = %v", got)
+	}
+	if got := Hide(err, "other", ""); got != err {
+		t.Errorf("Hide with nothing to hide = %v, want it as it was", got)
+	}
+}
+
 // FuzzRedact checks that URL never panics and that, for an address that parses, no password,
 // query value (of a key not shown), fragment or stream key of it appears in its redaction.
 func FuzzRedact(f *testing.F) {

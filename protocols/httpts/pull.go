@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/opt"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -46,13 +47,15 @@ func Pull(ctx context.Context, s *stream.Stream, opts PullOptions) error {
 	opt.Positive(&opts.IdleTimeout, DefaultPullIdleTimeout)
 	opt.Positive(&opts.HeaderTimeout, DefaultHeaderTimeout)
 	opt.Zero(&opts.Log, slog.Default())
-	log := opts.Log.With("input", "http", "url", rawurl)
+	where := redact.URL(rawurl)
+	log := opts.Log.With("input", "http", "url", where)
 	err := pull(ctx, rawurl, s, opts, log)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("http pull %s: %w", rawurl, err)
+		// net/http's errors repeat the URL, query included.
+		return fmt.Errorf("http pull %s: %w", where, redact.Error(err, rawurl))
 	}
 	return nil
 }
@@ -87,7 +90,7 @@ func pull(ctx context.Context, rawurl string, s *stream.Stream, opts PullOptions
 	body := newProgressReader(resp.Body, func() { stall.Reset(opts.IdleTimeout) })
 	log.Info("connected", "content_type", resp.Header.Get("Content-Type"))
 	units, err := ingestBody(body, s, log)
-	log.Info("stream ended", "units", units, "error", err)
+	log.Info("stream ended", "units", units, "error", redact.Error(err, rawurl))
 	if cause := context.Cause(ctx); errors.Is(cause, errStalled) {
 		return fmt.Errorf("less than %d bytes received in %s: %w", minProgress, opts.IdleTimeout, cause)
 	}

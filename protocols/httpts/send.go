@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/tsmux"
 )
@@ -45,7 +46,8 @@ func Send(ctx context.Context, r *stream.Reader, tracks []media.Track, opts Send
 		opts.Log = slog.Default()
 	}
 	if err := send(ctx, opts.URL, opts.Method, r, tracks, opts.Log); err != nil {
-		return fmt.Errorf("http send %s: %w", opts.URL, err)
+		// net/http's errors repeat the URL, query included.
+		return fmt.Errorf("http send %s: %w", redact.URL(opts.URL), redact.Error(err, opts.URL))
 	}
 	return nil
 }
@@ -58,7 +60,7 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 	if method != http.MethodPost && method != http.MethodPut {
 		return fmt.Errorf("method %q, want POST or PUT", method)
 	}
-	log = log.With("output", "http", "url", rawurl)
+	log = log.With("output", "http", "url", redact.URL(rawurl))
 	out, err := tsmux.New(r, tracks, log)
 	if err != nil {
 		return err
@@ -105,7 +107,7 @@ func send(ctx context.Context, rawurl, method string, r *stream.Reader, tracks [
 		aerr := <-answered
 		t.Stop()
 		if aerr != nil && !errors.Is(aerr, context.Canceled) {
-			log.Warn("no clean answer after the end of the body", "error", aerr)
+			log.Warn("no clean answer after the end of the body", "error", redact.Error(aerr, rawurl))
 		}
 		return nil
 	}

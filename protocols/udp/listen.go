@@ -9,6 +9,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
 
@@ -63,16 +64,17 @@ func Pull(ctx context.Context, s *stream.Stream, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("udp pull: %w", err)
 	}
+	where := redact.URL(rawurl)
 	conn, err := listenEndpoint(ep)
 	if err != nil {
-		return fmt.Errorf("udp pull %s: %w", rawurl, err)
+		return fmt.Errorf("udp pull %s: %w", where, err)
 	}
 	defer conn.Close()
 	readBuffer := opts.ReadBuffer
 	if ep.readBuffer > 0 {
 		readBuffer = ep.readBuffer
 	}
-	log := opts.Log.With("input", "udp", "url", rawurl)
+	log := opts.Log.With("input", "udp", "url", where)
 	if ignored := ep.unused("localaddr", "interface", "buffer_size", "fifo_size", "timeout", "sources", "block"); ignored != nil {
 		log.Info("options ignored: they change nothing on a udp input", "options", ignored)
 	}

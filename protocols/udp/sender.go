@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 	"github.com/sluicemedia/sluice/protocols/internal/tsmux"
@@ -56,15 +57,16 @@ func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks [
 	if err != nil {
 		return fmt.Errorf("%s send: %w", scheme, err)
 	}
+	where := redact.URL(rawurl)
 	conn, err := dialEndpoint(ctx, ep)
 	if err != nil {
-		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)
+		return fmt.Errorf("%s send %s: %w", scheme, where, err)
 	}
 	defer conn.Close()
-	log := opts.Log.With("output", scheme, "url", rawurl)
+	log := opts.Log.With("output", scheme, "url", where)
 	out, err := tsmux.New(r, tracks, log)
 	if err != nil {
-		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)
+		return fmt.Errorf("%s send %s: %w", scheme, where, err)
 	}
 	d := &datagrams{conn: conn, log: log, size: ep.pktSize, rtp: scheme == "rtp"}
 	if d.size == 0 {
@@ -79,7 +81,7 @@ func send(ctx context.Context, rawurl, scheme string, r *stream.Reader, tracks [
 	}
 	err = d.run(ctx, out)
 	if err != nil {
-		return fmt.Errorf("%s send %s: %w", scheme, rawurl, err)
+		return fmt.Errorf("%s send %s: %w", scheme, where, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/packager/mpegts"
 )
 
@@ -47,31 +48,32 @@ func (e endpoint) multicast() bool { return e.ip != nil && e.ip.IsMulticast() }
 func parseURL(raw string, schemes ...string) (endpoint, error) {
 	e := endpoint{ttl: -1}
 	u, err := url.Parse(raw)
+	where := redact.URL(raw)
 	if err != nil {
-		return e, fmt.Errorf("url %q: %w", raw, err)
+		return e, fmt.Errorf("url %q: %w", where, redact.Error(err, raw))
 	}
 	e.scheme = strings.ToLower(u.Scheme)
 	if !slices.Contains(schemes, e.scheme) {
-		return e, fmt.Errorf("url %q: scheme %q, want %s", raw, u.Scheme, strings.Join(schemes, " or "))
+		return e, fmt.Errorf("url %q: scheme %q, want %s", where, u.Scheme, strings.Join(schemes, " or "))
 	}
 	if u.User != nil && u.User.String() != "" {
-		return e, fmt.Errorf("url %q: unexpected user info", raw)
+		return e, fmt.Errorf("url %q: unexpected user info", where)
 	}
 	e.host = u.Hostname()
 	ps := u.Port()
 	if ps == "" {
-		return e, fmt.Errorf("url %q: no port", raw)
+		return e, fmt.Errorf("url %q: no port", where)
 	}
 	port, err := strconv.Atoi(ps)
 	if err != nil || port < 1 || port > 65535 {
-		return e, fmt.Errorf("url %q: port %q out of 1-65535", raw, ps)
+		return e, fmt.Errorf("url %q: port %q out of 1-65535", where, ps)
 	}
 	e.port = port
 	if e.host != "" {
 		e.ip = net.ParseIP(e.host)
 	}
 	if err := e.parseQuery(u.Query()); err != nil {
-		return e, fmt.Errorf("url %q: %w", raw, err)
+		return e, fmt.Errorf("url %q: %w", where, err)
 	}
 	return e, nil
 }
