@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
@@ -187,22 +188,22 @@ func (f *follower) fetch(ctx context.Context, m *manifest, p *period, r *rep, nx
 	if key := p.id + "\x00" + r.id; f.reader == nil || f.readFor != key {
 		iu, err := r.url(r.init, 0, 0)
 		if err != nil || r.init == "" {
-			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, r.init, err)
+			return fmt.Errorf("%s representation %q: initialization %q: %w", kindName(f.kind), r.id, redact.URL(r.init), redact.Error(err, r.init))
 		}
 		fi, err := f.ld.GetRetry(ctx, iu, nil, f.ld.MaxSegment, deadline, nil)
 		if err != nil {
-			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
+			return fmt.Errorf("init segment %s: %w", redact.Parsed(iu), err)
 		}
 		ti, err := parseInit(fi.Body, f.kind)
 		if err != nil {
-			return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
+			return fmt.Errorf("init segment %s: %w", redact.Parsed(iu), err)
 		}
 		f.reader, f.readFor = newRepReader(ti, r.presentation(p)), key
 		f.log.Info("dash: representation", "kind", kindName(f.kind), "id", r.id, "bandwidth", r.bandwidth, "codecs", r.codecs)
 	}
 	su, err := r.url(r.media, nx.number, nx.t)
 	if err != nil {
-		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, err)
+		return fmt.Errorf("%s representation %q: %w", kindName(f.kind), r.id, redact.Error(err, r.media))
 	}
 	miss := f.feed.Missing(f.missingWindow(m, r), f.stallLimit(r))
 	fs, err := f.ld.GetRetry(ctx, su, nil, f.ld.MaxSegment, deadline, func(err error) bool {
@@ -220,7 +221,7 @@ func (f *follower) fetch(ctx context.Context, m *manifest, p *period, r *rep, nx
 	case errors.Is(err, httpget.ErrGone):
 		return err
 	case err != nil:
-		return fmt.Errorf("segment %s: %w", su.Redacted(), err)
+		return fmt.Errorf("segment %s: %w", redact.Parsed(su), err)
 	}
 	f.started, f.lastT, f.nextN, f.fresh = true, nx.t, nx.number+1, time.Now()
 	f.count++

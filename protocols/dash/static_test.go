@@ -122,3 +122,19 @@ func TestPullBusy(t *testing.T) {
 	srv := serveFixture(t, recorded(t, "number"), "")
 	pulltest.CheckBusy(t, pullURL, srv.URL+"/index.mpd")
 }
+
+// TestPullNoSecret: the MPD's address and its segments' carry a password and a token (signed
+// URLs), the origin fails: no error or log line shows them.
+func TestPullNoSecret(t *testing.T) {
+	t.Parallel()
+	mpd := `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT8S">
+	<Period id="0">
+		<AdaptationSet mimeType="video/mp4" codecs="avc1.42c01e">
+			<SegmentTemplate timescale="1000" duration="1000" startNumber="1"
+				initialization="init.mp4?token=` + pulltest.SecretToken + `" media="seg$Number$.m4s?token=` + pulltest.SecretToken + `"/>
+			<Representation id="v" bandwidth="1000000"/>
+		</AdaptationSet>
+	</Period>
+</MPD>`
+	pulltest.CheckNoSecret(t, pullURL, "/live.mpd", mpd)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
@@ -52,11 +53,11 @@ func (cfg config) run(ctx context.Context, pr livepull.Primary, s *stream.Stream
 			return err
 		}
 		if mediaURL, err = u.Parse(c.variant.URI); err != nil {
-			return fmt.Errorf("variant %q: %w", c.variant.URI, err)
+			return fmt.Errorf("variant %q: %w", redact.URL(c.variant.URI), redact.Error(err, c.variant.URI))
 		}
 		if c.audio != "" {
 			if audioURL, err = u.Parse(c.audio); err != nil {
-				return fmt.Errorf("audio rendition %q: %w", c.audio, err)
+				return fmt.Errorf("audio rendition %q: %w", redact.URL(c.audio), redact.Error(err, c.audio))
 			}
 		}
 		log.Info("hls: variant chosen", "bandwidth", c.variant.Bandwidth, "resolution", c.variant.Resolution,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bluenviron/gohlslib/v2/pkg/playlist"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 	"github.com/sluicemedia/sluice/protocols/internal/livepull"
@@ -163,7 +164,7 @@ func (r *rendition) nextSegment(ctx context.Context) (seg *playlist.MediaSegment
 func (r *rendition) reload(ctx context.Context) error {
 	deadline := r.fresh.Add(r.stallLimit())
 	if !time.Now().Before(deadline) {
-		return fmt.Errorf("%s playlist %s: no new segment for %s: %w", r.name, r.u.Redacted(), r.stallLimit(), httpget.ErrStalled)
+		return fmt.Errorf("%s playlist %s: no new segment for %s: %w", r.name, redact.Parsed(r.u), r.stallLimit(), httpget.ErrStalled)
 	}
 	if err := httpget.Sleep(ctx, min(r.target/2, time.Until(deadline))); err != nil {
 		return err
@@ -172,7 +173,7 @@ func (r *rendition) reload(ctx context.Context) error {
 	m, maps, err := r.media(f.Body, err)
 	if errors.Is(err, errEmpty) {
 		// An origin (re)starting may list nothing for a while: the stall limit bounds it.
-		r.log.Warn("hls: the playlist lists no segment", "playlist", r.u.Redacted())
+		r.log.Warn("hls: the playlist lists no segment", "playlist", redact.Parsed(r.u))
 		return nil
 	}
 	if err != nil {
@@ -189,15 +190,15 @@ func (r *rendition) reload(ctx context.Context) error {
 // body of a download that failed with err (or not).
 func (r *rendition) media(b []byte, err error) (*playlist.Media, []*playlist.MediaMap, error) {
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		return nil, nil, fmt.Errorf("%s playlist %s: %w", r.name, redact.Parsed(r.u), err)
 	}
 	pl, err := parsePlaylist(b)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s playlist %s: %w", r.name, r.u.Redacted(), err)
+		return nil, nil, fmt.Errorf("%s playlist %s: %w", r.name, redact.Parsed(r.u), err)
 	}
 	m, ok := pl.(*playlist.Media)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s playlist %s: not a media playlist", r.name, r.u.Redacted())
+		return nil, nil, fmt.Errorf("%s playlist %s: not a media playlist", r.name, redact.Parsed(r.u))
 	}
 	return m, segmentMaps(b), nil
 }
@@ -216,7 +217,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m 
 	}
 	su, err := r.base.Parse(seg.URI)
 	if err != nil {
-		return false, fmt.Errorf("segment %q: %w", seg.URI, err)
+		return false, fmt.Errorf("segment %q: %w", redact.URL(seg.URI), redact.Error(err, seg.URI))
 	}
 	rng := r.segmentRange(su.String(), seg)
 	miss := r.feed.Missing(cmp.Or(seg.Duration, r.target), r.stallLimit())
@@ -226,7 +227,7 @@ func (r *rendition) download(ctx context.Context, seg *playlist.MediaSegment, m 
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("segment %s: %w", su.Redacted(), err)
+		return false, fmt.Errorf("segment %s: %w", redact.Parsed(su), err)
 	}
 	r.next++
 	r.segments++
@@ -253,15 +254,15 @@ func (r *rendition) prepareReader(ctx context.Context, m *playlist.MediaMap, dea
 	}
 	iu, err := r.base.Parse(m.URI)
 	if err != nil {
-		return fmt.Errorf("init segment %q: %w", m.URI, err)
+		return fmt.Errorf("init segment %q: %w", redact.URL(m.URI), redact.Error(err, m.URI))
 	}
 	f, err := r.ld.GetRetry(ctx, iu, rangeOf(m.ByteRangeStart, m.ByteRangeLength), r.ld.MaxSegment, deadline, nil)
 	if err != nil {
-		return fmt.Errorf("init segment %s: %w", iu.Redacted(), err)
+		return fmt.Errorf("init segment %s: %w", redact.Parsed(iu), err)
 	}
 	fr, err := newFMP4Reader(f.Body)
 	if err != nil {
-		return fmt.Errorf("%s: %w", iu.Redacted(), err)
+		return fmt.Errorf("%s: %w", redact.Parsed(iu), err)
 	}
 	r.reader, r.initURI = fr, key
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -169,4 +170,16 @@ func TestPullSeparateAudio(t *testing.T) {
 	if len(tracks) != 4 || tracks[0].Codec != media.CodecH264 || tracks[3].Codec != media.CodecAAC {
 		t.Fatalf("tracks %v", ingest.Describe(tracks))
 	}
+}
+
+// TestPullNoSecret: the playlist's address and its segments' carry a password and a token
+// (signed URLs), the origin fails: no error or log line shows them.
+func TestPullNoSecret(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n")
+	for i := range 4 {
+		b.WriteString("#EXTINF:1.000,\nseg" + strconv.Itoa(i) + ".ts?token=" + pulltest.SecretToken + "\n")
+	}
+	pulltest.CheckNoSecret(t, pullURL, "/live.m3u8", b.String())
 }

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
 // Errors a pull tells apart.
@@ -94,8 +96,14 @@ type Fetched struct {
 
 // Get downloads u (only rng of it when rng is set) in one attempt. It fails with ErrTooLarge
 // past limit bytes, and with a *StatusError for an answer other than 200 or 206. A server that
-// ignores the range and sends the whole resource gets the range cut out of it.
+// ignores the range and sends the whole resource gets the range cut out of it. Its errors show
+// no secret of an address (redact.Error): net/http's repeat the URL, query included.
 func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) (Fetched, error) {
+	f, err := l.get(ctx, u, rng, limit)
+	return f, redact.Error(err, u.String())
+}
+
+func (l *Loader) get(ctx context.Context, u *url.URL, rng *Range, limit int64) (Fetched, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -136,8 +144,14 @@ func (l *Loader) Get(ctx context.Context, u *url.URL, rng *Range, limit int64) (
 }
 
 // Head asks for the headers of u in one attempt (a HEAD request, its answer's body not read)
-// and returns them; an answer other than 2xx is a *StatusError.
+// and returns them; an answer other than 2xx is a *StatusError. Its errors show no secret of
+// an address, as Get's.
 func (l *Loader) Head(ctx context.Context, u *url.URL) (http.Header, error) {
+	h, err := l.head(ctx, u)
+	return h, redact.Error(err, u.String())
+}
+
+func (l *Loader) head(ctx context.Context, u *url.URL) (http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
@@ -42,9 +43,9 @@ func (f *Feed) Segment(ctx context.Context, u *url.URL, b ingest.Batch, err erro
 	f.fetched = time.Now()
 	if err != nil {
 		if f.broken++; f.broken >= MaxBroken {
-			return fmt.Errorf("segment %s (%d unreadable in a row): %w", u.Redacted(), f.broken, err)
+			return fmt.Errorf("segment %s (%d unreadable in a row): %w", redact.Parsed(u), f.broken, err)
 		}
-		f.Log.Warn(f.Name+": segment skipped", "url", u.Redacted(), "error", err)
+		f.Log.Warn(f.Name+": segment skipped", "url", redact.Parsed(u), "error", err)
 		return nil
 	}
 	f.broken = 0
@@ -119,6 +120,6 @@ func (m *Missing) Skip(u *url.URL, err error) bool {
 	if !m.skip || !(errors.Is(err, httpget.ErrGone) || IsMissing(err)) {
 		return false
 	}
-	m.feed.Log.Warn(m.feed.Name+": segment missing, skipped", "url", u.Redacted(), "error", m.last, "tries", m.tries)
+	m.feed.Log.Warn(m.feed.Name+": segment missing, skipped", "url", redact.Parsed(u), "error", m.last, "tries", m.tries)
 	return true
 }

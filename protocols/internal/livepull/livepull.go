@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/httpget"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
@@ -54,25 +55,26 @@ type RunFunc func(ctx context.Context, pr Primary, s *stream.Stream, log *slog.L
 // Do checks rawurl (http or https), narrows log to the pull (attribute Name+"_pull"), makes
 // the pull's loader, downloads the primary document and calls run with it and s. It returns
 // nil when ctx ended, whatever run returned; the error wrapped with Name and the URL (its
-// password redacted) otherwise.
+// secrets redacted) otherwise.
 func (p Pull) Do(ctx context.Context, rawurl string, s *stream.Stream, log *slog.Logger, run RunFunc) error {
 	if log == nil {
 		log = slog.Default()
 	}
 	u, err := url.Parse(rawurl)
 	if err != nil {
-		return fmt.Errorf("%s pull: %w", p.Name, err)
+		return fmt.Errorf("%s pull: %w", p.Name, redact.Error(err, rawurl))
 	}
+	where := redact.Parsed(u)
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%s pull %s: scheme %q, want http or https", p.Name, u.Redacted(), u.Scheme)
+		return fmt.Errorf("%s pull %s: scheme %q, want http or https", p.Name, where, u.Scheme)
 	}
-	log = log.With(p.Name+"_pull", u.Redacted())
+	log = log.With(p.Name+"_pull", where)
 	err = p.primary(ctx, u, s, log, run)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s pull %s: %w", p.Name, u.Redacted(), err)
+		return fmt.Errorf("%s pull %s: %w", p.Name, where, redact.Error(err, rawurl))
 	}
 	return nil
 }

@@ -240,3 +240,56 @@ func Play(t *testing.T, pull PullFunc, url, name string) (time.Duration, *stream
 	streamtest.CheckPulled(t, s.Tracks(), aus)
 	return took, s, aus
 }
+
+// The secrets CheckNoSecret puts into the addresses it pulls: a password in the user
+// information, a token in the query.
+const (
+	SecretPassword = "pa55S3cret"
+	SecretToken    = "tok3nS3cret"
+)
+
+// CheckNoSecret runs pull on addresses that carry SecretPassword and SecretToken against
+// origins that fail: one that answers 404 to everything, a closed port, and one that serves
+// doc at path but answers 404 to every other request (doc's segment addresses should carry
+// SecretToken too, as a CDN's signed URLs do). Each pull must fail within 60 s, and neither its
+// error nor any line it logged (debug included) may show a secret.
+func CheckNoSecret(t *testing.T, pull PullFunc, path, doc string) {
+	t.Helper()
+	secrets := func(base string) string {
+		return strings.Replace(base, "http://", "http://user:"+SecretPassword+"@", 1) + path + "?token=" + SecretToken + "&mode=live"
+	}
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	listing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			_, _ = w.Write([]byte(doc))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer listing.Close()
+	for _, tc := range []struct{ name, url string }{
+		{"404", secrets(notFound.URL)},
+		{"closed port", secrets(fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)))},
+		{"segments 404", secrets(listing.URL)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log, logs := testutil.LogBuffer()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			err := pull(ctx, tc.url, stream.New("secret", stream.Options{}), log)
+			if ctx.Err() != nil {
+				t.Fatal("Pull still running after 60 s")
+			}
+			if err == nil {
+				t.Fatal("Pull: no error")
+			}
+			t.Logf("Pull: %v", err)
+			testutil.NoSecret(t, SecretToken, logs, err)
+			testutil.NoSecret(t, SecretPassword, logs, err)
+			if !strings.Contains(err.Error(), "token=") {
+				t.Errorf("the error no longer names the token's key: %v", err)
+			}
+		})
+	}
+}
