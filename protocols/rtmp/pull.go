@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/packager/flv"
 )
@@ -27,28 +28,30 @@ func Pull(ctx context.Context, s *stream.Stream, o PullOptions) error {
 	if err != nil {
 		return err
 	}
-	log = log.With("rtmp_pull", redact(url))
+	where := shown(url, "")
+	log = log.With("rtmp_pull", where)
 	cl, err := dial(ctx, t, log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("rtmp pull %s: %w", redact(url), err)
+		return fmt.Errorf("rtmp pull %s: %w", where, hideSecrets(err, url, ""))
 	}
 	defer cl.c.close()
 	stop := watch(ctx, cl.c)
 	defer stop()
-	err = cl.pull(s)
+	err = cl.pull(s, url)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("rtmp pull %s: %w", redact(url), err)
+		return fmt.Errorf("rtmp pull %s: %w", where, hideSecrets(err, url, ""))
 	}
 	return nil
 }
 
-func (cl *client) pull(s *stream.Stream) error {
+// pull plays the stream; url is the address, whose secrets a server's status may quote.
+func (cl *client) pull(s *stream.Stream, url string) error {
 	if err := cl.connect(); err != nil {
 		return err
 	}
@@ -78,7 +81,7 @@ func (cl *client) pull(s *stream.Stream) error {
 	}
 	end := func(why string) error {
 		if in.flowed() {
-			cl.log.Info("rtmp: remote ended the stream", "reason", why)
+			cl.log.Info("rtmp: remote ended the stream", "reason", redact.Text(why, url, redactOpts("")...))
 			return nil
 		}
 		return fmt.Errorf("%s: %w", why, ErrNoMedia)

@@ -21,7 +21,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 	if err != nil {
 		return err
 	}
-	where := redact(o.URL)
+	where := shown(o.URL, o.Key)
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -31,7 +31,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("rtmp push %s: %w", where, err)
+		return fmt.Errorf("rtmp push %s: %w", where, hideSecrets(err, o.URL, o.Key))
 	}
 	defer cl.c.close()
 	stop := watch(ctx, cl.c)
@@ -41,7 +41,7 @@ func Push(ctx context.Context, r *stream.Reader, tracks []media.Track, o PushOpt
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("rtmp push %s: %w", where, err)
+		return fmt.Errorf("rtmp push %s: %w", where, hideSecrets(err, o.URL, o.Key))
 	}
 	return nil
 }

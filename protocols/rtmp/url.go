@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
 // defaultPort is RTMP's TCP port; defaultTLSPort RTMPS's, as ffmpeg and OBS take it.
@@ -29,13 +31,13 @@ type target struct {
 func parseTarget(raw, key string) (target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return target{}, fmt.Errorf("rtmp url: %w", err)
+		return target{}, fmt.Errorf("rtmp url: %w", hideSecrets(err, raw, key))
 	}
 	if u.Scheme != "rtmp" && u.Scheme != "rtmps" {
-		return target{}, fmt.Errorf("rtmp url %q: scheme %q (rtmp:// or rtmps:// only): %w", redact(raw), u.Scheme, ErrUnsupportedURL)
+		return target{}, fmt.Errorf("rtmp url %q: scheme %q (rtmp:// or rtmps:// only): %w", shown(raw, key), u.Scheme, ErrUnsupportedURL)
 	}
 	if u.Hostname() == "" {
-		return target{}, fmt.Errorf("rtmp url %q: no host: %w", redact(raw), ErrUnsupportedURL)
+		return target{}, fmt.Errorf("rtmp url %q: no host: %w", shown(raw, key), ErrUnsupportedURL)
 	}
 	t := target{TLS: u.Scheme == "rtmps"}
 	port := u.Port()
@@ -61,22 +63,31 @@ func parseTarget(raw, key string) (target, error) {
 		}
 	}
 	if t.App == "" || t.Name == "" {
-		return target{}, fmt.Errorf("rtmp url %q: want rtmp://host[:port]/app/key: %w", redact(raw), ErrUnsupportedURL)
+		return target{}, fmt.Errorf("rtmp url %q: want rtmp://host[:port]/app/key: %w", shown(raw, key), ErrUnsupportedURL)
 	}
 	t.TCURL = u.Scheme + "://" + u.Host + "/" + t.App
 	return t, nil
 }
 
-// redact hides the query and credentials of a URL for messages: stream keys and tokens live
-// there.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparsable url>"
+// redactOpts are how an RTMP address is shown (see redact.URL): as before the user
+// information goes whole, and the stream key too when it is in the URL's path (key empty).
+func redactOpts(key string) []redact.Option {
+	if key != "" {
+		return []redact.Option{redact.NoUser}
 	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "..."
+	return []redact.Option{redact.NoUser, redact.StreamKey}
+}
+
+// shown is the address raw as logs and errors show it, key being PushOptions.Key.
+func shown(raw, key string) string { return redact.URL(raw, redactOpts(key)...) }
+
+// hideSecrets takes the secrets of raw, and key with its query, out of err's text: a
+// server's refusal may quote the stream name it was sent.
+func hideSecrets(err error, raw, key string) error {
+	err = redact.Error(err, raw, redactOpts(key)...)
+	if key != "" {
+		name, query, _ := strings.Cut(key, "?")
+		err = redact.Error(redact.Hide(err, key, name), "?"+query)
 	}
-	return u.String()
+	return err
 }

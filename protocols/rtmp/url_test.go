@@ -33,7 +33,13 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("%s %q: got %+v, %v; want %+v", tc.url, tc.key, got, err, tc.want)
 		}
 	}
-	if got := redact("rtmp://u:p@host/live/k?token=secret"); got != "rtmp://host/live/k?..." {
-		t.Errorf("redact: %s", got)
+	for _, tc := range []struct{ url, key, want string }{
+		{"rtmp://u:p@host/live/k?token=secret", "", "rtmp://host/live/REDACTED?token=REDACTED"},
+		{"rtmp://u:p@host/live?token=secret", "k", "rtmp://host/live?token=REDACTED"},
+		{"rtmp://host/app/inst/k", "", "rtmp://host/app/REDACTED"},
+	} {
+		if got := shown(tc.url, tc.key); got != tc.want {
+			t.Errorf("shown(%q, %q) = %q, want %q", tc.url, tc.key, got, tc.want)
+		}
 	}
 }
