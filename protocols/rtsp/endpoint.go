@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 
 	"github.com/bluenviron/gortsplib/v4"
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
-// endpoint is the server a Pull or a Push talks to: its URL, the transport the URL asks for,
-// the URL with its password hidden for logs and errors, and the log narrowed to it.
+// endpoint is the server a Pull or a Push talks to: its URL (as given, and parsed), the
+// transport the URL asks for, the URL with its secrets hidden for logs and errors, and the log
+// narrowed to it.
 type endpoint struct {
 	op        string // "pull" or "push", for errors
+	raw       string
 	u         *base.URL
 	transport *gortsplib.Transport
 	where     string
@@ -26,15 +31,16 @@ func newEndpoint(op, rawurl string, log *slog.Logger) (endpoint, error) {
 	}
 	u, transport, err := parseURL(rawurl)
 	if err != nil {
-		return endpoint{}, fmt.Errorf("rtsp %s %s: %w", op, redactRaw(rawurl), err)
+		return endpoint{}, fmt.Errorf("rtsp %s %s: %w", op, redact.URL(rawurl), redact.Error(err, rawurl))
 	}
-	where := redact(u)
-	return endpoint{op: op, u: u, transport: transport, where: where, log: log.With("url", where)}, nil
+	where := redact.Parsed((*url.URL)(u))
+	return endpoint{op: op, raw: rawurl, u: u, transport: transport, where: where, log: log.With("url", where)}, nil
 }
 
-// wrap says which operation on which server err comes from.
+// wrap says which operation on which server err comes from, without the URL's secrets (a
+// library's error may quote the URL).
 func (e endpoint) wrap(err error) error {
-	return fmt.Errorf("rtsp %s %s: %w", e.op, e.where, err)
+	return fmt.Errorf("rtsp %s %s: %w", e.op, e.where, redact.Error(err, e.raw))
 }
 
 // fail is wrap with the step that failed, or nil once ctx has ended: the error is then the

@@ -169,12 +169,12 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("parseURL(%q) = %s, %q; want %s, %q", tc.in, u, gotTr, tc.want, tc.transport)
 		}
 	}
-	u, _, _ := parseURL("rtsp://user:secret@host/live")
-	if s := redact(u); strings.Contains(s, "secret") || !strings.Contains(s, "user@") {
-		t.Errorf("redact = %q", s)
+	ep, err := newEndpoint("pull", "rtsp://user:secret@host/live?token=tok3n", nil)
+	if err != nil || strings.Contains(ep.where, "secret") || strings.Contains(ep.where, "tok3n") || !strings.Contains(ep.where, "user@") {
+		t.Errorf("newEndpoint: where %q, %v", ep.where, err)
 	}
-	if s := redactRaw("rtsp://user:secret@host/live?rtsp_transport=x"); strings.Contains(s, "secret") {
-		t.Errorf("redactRaw = %q", s)
+	if _, err := newEndpoint("pull", "rtsp://user:secret@host/live?rtsp_transport=x", nil); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("newEndpoint of a bad transport: %v", err)
 	}
 }
 
@@ -185,7 +185,7 @@ func FuzzParseURL(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		u, _, err := parseURL(s)
-		_ = redactRaw(s)
+		_, _ = newEndpoint("pull", s, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return
 		}
@@ -194,6 +194,5 @@ func FuzzParseURL(f *testing.F) {
 				t.Fatalf("parseURL(%q) kept %s: %s", s, transportOption, u)
 			}
 		}
-		_ = redact(u)
 	})
 }

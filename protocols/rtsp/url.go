@@ -63,25 +63,3 @@ func parseURL(raw string) (*base.URL, *gortsplib.Transport, error) {
 	u.ForceQuery = false
 	return u, transport, nil
 }
-
-// redact returns the URL for logs and errors: without the password, or a placeholder when it
-// cannot be parsed.
-func redact(u *base.URL) string {
-	if u == nil {
-		return "(invalid URL)"
-	}
-	c := u.Clone()
-	if c.User != nil {
-		c.User = url.User(c.User.Username())
-	}
-	return c.String()
-}
-
-// redactRaw is redact for a string that may not parse.
-func redactRaw(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	return u.Redacted()
-}
