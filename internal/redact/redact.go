@@ -30,7 +30,7 @@ const minSecret = 4
 var shownKeys = []string{
 	// SRT (libsrt and ffmpeg names): the stream id names the stream, not the caller.
 	"streamid", "srt_streamid", "mode", "latency", "rcvlatency", "peerlatency", "transtype",
-	"payloadsize", "pkt_size", "pbkeylen",
+	"payloadsize", "pkt_size", "pbkeylen", "conntimeo", "peeridletimeo",
 	// RTSP's transport, an HTTP output's method, UDP's time to live and bound address.
 	"rtsp_transport", "transport", "method", "ttl", "localaddr", "localport",
 }

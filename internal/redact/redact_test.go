@@ -228,7 +228,7 @@ func fuzzSecrets(u *url.URL, o Option) []string {
 func fuzzShownKey(k string) bool {
 	switch k {
 	case "streamid", "srt_streamid", "mode", "latency", "rcvlatency", "peerlatency", "transtype",
-		"payloadsize", "pkt_size", "pbkeylen", "rtsp_transport", "transport", "method", "ttl",
+		"payloadsize", "pkt_size", "pbkeylen", "conntimeo", "peeridletimeo", "rtsp_transport", "transport", "method", "ttl",
 		"localaddr", "localport":
 		return true
 	}

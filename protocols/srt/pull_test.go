@@ -109,7 +109,7 @@ func TestPullRejected(t *testing.T) {
 	for _, url := range refused {
 		err := Pull(context.Background(), stream.New("x", stream.Options{}), PullOptions{URL: url, Log: testLog(t)})
 		if err == nil || !strings.Contains(err.Error(), "rejected") {
-			t.Fatalf("Pull %s: %v, want a refusal", RedactURL(url), err)
+			t.Fatalf("Pull %s: %v, want a refusal", shown(url), err)
 		}
 		if strings.Contains(err.Error(), pass) || strings.Contains(err.Error(), "wrong-horse") {
 			t.Fatalf("error shows the passphrase: %v", err)

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/sluicemedia/sluice/internal/redact"
+
 	"github.com/sluicemedia/sluice/protocols/srt/link"
 )
 
-// target is the peer a Pull or a Send talks to: its parsed URL, the URL with its passphrase
-// hidden for logs and errors, and the log narrowed to it.
+// target is the peer a Pull or a Send talks to: its URL (as given, and parsed), the URL with
+// its secrets hidden for logs and errors, and the log narrowed to it.
 type target struct {
 	op    string // "pull" or "send", for errors and the log attribute
+	raw   string
 	ep    Endpoint
 	where string
 	log   *slog.Logger
@@ -26,13 +29,13 @@ func newTarget(op, rawurl string, log *slog.Logger) (target, error) {
 	if err != nil {
 		return target{}, fmt.Errorf("srt %s: %w", op, err)
 	}
-	where := RedactURL(rawurl)
-	return target{op: op, ep: ep, where: where, log: log.With("srt_"+op, where)}, nil
+	where := shown(rawurl)
+	return target{op: op, raw: rawurl, ep: ep, where: where, log: log.With("srt_"+op, where)}, nil
 }
 
-// wrap says which operation on which peer err comes from.
+// wrap says which operation on which peer err comes from, without the URL's secrets.
 func (t target) wrap(err error) error {
-	return fmt.Errorf("srt %s %s: %w", t.op, t.where, err)
+	return fmt.Errorf("srt %s %s: %w", t.op, t.where, redact.Error(err, hashInQuery(t.raw)))
 }
 
 // config is the link configuration of the target: its URL's options and log, and for a

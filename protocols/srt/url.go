@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
 // Endpoint is a parsed SRT URL.
@@ -54,70 +56,71 @@ func ParseListenURL(raw string) (Endpoint, error) { return parseURL(raw, true) }
 func parseURL(raw string, listen bool) (Endpoint, error) {
 	u, err := url.Parse(hashInQuery(raw))
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("srt url: %w: %w", err, ErrInvalidURL)
+		// url.Parse's error quotes the whole URL.
+		return Endpoint{}, fmt.Errorf("srt url: %w: %w", redact.Error(err, hashInQuery(raw)), ErrInvalidURL)
 	}
 	if !strings.EqualFold(u.Scheme, "srt") {
-		return Endpoint{}, fmt.Errorf("srt url %q: scheme %q, want srt: %w", redact(u), u.Scheme, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: scheme %q, want srt: %w", redact.Parsed(u), u.Scheme, ErrInvalidURL)
 	}
 	if u.Fragment != "" {
-		return Endpoint{}, fmt.Errorf("srt url %q: a \"#\" before the query: %w", redact(u), ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: a \"#\" before the query: %w", redact.Parsed(u), ErrInvalidURL)
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: query: %w: %w", redact(u), err, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: query: %w: %w", redact.Parsed(u), err, ErrInvalidURL)
 	}
 	if err := checkRepeats(q); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	ep := Endpoint{Listen: listen}
 	switch m := strings.ToLower(q.Get("mode")); m {
 	case "":
 	case "caller", "client":
 		if listen {
-			return Endpoint{}, fmt.Errorf("srt url %q: a listen input cannot be mode=%s: %w", redact(u), m, ErrInvalidURL)
+			return Endpoint{}, fmt.Errorf("srt url %q: a listen input cannot be mode=%s: %w", redact.Parsed(u), m, ErrInvalidURL)
 		}
 	case "listener", "server":
 		ep.Listen = true
 	case "rendezvous":
 		if listen {
-			return Endpoint{}, fmt.Errorf("srt url %q: a listen input cannot be mode=%s: %w", redact(u), m, ErrInvalidURL)
+			return Endpoint{}, fmt.Errorf("srt url %q: a listen input cannot be mode=%s: %w", redact.Parsed(u), m, ErrInvalidURL)
 		}
 		ep.Rendezvous = true
 	default:
-		return Endpoint{}, fmt.Errorf("srt url %q: mode %q, want caller, listener or rendezvous: %w", redact(u), m, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: mode %q, want caller, listener or rendezvous: %w", redact.Parsed(u), m, ErrInvalidURL)
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: address %q: want host:port: %w", redact(u), u.Host, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: address %q: want host:port: %w", redact.Parsed(u), u.Host, ErrInvalidURL)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil || p < 0 || p > 65535 || (p == 0 && !ep.Listen) {
-		return Endpoint{}, fmt.Errorf("srt url %q: port %q: want 1 to 65535: %w", redact(u), port, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: port %q: want 1 to 65535: %w", redact.Parsed(u), port, ErrInvalidURL)
 	}
 	if host == "" && !ep.Listen {
-		return Endpoint{}, fmt.Errorf("srt url %q: a caller needs a host: %w", redact(u), ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: a caller needs a host: %w", redact.Parsed(u), ErrInvalidURL)
 	}
 	ep.Addr = net.JoinHostPort(host, port)
 	if ep.Local, err = localAddr(q, ep.Rendezvous, port); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 
 	if err := checkKeys(q); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	if err := checkAlwaysOn(q); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	ep.StreamID = first(q, "streamid", "srt_streamid")
 	ep.Passphrase = q.Get("passphrase")
 	if ep.Latency, err = millis(q, "latency", "rcvlatency"); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	if ep.PeerIdleTimeout, err = millis(q, "peeridletimeo", "timeout"); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	if ep.ConnectTimeout, err = millis(q, "conntimeo", "connect_timeout"); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	ints := []struct {
 		key string
@@ -138,18 +141,18 @@ func parseURL(raw string, listen bool) (Endpoint, error) {
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v < -1 || v > i.max {
-			return Endpoint{}, fmt.Errorf("srt url %q: %s %q: want a whole number up to %d: %w", redact(u), i.key, s, i.max, ErrInvalidURL)
+			return Endpoint{}, fmt.Errorf("srt url %q: %s %q: want a whole number up to %d: %w", redact.Parsed(u), i.key, s, i.max, ErrInvalidURL)
 		}
 		i.to(v)
 	}
 	if t := q.Get("transtype"); t != "" && !strings.EqualFold(t, "live") {
-		return Endpoint{}, fmt.Errorf("srt url %q: transtype %q: sluice speaks SRT live mode only: %w", redact(u), t, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: transtype %q: sluice speaks SRT live mode only: %w", redact.Parsed(u), t, ErrInvalidURL)
 	}
 	if s := first(q, "payloadsize", "pkt_size"); s != "" && s != strconv.Itoa(payloadSize) {
-		return Endpoint{}, fmt.Errorf("srt url %q: payload size %q: sluice sends %d-byte payloads (7 TS packets): %w", redact(u), s, payloadSize, ErrInvalidURL)
+		return Endpoint{}, fmt.Errorf("srt url %q: payload size %q: sluice sends %d-byte payloads (7 TS packets): %w", redact.Parsed(u), s, payloadSize, ErrInvalidURL)
 	}
 	if err := ep.Validate(); err != nil {
-		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact(u), err)
+		return Endpoint{}, fmt.Errorf("srt url %q: %w", redact.Parsed(u), err)
 	}
 	return ep, nil
 }
@@ -293,23 +296,6 @@ func millis(q url.Values, keys ...string) (time.Duration, error) {
 	return 0, nil
 }
 
-// redact returns the URL without its passphrase, for messages and logs.
-func redact(u *url.URL) string {
-	q := u.Query()
-	if q.Has("passphrase") {
-		q.Set("passphrase", "xxxxx")
-	}
-	c := *u
-	c.RawQuery = q.Encode()
-	return c.String()
-}
-
-// RedactURL returns raw with its passphrase hidden, for logs and error messages; a URL that
-// does not parse is returned as "<invalid url>".
-func RedactURL(raw string) string {
-	u, err := url.Parse(hashInQuery(raw))
-	if err != nil {
-		return "<invalid url>"
-	}
-	return redact(u)
-}
+// shown returns raw as logs and errors show it (redact.URL), "#" in the query read as
+// ParseURL reads it.
+func shown(raw string) string { return redact.URL(hashInQuery(raw)) }

@@ -97,10 +97,10 @@ func TestParseListenURL(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	got := RedactURL("srt://h:1?passphrase=secret-secret&latency=100")
+func TestShown(t *testing.T) {
+	got := shown("srt://h:1?passphrase=secret-secret&latency=100")
 	if strings.Contains(got, "secret") || !strings.Contains(got, "latency=100") {
-		t.Fatalf("RedactURL = %q", got)
+		t.Fatalf("shown = %q", got)
 	}
 }
 
@@ -187,8 +187,8 @@ func TestParseURLRepeatNamed(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming %q without the passphrase", raw, err, want)
 		}
 	}
-	if got := RedactURL("srt://h:1?streamid=#!::r=cam1&passphrase=0123456789"); !strings.Contains(got, "cam1") || strings.Contains(got, "0123456789") {
-		t.Errorf("RedactURL = %q, want the stream id and no passphrase", got)
+	if got := shown("srt://h:1?streamid=#!::r=cam1&passphrase=0123456789"); !strings.Contains(got, "cam1") || strings.Contains(got, "0123456789") {
+		t.Errorf("shown = %q, want the stream id and no passphrase", got)
 	}
 }
 
