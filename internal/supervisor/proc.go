@@ -44,6 +44,10 @@ type Command struct {
 	KillOnStop bool
 	// Logger receives start, stop and (at debug level) stderr lines; default slog.Default().
 	Logger *slog.Logger
+	// Redact, when set, rewrites each argument and stderr line before it is logged or quoted
+	// in an ExitError: for a command line that holds a secret (an input address with its
+	// password or token).
+	Redact func(string) string
 	// OnStart, if set, is called with the process id once the program started. It must
 	// return quickly.
 	OnStart func(pid int)
@@ -67,7 +71,7 @@ func (c Command) Run(ctx context.Context) error {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	tail := newLineTail(log)
+	tail := newLineTail(log, c.Redact)
 
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env, cmd.Dir = c.Env, c.Dir
@@ -86,7 +90,7 @@ func (c Command) Run(ctx context.Context) error {
 	proc := cmd.Process
 	defer adopt(proc.Pid)() // after the reap, like release
 	log = log.With("pid", proc.Pid)
-	log.Debug("started", "args", c.Args)
+	log.Debug("started", "args", c.shownArgs())
 	if c.OnStart != nil {
 		c.OnStart(proc.Pid)
 	}
@@ -128,6 +132,18 @@ func (c Command) Run(ctx context.Context) error {
 	}
 	_ = killGroup(proc)
 	return ctx.Err()
+}
+
+// shownArgs are the arguments as the log shows them: through Redact.
+func (c Command) shownArgs() []string {
+	if c.Redact == nil {
+		return c.Args
+	}
+	out := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		out[i] = c.Redact(a)
+	}
+	return out
 }
 
 // exitError turns what cmd.Wait returned for a program that exited by itself into Run's

@@ -101,6 +101,23 @@ func TestCommandExitError(t *testing.T) {
 	}
 }
 
+// TestCommandRedact: with Redact, neither the logged arguments, the logged stderr lines nor
+// the ExitError show what it hides.
+func TestCommandRedact(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	log, logs := testutil.LogBuffer()
+	cmd := Command{Path: "/bin/sh", Args: []string{"-c", "echo open tok3nS3cret failed >&2; exit 3", "tok3nS3cret"},
+		Logger: log, Redact: func(s string) string { return strings.ReplaceAll(s, "tok3nS3cret", "REDACTED") }}
+	err := cmd.Run(context.Background())
+	if err == nil || err.Error() != "sh: exit status 3: open REDACTED failed" {
+		t.Fatalf("got %v", err)
+	}
+	if !strings.Contains(logs.String(), "REDACTED") {
+		t.Fatalf("no argument or stderr line logged at debug level:\n%s", logs)
+	}
+	testutil.NoSecret(t, "tok3nS3cret", logs, err)
+}
+
 func TestCommandExitZero(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var out testutil.SyncBuffer

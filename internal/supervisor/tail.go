@@ -17,7 +17,8 @@ const (
 // stderr), in bounded memory, and logs each at debug level. ffmpeg ends its status lines with
 // '\r', so that ends a line too.
 type lineTail struct {
-	log *slog.Logger
+	log    *slog.Logger
+	redact func(string) string // applied to each line when set
 
 	mu      sync.Mutex
 	ring    [tailLines]string
@@ -27,7 +28,9 @@ type lineTail struct {
 	cut     bool // partial lost bytes past tailLineMax
 }
 
-func newLineTail(log *slog.Logger) *lineTail { return &lineTail{log: log} }
+func newLineTail(log *slog.Logger, redact func(string) string) *lineTail {
+	return &lineTail{log: log, redact: redact}
+}
 
 // Write keeps the lines in p; it never fails.
 func (t *lineTail) Write(p []byte) (int, error) {
@@ -65,6 +68,9 @@ func (t *lineTail) endLine() {
 	t.partial, t.cut = t.partial[:0], false
 	if line == "" {
 		return
+	}
+	if t.redact != nil {
+		line = t.redact(line)
 	}
 	t.log.Debug("stderr", "line", line)
 	t.ring[t.next] = line

@@ -19,7 +19,7 @@ func TestLineTail(t *testing.T) {
 		{"long line cut", []string{strings.Repeat("x", 2000) + "\n"}, []string{strings.Repeat("x", tailLineMax) + "…"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := newLineTail(quietLogger())
+			tl := newLineTail(quietLogger(), nil)
 			for _, w := range tc.writes {
 				if n, err := tl.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)
@@ -33,7 +33,7 @@ func TestLineTail(t *testing.T) {
 }
 
 func TestLineTailKeepsTheLast(t *testing.T) {
-	tl := newLineTail(quietLogger())
+	tl := newLineTail(quietLogger(), nil)
 	for i := range 1000 {
 		fmt.Fprintf(tl, "line %d\n", i)
 	}
@@ -48,7 +48,7 @@ func FuzzLineTail(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tl := newLineTail(quietLogger())
+		tl := newLineTail(quietLogger(), nil)
 		_, _ = tl.Write([]byte(s))
 		lines := tl.Lines()
 		if len(lines) > tailLines {

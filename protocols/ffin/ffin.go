@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/opt"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/protocols/internal/ingest"
 )
@@ -30,29 +30,12 @@ func checkAddress(address string) error {
 	case strings.TrimSpace(address) == "":
 		return fmt.Errorf("%w: empty", ErrBadAddress)
 	case strings.HasPrefix(address, "-"):
-		return fmt.Errorf("%w: %q starts with '-'", ErrBadAddress, address)
+		return fmt.Errorf("%w: %q starts with '-'", ErrBadAddress, redact.URL(address))
 	case strings.ContainsAny(address, "\x00\r\n"):
-		return fmt.Errorf("%w: %q holds a control character", ErrBadAddress, address)
+		return fmt.Errorf("%w: %q holds a control character", ErrBadAddress, redact.URL(address))
 	}
 	return nil
 }
-
-// redact hides the password of a URL for logs and errors.
-func redact(address string) string {
-	if u, err := url.Parse(address); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return address
-}
-
-// redactedError is an error whose message had a password removed.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
 
 // network tells whether an address is a URL of a network protocol, rather than a local file
 // (a path or file:).
@@ -107,14 +90,11 @@ func Run(ctx context.Context, s *stream.Stream, o Options) error {
 	}
 	opt.Zero(&o.FFmpeg, "ffmpeg")
 	opt.Zero(&o.Log, slog.Default())
-	shown := redact(address)
-	if err := ingest.RunPipe(ctx, o.FFmpeg, Args(address), s, o.Log.With("input", "other", "address", shown), false); err != nil {
-		err = fmt.Errorf("ffmpeg input %q: %w", shown, err)
-		if shown != address {
-			// ffmpeg quotes the address in its messages, password included.
-			err = &redactedError{msg: strings.ReplaceAll(err.Error(), address, shown), err: err}
-		}
-		return err
+	// ffmpeg's arguments hold the address, and its messages quote it (or its parts).
+	hide := func(line string) string { return redact.Text(line, address) }
+	log := o.Log.With("input", "other", "address", redact.URL(address))
+	if err := ingest.RunPipe(ctx, o.FFmpeg, Args(address), s, log, false, hide); err != nil {
+		return fmt.Errorf("ffmpeg input %q: %w", redact.URL(address), redact.Error(err, address))
 	}
 	return nil
 }

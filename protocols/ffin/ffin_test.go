@@ -210,3 +210,31 @@ func TestRunCancel(t *testing.T) {
 		t.Error("still publishing")
 	}
 }
+
+// TestRunNoSecret: an address with a password and a query token, which ffmpeg cannot open (a
+// 404, a closed port) or which is refused before: neither the error nor any line logged (debug
+// included: ffmpeg's arguments and stderr) shows a secret.
+func TestRunNoSecret(t *testing.T) {
+	ffmpeg := testutil.RequireFFmpeg(t)
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	const password, token = "pa55S3cret", "tok3nS3cret"
+	secrets := func(base string) string {
+		return strings.Replace(base, "http://", "http://user:"+password+"@", 1) + "/x.ts?token=" + token
+	}
+	for _, address := range []string{
+		secrets(srv.URL),
+		secrets(fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))),
+		secrets(srv.URL) + "\n",
+	} {
+		log, logs := testutil.LogBuffer()
+		err := Run(context.Background(), stream.New("secret", stream.Options{}), Options{FFmpeg: ffmpeg, Address: address, Log: log})
+		if err == nil {
+			t.Fatalf("%q: no error", address)
+		}
+		t.Log(err)
+		testutil.NoSecret(t, password, logs, err)
+		testutil.NoSecret(t, token, logs, err)
+	}
+}

@@ -126,7 +126,7 @@ func Run(ctx context.Context, s *stream.Stream, o Options) error {
 	p, _ := o.Params.withDefaults()
 	opt.Zero(&o.FFmpeg, "ffmpeg")
 	opt.Zero(&o.Log, slog.Default())
-	if err := ingest.RunPipe(ctx, o.FFmpeg, args, s, o.Log.With("input", "test video"), true); err != nil {
+	if err := ingest.RunPipe(ctx, o.FFmpeg, args, s, o.Log.With("input", "test video"), true, nil); err != nil {
 		return fmt.Errorf("test video %dx%d@%d: %w", p.Width, p.Height, p.FPS, err)
 	}
 	return nil

@@ -18,13 +18,14 @@ var ErrNoMedia = fmt.Errorf("%w: ffmpeg produced nothing", stream.ErrNoMedia)
 // with kill, for an ffmpeg that reads nothing from outside, like the test video) and publishes
 // its output into s. It returns nil when ctx ends, or when ffmpeg exits with status 0 after media
 // flowed; an error when ffmpeg fails, produced nothing (ErrNoMedia), or its output cannot be
-// published.
-func RunPipe(ctx context.Context, ffmpegPath string, args []string, s *stream.Stream, log *slog.Logger, kill bool) error {
+// published. redact, when not nil, rewrites ffmpeg's arguments and stderr lines before they are
+// logged or quoted (supervisor.Command.Redact): an input address may hold a secret.
+func RunPipe(ctx context.Context, ffmpegPath string, args []string, s *stream.Stream, log *slog.Logger, kill bool, redact func(string) string) error {
 	child, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	feed := NewTSFeed(NewPublisher(s, log))
 	out := &pipeOut{feed: feed, fail: cancel}
-	cmd := supervisor.Command{Path: ffmpegPath, Args: args, Stdout: out, Logger: log, KillOnStop: kill}
+	cmd := supervisor.Command{Path: ffmpegPath, Args: args, Stdout: out, Logger: log, KillOnStop: kill, Redact: redact}
 	err := cmd.Run(child)
 	feed.Finish() // Run returned: nothing writes to out any more
 	switch {

@@ -26,7 +26,7 @@ func lavfiArgs(seconds string, live bool) []string {
 func TestRunPipe(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	s, r := newStream(t)
-	if err := RunPipe(context.Background(), "ffmpeg", lavfiArgs("1", false), s, discard, false); err != nil {
+	if err := RunPipe(context.Background(), "ffmpeg", lavfiArgs("1", false), s, discard, false, nil); err != nil {
 		t.Fatalf("RunPipe: %v", err)
 	}
 	if s.Publishing() {
@@ -43,17 +43,17 @@ func TestRunPipe(t *testing.T) {
 // exits 0 without output is ErrNoMedia.
 func TestRunPipeFailures(t *testing.T) {
 	s := stream.New("fail", stream.Options{Log: discard})
-	err := RunPipe(context.Background(), "/nonexistent/ffmpeg", nil, s, discard, false)
+	err := RunPipe(context.Background(), "/nonexistent/ffmpeg", nil, s, discard, false, nil)
 	if err == nil || errors.Is(err, ErrNoMedia) {
 		t.Errorf("missing program: %v", err)
 	}
 	if _, lerr := exec.LookPath("true"); lerr == nil {
-		if err := RunPipe(context.Background(), "true", nil, s, discard, false); !errors.Is(err, ErrNoMedia) || !errors.Is(err, stream.ErrNoMedia) {
+		if err := RunPipe(context.Background(), "true", nil, s, discard, false, nil); !errors.Is(err, ErrNoMedia) || !errors.Is(err, stream.ErrNoMedia) {
 			t.Errorf("true: %v, want ErrNoMedia (stream's too)", err)
 		}
 	}
 	if _, lerr := exec.LookPath("ffmpeg"); lerr == nil {
-		err := RunPipe(context.Background(), "ffmpeg", []string{"-hide_banner", "-i", "/nonexistent/input.ts", "-f", "mpegts", "pipe:1"}, s, discard, false)
+		err := RunPipe(context.Background(), "ffmpeg", []string{"-hide_banner", "-i", "/nonexistent/input.ts", "-f", "mpegts", "pipe:1"}, s, discard, false, nil)
 		if err == nil || errors.Is(err, ErrNoMedia) {
 			t.Errorf("ffmpeg on a missing file: %v, want its failure", err)
 		}
@@ -70,7 +70,7 @@ func TestRunPipeRefused(t *testing.T) {
 	}
 	defer other.Close()
 	start := time.Now()
-	err = RunPipe(context.Background(), "ffmpeg", lavfiArgs("60", true), s, discard, false)
+	err = RunPipe(context.Background(), "ffmpeg", lavfiArgs("60", true), s, discard, false, nil)
 	if !errors.Is(err, stream.ErrBusy) || !strings.HasPrefix(err.Error(), "ffmpeg output: ") {
 		t.Fatalf("RunPipe: %v, want ffmpeg output: ... ErrBusy", err)
 	}
@@ -84,7 +84,7 @@ func TestRunPipeCancel(t *testing.T) {
 	testutil.RequireFFmpeg(t)
 	s, r := newStream(t)
 	run := testutil.Go(t, func(ctx context.Context) error {
-		return RunPipe(ctx, "ffmpeg", lavfiArgs("60", true), s, discard, false)
+		return RunPipe(ctx, "ffmpeg", lavfiArgs("60", true), s, discard, false, nil)
 	})
 	testutil.Eventually(t, 15*time.Second, "media flows", func() bool { return s.Stats().UnitsIn > 10 })
 	run.Stop(t, 15*time.Second)
