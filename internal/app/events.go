@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicemedia/sluice/api"
 	"github.com/sluicemedia/sluice/internal/events"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/webhooks"
 	"github.com/sluicemedia/sluice/storage"
 )
@@ -73,7 +74,7 @@ func (b *webhookBackend) DeliveryStatus(ctx context.Context, id string) (storage
 
 // Ping implements api.Webhooks: a ping event, not kept in the history, queued for w alone.
 func (b *webhookBackend) Ping(ctx context.Context, w *storage.Webhook) (string, error) {
-	ev := about{storage.ModuleWebhooks, w.ID, w.Name}.event(events.Ping, map[string]any{"url": w.URL})
+	ev := about{storage.ModuleWebhooks, w.ID, w.Name}.event(events.Ping, map[string]any{"url": redact.URL(w.URL, redact.NoUser)})
 	id, err := b.store.AddDelivery(ctx, w.ID, events.Ping, ev.JSON(), ev.Time)
 	if err != nil {
 		return "", fmt.Errorf("webhook %q: %w", w.Name, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/opt"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -257,7 +258,7 @@ func (d *Deliverer) backoff(n int) time.Duration {
 func (d *Deliverer) post(ctx context.Context, w *storage.Webhook, dl storage.Delivery) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(dl.Body))
 	if err != nil {
-		return fmt.Errorf("webhook %q: %w", w.Name, err)
+		return fmt.Errorf("webhook %q: %w", w.Name, redact.Error(err, w.URL, redact.NoUser))
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
@@ -267,7 +268,7 @@ func (d *Deliverer) post(ctx context.Context, w *storage.Webhook, dl storage.Del
 	h.Set(SignatureHeader, Sign(w.Secret, time.Now().Unix(), dl.Body))
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", redact(w.URL), unwrapURL(err))
+		return fmt.Errorf("POST %s: %w", shown(w.URL), unwrapURL(err, w.URL))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
@@ -278,10 +279,10 @@ func (d *Deliverer) post(ctx context.Context, w *storage.Webhook, dl storage.Del
 	// makes them text (Store.FinishAttempt).
 	excerpt := strings.TrimSpace(string(body[:min(len(body), errExcerpt)]))
 	if resp.StatusCode/100 == 3 {
-		return fmt.Errorf("POST %s: HTTP %d: redirects are not followed (to %q)", redact(w.URL), resp.StatusCode, resp.Header.Get("Location"))
+		return fmt.Errorf("POST %s: HTTP %d: redirects are not followed (to %q)", shown(w.URL), resp.StatusCode, shown(resp.Header.Get("Location")))
 	}
 	if excerpt != "" {
-		return fmt.Errorf("POST %s: HTTP %d: %s", redact(w.URL), resp.StatusCode, excerpt)
+		return fmt.Errorf("POST %s: HTTP %d: %s", shown(w.URL), resp.StatusCode, redact.Text(excerpt, w.URL, redact.NoUser))
 	}
-	return fmt.Errorf("POST %s: HTTP %d", redact(w.URL), resp.StatusCode)
+	return fmt.Errorf("POST %s: HTTP %d", shown(w.URL), resp.StatusCode)
 }

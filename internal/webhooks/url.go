@@ -3,27 +3,20 @@ package webhooks
 import (
 	"errors"
 	"net/url"
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
-// redact is a webhook URL without its user information or query (which may hold secrets),
-// for logs and last_error.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(the webhook URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
-}
+// shown is a webhook URL as logs and last_error show it: redact.URL's rule, the user name
+// dropped too (as before: a webhook's user information is a credential whole).
+func shown(raw string) string { return redact.URL(raw, redact.NoUser) }
 
-// unwrapURL drops net/http's *url.Error wrapper, whose message repeats the full URL.
-func unwrapURL(err error) error {
+// unwrapURL drops net/http's *url.Error wrapper, whose message repeats the full URL, and hides
+// what else of raw's secrets err's text may hold.
+func unwrapURL(err error, raw string) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		err = ue.Err
 	}
-	return err
+	return redact.Error(err, raw, redact.NoUser)
 }
