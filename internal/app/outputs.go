@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/kinds"
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/internal/redact"
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/supervisor"
 	"github.com/sluicemedia/sluice/protocols/httpts"
@@ -116,7 +117,7 @@ func (o *outputs) sender(out storage.Output, probe *srt.Probe, log *slog.Logger)
 func httpMethod(raw string) (string, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", fmt.Errorf("output_stream_url: %w", err)
+		return "", "", fmt.Errorf("output_stream_url: %w", redact.Error(err, raw))
 	}
 	method := ""
 	var kept []string
@@ -149,7 +150,7 @@ func httpMethod(raw string) (string, string, error) {
 func (o *outputs) localRTMP(out storage.Output) (sendFunc, error) {
 	u, err := url.Parse(out.OutputStreamURL)
 	if err != nil {
-		return nil, fmt.Errorf("output_stream_url: %w", err)
+		return nil, fmt.Errorf("output_stream_url: %w", redact.Error(err, out.OutputStreamURL))
 	}
 	port := 1935
 	if p := u.Port(); p != "" {
@@ -161,13 +162,13 @@ func (o *outputs) localRTMP(out storage.Output) (sendFunc, error) {
 	if key == "" {
 		parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 		if len(parts) < 2 {
-			return nil, fmt.Errorf("output_stream_url %q names no stream key (rtmp://host:port/live/<key>, or set output_stream_key)", out.OutputStreamURL)
+			return nil, fmt.Errorf("output_stream_url %q names no stream key (rtmp://host:port/live/<key>, or set output_stream_key)", redact.URL(out.OutputStreamURL))
 		}
 		key = parts[len(parts)-1]
 	}
 	key, _, _ = strings.Cut(key, "?")
 	if key == "" {
-		return nil, fmt.Errorf("output_stream_key %q names no stream key", out.OutputStreamKey)
+		return nil, fmt.Errorf("output_stream_key %q names no stream key", redact.URL(out.OutputStreamKey))
 	}
 	return func(ctx context.Context, r *stream.Reader, _ []media.Track) error {
 		servers, err := storage.List[storage.RTMPServer](ctx, o.store, storage.ModuleRTMPServers)
