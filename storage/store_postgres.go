@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
 // The PostgreSQL connections of one Store, in three pools as on SQLite: writers waiting for the
@@ -48,7 +49,7 @@ func OpenTarget(target string) (*Store, error) {
 // What is SQLite's alone: the file permissions (Warnings is empty) and the diagnosis of a full
 // disk (NoSpaceError): PostgreSQL's disk is the server's, and its errors come back as they are.
 func OpenPostgres(dbURL string) (*Store, error) {
-	where := redactURL(dbURL)
+	where := redact.URL(dbURL)
 	s := &Store{path: where, d: postgresDialect}
 	var err error
 	for _, p := range []struct {
@@ -57,7 +58,7 @@ func OpenPostgres(dbURL string) (*Store, error) {
 	}{{&s.w, pgWriteConns}, {&s.r, pgReadConns}, {&s.a, 1}} {
 		if *p.db, err = sql.Open("pgx", dbURL); err != nil {
 			_ = s.Close()
-			return nil, fmt.Errorf("storage: open %s: %w", where, err)
+			return nil, fmt.Errorf("storage: open %s: %w", where, redact.Error(err, dbURL))
 		}
 		(*p.db).SetMaxOpenConns(p.conns)
 		(*p.db).SetMaxIdleConns(p.conns)
@@ -67,20 +68,11 @@ func OpenPostgres(dbURL string) (*Store, error) {
 	defer cancel()
 	if err := s.w.PingContext(ctx); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("storage: open %s: %w", where, err)
+		return nil, fmt.Errorf("storage: open %s: %w", where, redact.Error(err, dbURL))
 	}
 	if s.migrated, err = migrate(ctx, s.w, s.d); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("storage: %s: %w", where, err)
+		return nil, fmt.Errorf("storage: %s: %w", where, redact.Error(err, dbURL))
 	}
 	return s, nil
-}
-
-// redactURL is dbURL without its password, for messages; an unreadable URL is not repeated.
-func redactURL(dbURL string) string {
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		return "postgres database (unreadable URL)"
-	}
-	return u.Redacted()
 }

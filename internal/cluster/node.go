@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
 // schemaVersion is the store's migration that made the nodes and leases tables.
@@ -45,10 +46,10 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	where := redact(dbURL)
+	where := redact.URL(dbURL)
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: open %s: %w", where, err)
+		return nil, fmt.Errorf("cluster: open %s: %w", where, redact.Error(err, dbURL))
 	}
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
@@ -56,7 +57,7 @@ func Open(ctx context.Context, dbURL string, opts Options) (*Node, error) {
 		extended: map[string]time.Time{}}
 	if err := n.register(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("cluster: %s: %w", where, err)
+		return nil, fmt.Errorf("cluster: %s: %w", where, redact.Error(err, dbURL))
 	}
 	return n, nil
 }
@@ -277,12 +278,3 @@ func (n *Node) Leave(ctx context.Context) error {
 
 // ms is d in milliseconds, for `$n::float8 * interval '1 millisecond'`.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// redact is dbURL without its password, for messages.
-func redact(dbURL string) string {
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		return "postgres database (unreadable URL)"
-	}
-	return u.Redacted()
-}
