@@ -7,6 +7,7 @@
 package redact
 
 import (
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
@@ -256,7 +257,8 @@ func Error(err error, raw string, opts ...Option) error {
 	out := msg
 	var addrs []string
 	walk(err, func(e error) {
-		if ue, ok := e.(*url.Error); ok && ue.URL != "" && !slices.Contains(addrs, ue.URL) {
+		var ue *url.Error
+		if errors.As(e, &ue) && ue.URL != "" && !slices.Contains(addrs, ue.URL) {
 			addrs = append(addrs, ue.URL)
 		}
 	})
@@ -302,7 +304,8 @@ func Hide(err error, secrets ...string) error {
 func walk(err error, f func(error)) {
 	for err != nil {
 		f(err)
-		switch w := err.(type) {
+		// Every node is looked at, not only the first match errors.As would give.
+		switch w := any(err).(type) {
 		case interface{ Unwrap() []error }:
 			for _, e := range w.Unwrap() {
 				walk(e, f)
