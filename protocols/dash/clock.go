@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Eyevinn/dash-mpd/mpd"
+	"github.com/sluicemedia/sluice/internal/redact"
 )
 
 // The UTCTiming schemes read (ISO/IEC 23009-1 5.8.4.11 and 5.8.5.7, DASH-IF IOP "UTC timing"):
@@ -143,14 +144,14 @@ func measureClock(ctx context.Context, ld *loader, base *url.URL, timings []timi
 					perr = fmt.Errorf("scheme %q, want http or https", u.Scheme)
 				}
 				if perr != nil {
-					err = fmt.Errorf("%s %.100q: %w", tm.scheme, raw, perr)
+					err = fmt.Errorf("%s %.100q: %w", tm.scheme, redact.URL(raw), redact.Error(perr, raw))
 					continue
 				}
 				off, aerr := askClock(ctx, ld, tm.scheme, u)
 				if aerr == nil {
-					return off, u.Redacted(), nil
+					return off, redact.Parsed(u), nil
 				}
-				err = fmt.Errorf("%s %s: %w", tm.scheme, u.Redacted(), aerr)
+				err = fmt.Errorf("%s %s: %w", tm.scheme, redact.Parsed(u), aerr)
 			}
 		}
 	}
