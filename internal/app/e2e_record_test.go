@@ -197,3 +197,58 @@ func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
 		}
 	}
 }
+
+// TestRecordingHighProfiles: H.264 in the High profiles that libx264 picks for 4:4:4, 4:2:2
+// and 10-bit pictures (an encoder fed RGB, as OBS's or ffmpeg's test source, makes 4:4:4) is
+// recorded into files that ffprobe reads with that format, in every format. The mp4 and mov
+// recorders failed on 4:4:4 at every start ("file init segment without moov").
+func TestRecordingHighProfiles(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	data := t.TempDir()
+	ts := startServer(t, data, nil)
+	defer ts.stop()
+	port := testutil.FreePort(t)
+	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
+	waitState(t, ts, "/api/rtmp-servers/getById", srv, "running")
+	input := map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}
+	formats := []string{"mp4", "mov", "avi", "flv"}
+	ids := map[string]string{}
+	for _, f := range formats {
+		body := recordingBody("high-"+f, input)
+		body["output_format"] = f
+		ids[f] = ts.create("recording", body)
+		waitState(t, ts, "/api/recording/getById", ids[f], "waiting")
+	}
+	pixFmts := []string{"yuv444p", "yuv422p", "yuv420p10le"}
+	for session, pf := range pixFmts {
+		args := append(testutil.Pattern{Realtime: true}.Args(), "-t", "3", "-c:v", "libx264", "-preset", "ultrafast",
+			"-pix_fmt", pf, "-g", "25", "-c:a", "aac", "-f", "flv", rtmpURL(port, "cam"))
+		if err := testutil.FFmpeg(t, args...).Wait(60 * time.Second); err != nil {
+			t.Fatalf("publisher %s: %v", pf, err)
+		}
+		for _, f := range formats {
+			testutil.Eventually(t, 15*time.Second, fmt.Sprintf("%s file of %s complete", f, pf), func() bool {
+				fs := ts.recordedFiles(ids[f])
+				return len(fs) == session+1 && fs[session].State == "complete"
+			})
+		}
+		time.Sleep(time.Second) // a gap between the sessions
+	}
+	for _, f := range formats {
+		for i, e := range ts.recordedFiles(ids[f]) {
+			path := filepath.Join(data, "recordings", filepath.FromSlash(e.Path))
+			p := testutil.FFprobe(t, path, false)
+			d, _ := strconv.ParseFloat(p.Format.Duration, 64)
+			var video []string
+			for _, s := range p.Streams {
+				if s.CodecType == "video" {
+					video = append(video, s.CodecName, s.PixFmt, s.Profile)
+				}
+			}
+			t.Logf("%s file %d: %.2f s, video %v", f, i, d, video)
+			if len(video) != 3 || video[0] != "h264" || video[1] != pixFmts[i] || d < 2 {
+				t.Errorf("%s file %d of %s: ffprobe reads %.2f s, video %v", f, i, pixFmts[i], d, video)
+			}
+		}
+	}
+}

@@ -126,6 +126,8 @@ type Probe struct {
 		Width     int    `json:"width"`
 		Height    int    `json:"height"`
 		NbFrames  string `json:"nb_read_frames"`
+		PixFmt    string `json:"pix_fmt"`
+		Profile   string `json:"profile"`
 	} `json:"streams"`
 	Format struct {
 		Duration string `json:"duration"`

@@ -44,18 +44,13 @@ func parseAVCConfig(b []byte) (p media.Params, lengthSize int, err error) {
 }
 
 // appendAVCConfig writes an AVCDecoderConfigurationRecord with one SPS and one PPS and
-// 4-byte NAL unit lengths.
+// 4-byte NAL unit lengths (nal.AppendAVCConfig: the extension of the High profiles included).
 func appendAVCConfig(dst []byte, p media.Params) ([]byte, error) {
-	if len(p.SPS) < 4 || len(p.PPS) == 0 || len(p.SPS) > 0xffff || len(p.PPS) > 0xffff {
-		return dst, fmt.Errorf("flv: H.264 needs an SPS and a PPS (have %d and %d bytes)", len(p.SPS), len(p.PPS))
+	b, err := nal.AppendAVCConfig(dst, p.SPS, p.PPS)
+	if err != nil {
+		return dst, fmt.Errorf("flv: H.264: %w", err)
 	}
-	// profile_idc, constraint flags and level_idc follow the SPS NAL header.
-	dst = append(dst, 1, p.SPS[1], p.SPS[2], p.SPS[3], 0xfc|3, 0xe0|1)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(p.SPS)))
-	dst = append(dst, p.SPS...)
-	dst = append(dst, 1)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(p.PPS)))
-	return append(dst, p.PPS...), nil
+	return b, nil
 }
 
 func firstByte(b []byte) int {

@@ -78,7 +78,10 @@ func setSampleEntry(trak *mp4.TrakBox, t media.Track) error {
 		if len(p.SPS) < 4 || len(p.PPS) == 0 {
 			return ErrMissingParams
 		}
-		return trak.SetAVCDescriptor("avc1", [][]byte{p.SPS}, [][]byte{p.PPS}, true)
+		if err := trak.SetAVCDescriptor("avc1", [][]byte{p.SPS}, [][]byte{p.PPS}, true); err != nil {
+			return err
+		}
+		return setAVCConfig(trak, p.SPS, p.PPS)
 	case media.CodecH265:
 		if len(p.VPS) == 0 || len(p.SPS) == 0 || len(p.PPS) == 0 {
 			return ErrMissingParams

@@ -1,6 +1,7 @@
 package fmp4
 
 import (
+	"encoding/hex"
 	"errors"
 	"testing"
 
@@ -129,4 +130,51 @@ func TestCodecString(t *testing.T) {
 	if _, err := CodecString(media.Track{Codec: media.CodecAAC}); err == nil {
 		t.Error("AAC without config accepted")
 	}
+}
+
+// TestInitHighProfiles: H.264 of the profiles with chroma and bit-depth fields in their SPS
+// (High 4:2:2, High 4:4:4 Predictive, High 10; libx264 picks them for 4:2:2, 4:4:4 and 10-bit
+// input) makes a live and a file init segment whose avcC carries those fields, and which reads
+// back whole: the file's durations can be found. The parameter sets are libx264's for 320x240.
+func TestInitHighProfiles(t *testing.T) {
+	for _, c := range []struct {
+		name, sps, pps string
+		chroma, depth  byte
+	}{
+		{"High 4:4:4", "67f4000d919b28283f6022000003000200000300641e28532c", "68ebe3c44844", 3, 8},
+		{"High 4:2:2", "677a000dbcd94141fb011000000300100000030320f1429960", "68ebe3cb22c0", 2, 8},
+		{"High 10", "676e000da6cd94141fb011000003000100000300320f142996", "68ebe3cb22c0", 1, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := mediatest.H264(0)
+			tr.Params.SPS, tr.Params.PPS = unhex(t, c.sps), unhex(t, c.pps)
+			live, err := InitSegment([]media.Track{tr, mediatest.AAC(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := FileInitSegment([]media.Track{tr, mediatest.AAC(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range [][]byte{live, fi.Data} {
+				f := fileView{decode(t, b)}
+				if len(f.Moov.Traks) != 2 {
+					t.Fatalf("%d traks, want 2", len(f.Moov.Traks))
+				}
+				avcC := f.Moov.Traks[0].Mdia.Minf.Stbl.Stsd.AvcX.AvcC
+				if avcC.ChromaFormat != c.chroma || avcC.BitDepthLumaMinus1+8 != c.depth || len(avcC.SPSnalus) != 1 {
+					t.Fatalf("avcC %+v: want chroma format %d, depth %d", avcC.DecConfRec, c.chroma, c.depth)
+				}
+			}
+		})
+	}
+}
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -82,5 +82,12 @@ func FuzzVideoSize(f *testing.F) {
 			t.Fatalf("size %dx%d", w, h)
 		}
 		_ = Classify(c, sps)
+		if !h265 {
+			// The record of any SPS: its size follows from the parameter sets, nothing else.
+			b, err := AppendAVCConfig(nil, sps, []byte{0x68})
+			if err == nil && len(b) != 12+len(sps) && len(b) != 16+len(sps) {
+				t.Fatalf("a record of %d bytes for an SPS of %d", len(b), len(sps))
+			}
+		}
 	})
 }
