@@ -64,6 +64,27 @@ func probeSeconds(t *testing.T, path string) (float64, []string) {
 	return d, codecs
 }
 
+// recordingFormats are the file formats a recording writes.
+var recordingFormats = []string{"mp4", "mov", "avi", "flv"}
+
+// recordEveryFormat makes an RTMP server module and a recording of its stream "cam" into each
+// of recordingFormats, named prefix-format; it returns the module's port, the recordings'
+// input, and their ids by format.
+func recordEveryFormat(t *testing.T, ts *testServer, prefix string) (int, map[string]any, map[string]string) {
+	t.Helper()
+	port := testutil.FreePort(t)
+	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
+	waitState(t, ts, "/api/rtmp-servers/getById", srv, "running")
+	input := map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}
+	ids := map[string]string{}
+	for _, f := range recordingFormats {
+		body := recordingBody(prefix+"-"+f, input)
+		body["output_format"] = f
+		ids[f] = ts.create("recording", body)
+	}
+	return port, input, ids
+}
+
 // TestRecordingEveryFormat records two publishing sessions of a 10 s clip into every format
 // and into memory, from the same RTMP server module stream.
 func TestRecordingEveryFormat(t *testing.T) {
@@ -76,17 +97,8 @@ func TestRecordingEveryFormat(t *testing.T) {
 	testutil.MakeClip(t, clip, 10, 1000)
 	sent, _ := probeSeconds(t, clip)
 
-	port := testutil.FreePort(t)
-	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
-	waitState(t, ts, "/api/rtmp-servers/getById", srv, "running")
-	input := map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}
-	formats := []string{"mp4", "mov", "avi", "flv"}
-	ids := map[string]string{}
-	for _, f := range formats {
-		body := recordingBody("rec-"+f, input)
-		body["output_format"] = f
-		ids[f] = ts.create("recording", body)
-	}
+	port, input, ids := recordEveryFormat(t, ts, "rec")
+	formats := recordingFormats
 	mem := ts.create("recording", map[string]any{"recording_name": "rec-memory", "recording_type": "RECORDING_STREAM_TO_MEMORY",
 		"memory_duration_sec": 6, "output_format": "mp4", "input": input})
 	for _, id := range append(slices.Collect(mapValues(ids)), mem) {
@@ -207,16 +219,9 @@ func TestRecordingHighProfiles(t *testing.T) {
 	data := t.TempDir()
 	ts := startServer(t, data, nil)
 	defer ts.stop()
-	port := testutil.FreePort(t)
-	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
-	waitState(t, ts, "/api/rtmp-servers/getById", srv, "running")
-	input := map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}
-	formats := []string{"mp4", "mov", "avi", "flv"}
-	ids := map[string]string{}
+	port, _, ids := recordEveryFormat(t, ts, "high")
+	formats := recordingFormats
 	for _, f := range formats {
-		body := recordingBody("high-"+f, input)
-		body["output_format"] = f
-		ids[f] = ts.create("recording", body)
 		waitState(t, ts, "/api/recording/getById", ids[f], "waiting")
 	}
 	pixFmts := []string{"yuv444p", "yuv422p", "yuv420p10le"}
