@@ -1,9 +1,11 @@
 package testutil
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // LogBuffer returns a logger of every level (debug included) writing text into a buffer, for
@@ -32,4 +34,23 @@ func NoSecret(t testing.TB, secret string, logs *SyncBuffer, errs ...error) {
 			t.Errorf("the secret %q is in the error: %v", secret, err)
 		}
 	}
+}
+
+// FailsKeeping runs run with a debug logger into a buffer and a context that ends after d, and
+// fails t unless run fails without any of secrets in its error or its log lines. It returns
+// run's error, for what else the caller checks of it.
+func FailsKeeping(t testing.TB, d time.Duration, run func(ctx context.Context, log *slog.Logger) error, secrets ...string) error {
+	t.Helper()
+	log, logs := LogBuffer()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	err := run(ctx, log)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	t.Logf("%v", err)
+	for _, s := range secrets {
+		NoSecret(t, s, logs, err)
+	}
+	return err
 }

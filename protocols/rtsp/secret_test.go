@@ -2,6 +2,7 @@ package rtsp
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -37,27 +38,17 @@ func TestPullPushNoSecret(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, op := range []string{"pull", "push"} {
-				log, logs := testutil.LogBuffer()
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				var err error
-				if op == "pull" {
-					err = Pull(ctx, stream.New("pulled", stream.Options{}), PullOptions{URL: tc.url, Log: log})
-				} else {
-					src := stream.New("src", stream.Options{})
-					r, rerr := src.NewReader("push")
-					if rerr != nil {
-						t.Fatal(rerr)
+				testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
+					if op == "pull" {
+						return Pull(ctx, stream.New("pulled", stream.Options{}), PullOptions{URL: tc.url, Log: log})
 					}
-					err = Push(ctx, r, []media.Track{mediatest.H264(0)}, PushOptions{URL: tc.url, Log: log})
-					r.Close()
-				}
-				cancel()
-				if err == nil {
-					t.Fatalf("%s: no error", op)
-				}
-				t.Logf("%s: %v", op, err)
-				testutil.NoSecret(t, password, logs, err)
-				testutil.NoSecret(t, token, logs, err)
+					r, err := stream.New("src", stream.Options{}).NewReader("push")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					return Push(ctx, r, []media.Track{mediatest.H264(0)}, PushOptions{URL: tc.url, Log: log})
+				}, password, token)
 			}
 		})
 	}
