@@ -26,7 +26,7 @@ func (h *Handler) appendMPD(b []byte, win *segment.Window, clock string) []byte 
 	b = attrTime(b, "publishTime", segs[len(segs)-1].Created)
 	b = attrDuration(b, "minimumUpdatePeriod", h.updatePeriod())
 	b = attrDuration(b, "timeShiftBufferDepth", h.opts.Window)
-	b = attrDuration(b, "suggestedPresentationDelay", time.Duration(h.opts.LiveSyncCount)*h.opts.FragmentSize)
+	b = attrDuration(b, "suggestedPresentationDelay", h.presentationDelay(longest))
 	b = attrDuration(b, "minBufferTime", h.opts.FragmentSize)
 	b = attrDuration(b, "maxSegmentDuration", longest)
 	b = append(b, ">\n"...)
@@ -138,6 +138,19 @@ func (h *Handler) appendName(b []byte, num int64, track int) []byte {
 // fragment, dash.js sometimes learned of it most of a fragment late, its buffer ran dry
 // meanwhile and playback stalled (the latency bench: 10 stalls in 60 s with 2 s fragments).
 // Once a part, it learns of it within a part, as hls.js does of parts from a blocking reload.
+// presentationDelay is live_sync_duration_count fragments, or two of the longest segments when
+// the source's key frames come further apart than that: a segment is available once complete,
+// so a client that starts at the edge minus less than that may start inside the segment still
+// being made and find nothing to fetch (see TestPresentationDelayLongGOP). Low-latency
+// manifests publish segments part by part and keep the settings' delay.
+func (h *Handler) presentationDelay(longest time.Duration) time.Duration {
+	d := time.Duration(h.opts.LiveSyncCount) * h.opts.FragmentSize
+	if h.lowLatency() {
+		return d
+	}
+	return max(d, 2*longest)
+}
+
 func (h *Handler) updatePeriod() time.Duration {
 	if h.lowLatency() {
 		return h.opts.PartTarget

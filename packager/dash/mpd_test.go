@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicemedia/sluice/packager/dash"
 	"github.com/sluicemedia/sluice/packager/segment"
+	"github.com/sluicemedia/sluice/packager/segment/segtest"
 )
 
 func TestWarmUp(t *testing.T) {
@@ -204,3 +205,27 @@ func TestTimeAndHeaders(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconvFormat(v) }
+
+// TestPresentationDelayLongGOP: a source whose key frames come every 10 s (an encoder's
+// -g 250 at 25 fps) makes 10 s segments whatever the fragment size. A client starts at the
+// edge minus suggestedPresentationDelay; live_sync_duration_count × dash_fragment_size (8 s)
+// put that start inside the segment still being made, so there was nothing to fetch: the
+// delay is at least two of the longest segments, so the segment it starts in is complete.
+func TestPresentationDelayLongGOP(t *testing.T) {
+	opts := dash.Options{Live: segment.Live{ID: "p1", FragmentSize: 2 * time.Second, LiveSyncCount: 4, Window: 60 * time.Second}}
+	o := segtest.FixtureOptions{Window: opts.Window, Wall: segtest.Wall, Now: segtest.Wall.Add(time.Minute), Base: "http://media.example/hls/p1/p1/", Rate: 250}
+	f := segtest.NewFor(t, o, func(st *segment.Store) *dash.Handler { return dash.New(st, opts) })
+	f.Feed(t, 41*time.Second)
+	body := f.GetOK(t, "index.mpd")
+	for _, want := range []string{`maxSegmentDuration="PT10S"`, `suggestedPresentationDelay="PT20S"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("MPD lacks %s:\n%s", want, body)
+		}
+	}
+	// A usual GOP keeps the delay the settings give.
+	g := newFixture(t, opts)
+	g.Feed(t, 9*time.Second)
+	if body := g.GetOK(t, "index.mpd"); !strings.Contains(body, `suggestedPresentationDelay="PT8S"`) {
+		t.Errorf("2 s GOP: delay changed:\n%s", body)
+	}
+}
