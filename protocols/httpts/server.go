@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/opt"
 	"github.com/sluicemedia/sluice/internal/stream"
@@ -64,6 +65,11 @@ type ServerOptions struct {
 	// MaxConnectionsPerAddr caps the connections open at once from one client address (IPv6:
 	// one /64). Default 4.
 	MaxConnectionsPerAddr int
+	// Password, when set, is required of a publisher: as the password query parameter
+	// (PasswordParam) or the password of HTTP Basic auth, any user. A request without it, or
+	// with another, is answered 401 with a Basic challenge after a second, before whether
+	// another publisher is live is checked.
+	Password string
 	// Log receives publisher starts and ends; default slog.Default().
 	Log *slog.Logger
 }
@@ -75,7 +81,7 @@ type ServerOptions struct {
 // one (a discontinuity for readers).
 //
 // Answers: 200 after a body that carried media; 400 for a body without an MPEG-TS or FLV
-// program; 405 for other methods; 409 while another publisher sends; 415 for a program
+// program; 401 without the Password when one is set; 405 for other methods; 409 while another publisher sends; 415 for a program
 // without a supported codec.
 type Server struct {
 	s    *stream.Stream
@@ -88,7 +94,8 @@ type Server struct {
 	busy    atomic.Bool
 	mu      sync.Mutex
 	closing bool
-	active  sync.WaitGroup // requests being served
+	authLog budget.LogLimit // password refusals; under mu
+	active  sync.WaitGroup  // requests being served
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -185,6 +192,10 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer srv.active.Done()
+	if why := checkPassword(srv.opts.Password, r); why != "" {
+		srv.refuseAuth(r.Context(), w, r, why)
+		return
+	}
 	if !srv.busy.CompareAndSwap(false, true) {
 		srv.refuse(w, "another publisher is sending", http.StatusConflict)
 		return
