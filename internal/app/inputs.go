@@ -118,7 +118,11 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 	case kinds.InputUDPURL:
 		return sourceWith(udp.Pull, udp.Options{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputHTTPListen:
-		return sourceWith(httpts.Listen, httpts.ServerOptions{Addr: in.listenAddr(input), Log: log}), nil
+		pw, err := httpListenPassword(input.InputStreamURL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
+		}
+		return sourceWith(httpts.Listen, httpts.ServerOptions{Addr: in.listenAddr(input), Password: pw, Log: log}), nil
 	case kinds.InputHTTPURL:
 		return sourceWith(httpts.Pull, httpts.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputHLSURL:
