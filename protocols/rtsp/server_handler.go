@@ -14,6 +14,7 @@ import (
 	"github.com/bluenviron/gortsplib/v4/pkg/liberrors"
 	"github.com/pion/rtp"
 
+	"github.com/sluicemedia/sluice/internal/budget"
 	"github.com/sluicemedia/sluice/internal/connlimit"
 	"github.com/sluicemedia/sluice/internal/stream"
 )
@@ -43,7 +44,9 @@ type handler struct {
 	lim      sessionLimits
 	sessions map[*gortsplib.ServerSession]*sessionEntry
 	perAddr  map[netip.Addr]int
-	capLog   atomic.Int64 // unix nanoseconds of the last refusal logged
+	capLog   atomic.Int64    // unix nanoseconds of the last refusal logged
+	authLog  budget.LogLimit // requests with wrong credentials; under mu
+	askLog   budget.LogLimit // requests without credentials, answered a challenge; under mu
 
 	nreaders atomic.Int32 // len(readers), read per packet
 	fwdErr   atomic.Int64 // unix nanoseconds of the last forwarding error logged
@@ -90,11 +93,6 @@ var (
 // sessionLog narrows the log to one client.
 func (h *handler) sessionLog(c *gortsplib.ServerConn, path string) *slog.Logger {
 	return h.log.With("remote", c.NetConn().RemoteAddr().String(), "path", path)
-}
-
-// authorized tells whether a request carries the server's credentials, when it asks some.
-func (h *handler) authorized(c *gortsplib.ServerConn, req *base.Request) bool {
-	return h.user == "" || c.VerifyCredentials(req, h.user, h.pass)
 }
 
 // unauthorized is the answer to a request without the right credentials; gortsplib adds the
@@ -179,17 +177,20 @@ func (h *handler) OnAnnounce(ctx *gortsplib.ServerHandlerOnAnnounceCtx) (*base.R
 
 // OnSetup accepts the publisher's medias, and gives readers the stream being recorded.
 func (h *handler) OnSetup(ctx *gortsplib.ServerHandlerOnSetupCtx) (*base.Response, *gortsplib.ServerStream, error) {
+	// A publisher's SETUP follows its ANNOUNCE, which was authorized; a reader's is checked
+	// here, before h.mu (a wrong one waits authDelay).
+	preRecord := ctx.Session.State() == gortsplib.ServerSessionStatePreRecord
+	if !preRecord && !h.authorized(ctx.Conn, ctx.Request) {
+		res, err := unauthorized()
+		return res, nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ctx.Session.State() == gortsplib.ServerSessionStatePreRecord {
+	if preRecord {
 		if ctx.Session != h.pub {
 			return &base.Response{StatusCode: base.StatusMethodNotValidInThisState}, nil, nil
 		}
 		return &base.Response{StatusCode: base.StatusOK}, nil, nil
-	}
-	if !h.authorized(ctx.Conn, ctx.Request) {
-		res, err := unauthorized()
-		return res, nil, err
 	}
 	if h.overCap(ctx.Session, ctx.Conn) {
 		return &base.Response{StatusCode: base.StatusServiceUnavailable}, nil, nil
