@@ -110,7 +110,11 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 	case kinds.InputSRTURL:
 		return sourceWith(srt.Pull, srt.PullOptions{URL: input.InputStreamURL, Log: log, Probe: probe}), nil
 	case kinds.InputRTSPListen:
-		return sourceWith(rtsp.Listen, rtsp.ListenOptions{Addr: in.listenAddr(input), Log: log}), nil
+		user, pw, err := rtspListenCredentials(input.InputStreamURL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
+		}
+		return sourceWith(rtsp.Listen, rtsp.ListenOptions{Addr: in.listenAddr(input), User: user, Password: pw, Log: log}), nil
 	case kinds.InputRTSPURL:
 		return sourceWith(rtsp.Pull, rtsp.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputUDPListen:

@@ -11,9 +11,10 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil"
 )
 
-// TestListenCredentialsChecked: the password an HTTP listen input's address sets is checked at
-// create and update as an RTMP listen input's is (400 on input_stream_url, the password not in
-// the message); an HTTP pull's or output's query goes to its server unread.
+// TestListenCredentialsChecked: the password an HTTP listen input's address sets, and the user
+// and password an RTSP one's sets, are checked at create and update as an RTMP listen input's
+// password is (400 on input_stream_url, the password not in the message); an HTTP pull's or
+// output's query, and an RTSP pull's or output's user information, go to the remote unread.
 func TestListenCredentialsChecked(t *testing.T) {
 	ts := startServer(t, t.TempDir(), nil)
 	defer ts.stop()
@@ -25,7 +26,11 @@ func TestListenCredentialsChecked(t *testing.T) {
 		bad           []string // address tails refused
 		good          []string // address tails taken
 	}{
-		{"INPUT_TYPE_HTTP_LISTEN", "http://0.0.0.0:%d/in%s",
+		{"INPUT_TYPE_RTSP_LISTEN", "rtsp://TAIL0.0.0.0:PORT/cam",
+			[]string{"enc:sh0rt.pw@", "enc:@", "enc@", ":Good-pass.1@", "en%20c:Good-pass.1@", "enc:Good%20pass.1@",
+				"enc:" + strings.Repeat("x", 129) + "@", strings.Repeat("u", 65) + ":Good-pass.1@"},
+			[]string{"enc:Good-pass.1@", "", "A.b_c~d-9:Good-pass.1@"}},
+		{"INPUT_TYPE_HTTP_LISTEN", "http://0.0.0.0:PORT/inTAIL",
 			[]string{"?password=sh0rt.pw", "?password=", "?password=long%20enough%20but%20spaced",
 				"?password=Good-pass.1&password=Good-pass.2", "?password=" + strings.Repeat("x", 129)},
 			[]string{"?password=Good-pass.1", "?token=anything", ""}},
@@ -33,7 +38,7 @@ func TestListenCredentialsChecked(t *testing.T) {
 		body := func(tail string) map[string]any {
 			port := testutil.FreePort(t)
 			in := listenInput(c.kind, port, "TCP")
-			in["input_stream_url"] = fmt.Sprintf(c.address, port, tail)
+			in["input_stream_url"] = strings.NewReplacer("PORT", fmt.Sprint(port), "TAIL", tail).Replace(c.address)
 			b := restreamBody(fmt.Sprintf("guarded-%d", port), in)
 			b["active"] = false
 			return b
@@ -56,13 +61,19 @@ func TestListenCredentialsChecked(t *testing.T) {
 			t.Errorf("%s update: %+v", c.kind, e)
 		}
 	}
-	pull := restreamBody("pull", urlInput("INPUT_TYPE_HTTP_URL", "http://10.0.0.1/live.ts?password=x"))
-	pull["active"] = false
-	ts.create("restream", pull)
-	out := restreamBody("out", map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO"})
-	out["output"] = map[string]any{"output_type": "OUTPUT_TYPE_HTTP_URL", "output_stream_url": "http://10.0.0.1/in?password=x"}
-	out["active"] = false
-	ts.create("restream", out)
+	for i, c := range []struct{ input, output string }{
+		{"INPUT_TYPE_HTTP_URL", "OUTPUT_TYPE_HTTP_URL"},
+		{"INPUT_TYPE_RTSP_URL", "OUTPUT_TYPE_RTSP_URL"},
+	} {
+		scheme := strings.ToLower(strings.Split(c.input, "_")[2])
+		pull := restreamBody(fmt.Sprintf("pull-%d", i), urlInput(c.input, scheme+"://u:p@10.0.0.1/live?password=x"))
+		pull["active"] = false
+		ts.create("restream", pull)
+		out := restreamBody(fmt.Sprintf("out-%d", i), map[string]any{"input_type": "INPUT_TYPE_GENERATE_TEST_VIDEO"})
+		out["output"] = map[string]any{"output_type": c.output, "output_stream_url": scheme + "://u:p@10.0.0.1/in?password=x"}
+		out["active"] = false
+		ts.create("restream", out)
+	}
 }
 
 // checkListenCredentials creates a recording of a listen input of kind whose address sets
@@ -147,4 +158,17 @@ func TestHTTPListenInputPassword(t *testing.T) {
 		},
 		[]string{"-auth_type", "basic", "-f", "mpegts", "http://enc:" + secret + "@127.0.0.1:PORT/other"},
 		secret, wrong)
+}
+
+// TestRTSPListenInputCredentials: an RTSP listen input whose address sets credentials takes
+// nothing from an encoder without them, with another password or under another user, and
+// records one that gives them (ffmpeg answers the 401 with digest authentication).
+func TestRTSPListenInputCredentials(t *testing.T) {
+	const secret, wrong = "r75p-Pass.42", "r75p-Pass.43"
+	rtsp := func(userinfo string) []string {
+		return []string{"-f", "rtsp", "-rtsp_transport", "tcp", "rtsp://" + userinfo + "127.0.0.1:PORT/cam"}
+	}
+	checkListenCredentials(t, "INPUT_TYPE_RTSP_LISTEN", "rtsp://enc:"+secret+"@0.0.0.0:PORT/cam", "rtsp: publish refused",
+		[][]string{rtsp(""), rtsp("enc:" + wrong + "@"), rtsp("other:" + secret + "@")},
+		rtsp("enc:"+secret+"@"), secret, wrong)
 }

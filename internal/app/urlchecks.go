@@ -13,14 +13,14 @@ import (
 
 // urlChecks check the options of stream addresses at create and update (api.Config.URLChecks):
 // an SRT address with an option the stack does not know, a UDP, RTP or RTSP address with a bad
-// value of one it reads, or an RTMP or HTTP listen input's address with a bad password, is refused
-// there, naming it, rather than failing at each start.
+// value of one it reads, or an RTMP, RTSP or HTTP listen input's address with bad credentials,
+// is refused there, naming it, rather than failing at each start.
 var urlChecks = map[string]func(string, bool) error{
 	"srt":  checkSRTURL,
 	"rtmp": checkRTMPURL, "rtmps": checkRTMPURL,
 	"http": checkHTTPURL, "https": checkHTTPURL,
 	"udp": pullOnly(udp.CheckURL), "rtp": pullOnly(udp.CheckURL),
-	"rtsp": pullOnly(rtsp.CheckURL), "rtsps": pullOnly(rtsp.CheckURL),
+	"rtsp": checkRTSPURL, "rtsps": checkRTSPURL,
 }
 
 // checkSRTURL parses an SRT address as the input or output that uses it will.
@@ -34,8 +34,8 @@ func checkSRTURL(raw string, listen bool) error {
 	return err
 }
 
-// pullOnly applies check to the addresses of pull inputs and outputs: a UDP or RTSP listen
-// input binds its port and does not read its address.
+// pullOnly applies check to the addresses of pull inputs and outputs: a UDP listen input binds
+// its port and does not read its address.
 func pullOnly(check func(string) error) func(string, bool) error {
 	return func(raw string, listen bool) error {
 		if listen {
@@ -89,4 +89,33 @@ func listenPassword(read func(string) (string, bool, error), param, raw string) 
 		return "", fmt.Errorf("%s must be %s", param, kinds.RTMPPasswordRule)
 	}
 	return pw, nil
+}
+
+// checkRTSPURL checks the options of an RTSP pull's or output's address (its user information
+// goes to the remote server as written), or the credentials an RTSP listen input's address
+// sets (its other options are not read).
+func checkRTSPURL(raw string, listen bool) error {
+	if !listen {
+		return rtsp.CheckURL(raw)
+	}
+	_, _, err := rtspListenCredentials(raw)
+	return err
+}
+
+// rtspListenCredentials are the credentials an RTSP listen input's address sets, both "" for
+// none. A user name without the form kinds.ValidListenUser, or a password without the form of
+// an RTMP password, is an error that does not show them; so is one given without the other.
+func rtspListenCredentials(raw string) (user, password string, err error) {
+	user, password, err = rtsp.ListenCredentials(raw)
+	switch {
+	case err != nil:
+		return "", "", err
+	case user == "" && password == "":
+		return "", "", nil
+	case !kinds.ValidListenUser(user):
+		return "", "", fmt.Errorf("the user name of its credentials (user:password@) must be %s", kinds.ListenUserRule)
+	case !kinds.ValidRTMPPassword(password):
+		return "", "", fmt.Errorf("the password of its credentials (user:password@) must be %s", kinds.RTMPPasswordRule)
+	}
+	return user, password, nil
 }

@@ -145,3 +145,17 @@ var rtmpPassword = regexp.MustCompile(RTMPPasswordPattern)
 
 // ValidRTMPPassword tells whether s has the form of an RTMP password (RTMPPasswordPattern).
 func ValidRTMPPassword(s string) bool { return rtmpPassword.MatchString(s) }
+
+// ListenUserPattern is the form of the user name an RTSP listen input's address sets with its
+// password (rtsp://user:password@0.0.0.0:8554/cam): 1 to 64 of the characters of an RTMP
+// password.
+const ListenUserPattern = `^[A-Za-z0-9._~-]{1,64}$`
+
+// ListenUserRule says ListenUserPattern in words, for messages.
+const ListenUserRule = "1 to 64 of A-Z a-z 0-9 . _ ~ -"
+
+var listenUser = regexp.MustCompile(ListenUserPattern)
+
+// ValidListenUser tells whether s has the form of a listen input's user name
+// (ListenUserPattern).
+func ValidListenUser(s string) bool { return listenUser.MatchString(s) }

@@ -60,3 +60,21 @@ func TestValidRTMPPassword(t *testing.T) {
 		}
 	}
 }
+
+func TestValidListenUser(t *testing.T) {
+	for s, want := range map[string]bool{
+		"":                      false,
+		"a":                     true,
+		"A-Z.a_z~09":            true,
+		"a b":                   false,
+		"a:b":                   false,
+		"a@b":                   false,
+		"é":                     false,
+		strings.Repeat("a", 64): true,
+		strings.Repeat("a", 65): false,
+	} {
+		if got := ValidListenUser(s); got != want {
+			t.Errorf("ValidListenUser(%q) = %v", s, got)
+		}
+	}
+}
