@@ -99,9 +99,17 @@ func TestServerPassword(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
 	streamtest.CheckCBRReceived(t, s, col, 100, 10*time.Second)
 
-	// The password as Basic auth, any user.
-	if err := publishHTTP(t, "http://enc:"+secret+"@"+addr+"/in", 2, "-auth_type", "basic", "-f", "mpegts"); err != nil {
-		t.Fatalf("ffmpeg with the password as Basic auth: %v", err)
+	// The password as Basic auth, any user: sent at once (-auth_type basic), or after the 401
+	// to the "Expect: 100-continue" ffmpeg sends first when its URL has credentials.
+	for _, auth := range [][]string{{"-auth_type", "basic"}, nil} {
+		n := len(col.Snapshot())
+		if err := publishHTTP(t, "http://enc:"+secret+"@"+addr+"/in", 2, append(auth, "-f", "mpegts")...); err != nil {
+			t.Fatalf("ffmpeg %v with the password as Basic auth: %v", auth, err)
+		}
+		testutil.Eventually(t, 10*time.Second, "the session to end", func() bool { return !s.Publishing() })
+		if len(col.Snapshot()) == n {
+			t.Fatalf("ffmpeg %v with the password as Basic auth: nothing published", auth)
+		}
 	}
 
 	testutil.NoSecret(t, secret, logs)
