@@ -1,14 +1,17 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/storage"
 )
 
 // TestListenCredentialsChecked: the password an HTTP listen input's address sets, and the user
@@ -171,4 +174,56 @@ func TestRTSPListenInputCredentials(t *testing.T) {
 	checkListenCredentials(t, "INPUT_TYPE_RTSP_LISTEN", "rtsp://enc:"+secret+"@0.0.0.0:PORT/cam", "rtsp: publish refused",
 		[][]string{rtsp(""), rtsp("enc:" + wrong + "@"), rtsp("other:" + secret + "@")},
 		rtsp("enc:"+secret+"@"), secret, wrong)
+}
+
+// TestListenCredentialsHeldAtStart: an RTSP or HTTP listen input stored with credentials the
+// create check would refuse (written into the store behind the API) refuses to start, 422
+// UNSUPPORTED naming input_stream_url, the password not in the message, rather than run
+// unguarded.
+func TestListenCredentialsHeldAtStart(t *testing.T) {
+	data := t.TempDir()
+	ts := startServer(t, data, nil)
+	bad := map[string]string{}
+	for kind, address := range map[string]string{
+		"INPUT_TYPE_RTSP_LISTEN": "rtsp://enc:sh0rt.pw@0.0.0.0:%d/cam",
+		"INPUT_TYPE_HTTP_LISTEN": "http://0.0.0.0:%d/in?password=sh0rt.pw",
+	} {
+		port := testutil.FreePort(t)
+		body := recordingBody(fmt.Sprintf("stored-%d", port), listenInput(kind, port, "tcp"))
+		body["active"] = false
+		bad[ts.create("recording", body)] = fmt.Sprintf(address, port)
+	}
+	ts.stop()
+
+	st, err := storage.Open(filepath.Join(data, "sluice.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for id, address := range bad {
+		var r storage.Recording
+		if err := st.Get(ctx, storage.ModuleRecording, id, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Input.InputStreamURL = address
+		if err := st.Update(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ts = startServer(t, data, nil)
+	defer ts.stop()
+	for id := range bad {
+		var refused struct {
+			Error struct{ Code, Message string }
+		}
+		ts.call("/api/recording/start", map[string]any{"id": id}, http.StatusUnprocessableEntity, &refused)
+		if refused.Error.Code != "UNSUPPORTED" || !strings.Contains(refused.Error.Message, "input_stream_url") ||
+			!strings.Contains(refused.Error.Message, "password") || strings.Contains(refused.Error.Message, "sh0rt") {
+			t.Errorf("start %s: %+v", id, refused)
+		}
+	}
 }
