@@ -56,7 +56,11 @@ func (h *handler) authorized(c *gortsplib.ServerConn, req *base.Request) bool {
 		return false
 	}
 	if log {
-		h.log.Warn("rtsp: publish refused", "remote", c.NetConn().RemoteAddr().String(), "method", string(req.Method),
+		what := "rtsp: publish refused"
+		if req.Method != base.Announce {
+			what = "rtsp: read refused" // DESCRIBE or SETUP of a reader
+		}
+		h.log.Warn(what, "remote", c.NetConn().RemoteAddr().String(), "method", string(req.Method),
 			"reason", "wrong credentials", "refused", n)
 	}
 	time.Sleep(authDelay)
