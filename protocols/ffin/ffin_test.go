@@ -229,7 +229,7 @@ func TestRunNoSecret(t *testing.T) {
 		secrets(fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))),
 		secrets(srv.URL) + "\n",
 	} {
-		_ = testutil.FailsKeeping(t, time.Minute, func(ctx context.Context, log *slog.Logger) error {
+		testutil.FailsKeeping(t, time.Minute, func(ctx context.Context, log *slog.Logger) error {
 			return Run(ctx, stream.New("secret", stream.Options{}), Options{FFmpeg: ffmpeg, Address: address, Log: log})
 		}, password, token)
 	}

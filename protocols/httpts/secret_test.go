@@ -54,7 +54,7 @@ func TestPullNoSecret(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	for _, u := range []string{withSecrets(srv.URL, "/live.ts"), withSecrets(fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), "/live.ts")} {
-		_ = testutil.FailsKeeping(t, time.Minute, func(ctx context.Context, log *slog.Logger) error {
+		testutil.FailsKeeping(t, time.Minute, func(ctx context.Context, log *slog.Logger) error {
 			return Pull(ctx, stream.New("pull-secret", stream.Options{}), PullOptions{URL: u, Log: log})
 		}, "tok3nS3cret", "pa55S3cret")
 	}

@@ -54,7 +54,7 @@ func TestPushPullNoSecret(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_ = testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
+			testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
 				return tc.run(ctx, tc.url, log)
 			}, password, token, key)
 		})

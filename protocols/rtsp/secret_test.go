@@ -38,7 +38,7 @@ func TestPullPushNoSecret(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, op := range []string{"pull", "push"} {
-				_ = testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
+				testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
 					if op == "pull" {
 						return Pull(ctx, stream.New("pulled", stream.Options{}), PullOptions{URL: tc.url, Log: log})
 					}

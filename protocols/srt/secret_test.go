@@ -50,7 +50,7 @@ func TestPullSendNoSecret(t *testing.T) {
 		{"unparsable", send, fmt.Sprintf("srt://user:%s@127.0.0.1:%d x?streamid=cam1", password, port) + secrets},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_ = testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
+			testutil.FailsKeeping(t, 30*time.Second, func(ctx context.Context, log *slog.Logger) error {
 				return tc.run(ctx, tc.url, log)
 			}, passphrase, password)
 		})
