@@ -16,7 +16,7 @@ const snapTolerance = 0.003
 
 // estimateRate derives a constant frame duration, as scale/rate seconds, from the decode
 // timestamps of the first frames in ticks of clock: the mean of the steps near their median
-// (gaps and bursts left out), snapped to a standard rate when close to one. Without a step it
+// (gaps and bursts left out), snapped to the nearest standard rate when close to one. Without a step it
 // returns 25 fps.
 func estimateRate(dts []int64, clock int, scratch []int64) (scale, rate uint32) {
 	steps := scratch[:0]
@@ -39,11 +39,17 @@ func estimateRate(dts []int64, clock int, scratch []int64) (scale, rate uint32) 
 	}
 	mean := float64(sum) / float64(n)
 	fps := float64(clock) / mean
-	for _, r := range standardRates {
+	// The nearest standard rate within the tolerance: 30 and 29.97 (or 60 and 59.94, 24 and
+	// 23.976) are 0.1% apart, both within it of either.
+	best, bestOff := -1, math.Inf(1)
+	for i, r := range standardRates {
 		want := float64(r[0]) / float64(r[1])
-		if math.Abs(fps-want) <= snapTolerance*want {
-			return r[1], r[0]
+		if off := math.Abs(fps-want) / want; off <= snapTolerance && off < bestOff {
+			best, bestOff = i, off
 		}
+	}
+	if best >= 0 {
+		return standardRates[best][1], standardRates[best][0]
 	}
 	// Otherwise a whole number of clock ticks per frame.
 	ticks := uint64(math.Round(mean))

@@ -162,7 +162,13 @@ func TestEstimateRate(t *testing.T) {
 	}{
 		{"25 fps", steps(90000, 3600), 90000, 1, 25},
 		{"29.97 fps", steps(90000, 3003), 90000, 1001, 30000},
-		{"29.97 fps from milliseconds", steps(90000, 2970, 2970, 3060), 90000, 1001, 30000},
+		{"30 fps from milliseconds", steps(90000, 2970, 2970, 3060), 90000, 1, 30},
+		// A rate next to its NTSC one (0.1% apart) is itself, not the first one near it.
+		{"30 fps", steps(90000, 3000), 90000, 1, 30},
+		{"60 fps", steps(90000, 1500), 90000, 1, 60},
+		{"24 fps", steps(90000, 3750), 90000, 1, 24},
+		{"59.94 fps", steps(90000, 1501, 1502), 90000, 1001, 60000},
+		{"23.976 fps", steps(90000, 3754, 3754, 3753), 90000, 1001, 24000},
 		{"25 fps with a gap", steps(90000, 3600, 3600, 3600, 36000), 90000, 1, 25},
 		{"odd rate", steps(90000, 4000), 90000, 2, 45},
 		{"one frame", []int64{0}, 90000, 1, 25},
