@@ -238,3 +238,27 @@ func (d *discard) Seek(off int64, whence int) (int64, error) {
 	}
 	return d.pos, nil
 }
+
+// TestRateFromMilliseconds: video timed in whole milliseconds (what RTMP and FLV carry, on a
+// 90 kHz clock) at 30 and 29.97 fps gets its own rate; nine frames of 33 and 34 ms steps could
+// be either, as could 60 and 59.94 fps ones of 16 and 17 ms.
+func TestRateFromMilliseconds(t *testing.T) {
+	for _, tc := range []struct {
+		num, den    int64 // frame rate
+		scale, rate uint32
+	}{{30, 1, 1, 30}, {30000, 1001, 1001, 30000}, {60, 1, 1, 60}, {60000, 1001, 1001, 60000}, {25, 1, 1, 25}} {
+		var units []*media.AccessUnit
+		for i := range 4 * tc.num / tc.den {
+			ms := (int64(i)*1000*tc.den + tc.num/2) / tc.num
+			n := []byte{0x41, 1, 2, 3}
+			if i == 0 {
+				n[0] = 0x65
+			}
+			units = append(units, &media.AccessUnit{Track: 0, DTS: ms * 90, PTS: ms * 90, Key: i == 0, Payload: [][]byte{n}})
+		}
+		_, tot, _ := scanBytes(t, writeSynth(t, units, Options{}, true))
+		if tot[0].scale != tc.scale || tot[0].rate != tc.rate {
+			t.Errorf("%d/%d fps in milliseconds: rate %d/%d, want %d/%d", tc.num, tc.den, tot[0].rate, tot[0].scale, tc.rate, tc.scale)
+		}
+	}
+}

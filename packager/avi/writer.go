@@ -159,11 +159,32 @@ func (w *Writer) probed() bool {
 	}
 	video := false
 	n := 0
+	ms := true      // every step of the video a whole number of milliseconds
+	varied := false // and the steps not all the same
+	var last, first int64
 	for _, au := range w.pending {
 		if s := w.streams[au.Track]; s.video {
+			if n > 0 {
+				tick := int64(s.trk.ClockRate / 1000)
+				step := au.DTS - last
+				if tick == 0 || step%tick != 0 {
+					ms = false
+				}
+				if n == 1 {
+					first = step
+				} else if step != first {
+					varied = true
+				}
+			}
 			video = true
+			last = au.DTS
 			n++
 		}
+	}
+	if ms && varied {
+		// Timed in milliseconds (RTMP, FLV): nine frames cannot tell 30 from 29.97 fps (0.1%
+		// apart); the probeDuration of them can.
+		return false
 	}
 	if !video {
 		for _, s := range w.streams {
