@@ -31,6 +31,9 @@ var (
 	fccVids = fourCC{'v', 'i', 'd', 's'}
 	fccAuds = fourCC{'a', 'u', 'd', 's'}
 	fccH264 = fourCC{'H', '2', '6', '4'}
+	// fccH265 tags H.265: the code ffmpeg, VLC, MediaInfo and GStreamer read; fccHEVC, which
+	// earlier versions wrote, GStreamer's avidemux does not know.
+	fccH265 = fourCC{'H', '2', '6', '5'}
 	fccHEVC = fourCC{'H', 'E', 'V', 'C'}
 )
 

@@ -217,7 +217,7 @@ func readErr(err error, at int64) error {
 // parameter sets the writer puts in front of one.
 func isKeyFrame(handler fourCC, b []byte) bool {
 	c := media.CodecH264
-	if handler == fccHEVC {
+	if handler == fccH265 || handler == fccHEVC {
 		c = media.CodecH265
 	}
 	for i := 0; i+3 < len(b); i++ {

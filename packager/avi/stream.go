@@ -52,7 +52,7 @@ func newStream(i int, trk media.Track) (*stream, error) {
 	case media.CodecH264, media.CodecH265:
 		s.video, s.id, s.handler = true, chunkID(i, "dc"), fccH264
 		if trk.Codec == media.CodecH265 {
-			s.handler = fccHEVC
+			s.handler = fccH265
 			s.prefix = appendAnnexB(s.prefix, trk.Params.VPS)
 		}
 		s.prefix = appendAnnexB(s.prefix, trk.Params.SPS)

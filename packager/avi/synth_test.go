@@ -262,3 +262,38 @@ func TestRateFromMilliseconds(t *testing.T) {
 		}
 	}
 }
+
+// TestHEVCFourCC: an H.265 stream is tagged "H265" in its stream header and format, the code
+// ffmpeg, VLC, MediaInfo and GStreamer all read ("HEVC" GStreamer's avidemux does not know: no
+// decoder found); a file tagged "HEVC" by an earlier version is still repaired as H.265.
+func TestHEVCFourCC(t *testing.T) {
+	trk := media.Track{ID: 0, Codec: media.CodecH265, ClockRate: 90000, Params: media.Params{
+		VPS: []byte{0x40, 0x01, 0x0c}, SPS: []byte{0x42, 0x01, 0x01}, PPS: []byte{0x44, 0x01, 0xc0}, Width: 320, Height: 240}}
+	var units []*media.AccessUnit
+	for i := range 30 {
+		n := []byte{0x02, 0x01, 0xaa, 0xbb} // TRAIL_R
+		if i%10 == 0 {
+			n = []byte{0x26, 0x01, 0xaa, 0xbb} // IDR_W_RADL
+		}
+		units = append(units, &media.AccessUnit{Track: 0, DTS: int64(i) * 3600, PTS: int64(i) * 3600, Key: i%10 == 0, Payload: [][]byte{n}})
+	}
+	path, _ := writeFile(t, &clip{tracks: []media.Track{trk}, units: units}, Options{}, false)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strh := bytes.Index(b, []byte("strh"))
+	strf := bytes.Index(b, []byte("strf"))
+	if strh < 0 || strf < 0 {
+		t.Fatal("no strh or strf")
+	}
+	if h, c := string(b[strh+12:strh+16]), string(b[strf+8+16:strf+8+20]); h != "H265" || c != "H265" {
+		t.Errorf("handler %q, compression %q, want H265", h, c)
+	}
+	idr := []byte{0, 0, 1, 0x26, 0x01, 0xaa}
+	for _, fcc := range []fourCC{{'H', '2', '6', '5'}, {'H', 'E', 'V', 'C'}} {
+		if !isKeyFrame(fcc, idr) {
+			t.Errorf("an IDR picture under %q is no key frame", fcc[:])
+		}
+	}
+}
