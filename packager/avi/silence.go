@@ -166,3 +166,29 @@ func (r *bitReader) get(bits int) uint32 {
 	}
 	return v
 }
+
+// SilentFrame returns an audio frame of trk that decodes to silence, and its duration in
+// samples at rate (AAC: 1024 samples at the track's sample rate; MP3: the frame's samples
+// at its sample rate); sample is a frame of the stream. It returns nil for a codec or an
+// AudioSpecificConfig it cannot serve, as the AVI writer's gaps do.
+func SilentFrame(trk media.Track, sample []byte) (frame []byte, samples, rate int) {
+	frame = silentFrame(trk, sample)
+	if frame == nil {
+		return nil, 0, 0
+	}
+	switch trk.Codec {
+	case media.CodecAAC:
+		rate = trk.Params.SampleRate
+		if rate <= 0 {
+			rate = trk.ClockRate
+		}
+		return frame, aacFrameSamples, rate
+	case media.CodecMP3:
+		h, err := mp3.Parse(sample)
+		if err != nil {
+			return nil, 0, 0
+		}
+		return frame, h.SampleCount(), h.SampleRate
+	}
+	return nil, 0, 0
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicemedia/sluice/internal/media"
+	"github.com/sluicemedia/sluice/packager/avi"
 	"github.com/sluicemedia/sluice/packager/fmp4"
 )
 
@@ -28,7 +29,9 @@ type MP4 struct {
 	seq   uint32
 	open  time.Duration // file time of the open fragment's first unit
 	index fragIndex
-	cuts  int64 // fragments cut early at MaxFragmentBytes
+	cuts  int64         // fragments cut early at MaxFragmentBytes
+	heard []bool        // by track: a unit written
+	lead  time.Duration // how much later than its decode time the first unit is presented
 }
 
 // NewMP4 writes the init segment of tracks to w, which must be at the start of the file;
@@ -46,7 +49,7 @@ func NewMP4(w io.WriteSeeker, tracks []media.Track, quicktime bool) (*MP4, error
 		return nil, err
 	}
 	m := &MP4{ws: w, out: &counter{w: w}, init: init, ends: make([]int64, len(tracks)), frag: frag,
-		clk: clock{tracks: tracks}, video: -1}
+		clk: clock{tracks: tracks}, video: -1, heard: make([]bool, len(tracks))}
 	for i, t := range tracks {
 		if t.Codec.IsVideo() && m.video < 0 {
 			m.video = i
@@ -75,8 +78,15 @@ func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 	}
 	if first {
 		m.frag.SetShift(-m.clk.base)
+		m.lead = max(m.clk.at(&media.AccessUnit{Track: au.Track, DTS: au.PTS})-m.clk.base, 0)
 	}
 	t := m.clk.at(au) - m.clk.base
+	if au.Track >= 0 && au.Track < len(m.heard) && !m.heard[au.Track] {
+		m.heard[au.Track] = true
+		if err := m.padAudio(au, t); err != nil {
+			return err
+		}
+	}
 	cut := t-m.open >= FragmentDuration && (m.video < 0 || au.Track == m.video)
 	full := m.frag.Size()+au.Size() > MaxFragmentBytes
 	if m.frag.Samples() > 0 && (cut || full) {
@@ -91,6 +101,38 @@ func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 		m.open = t
 	}
 	return m.frag.Add(au)
+}
+
+// padAudio fills the start of an audio track whose first unit au comes t after the file's
+// start with silent frames (AAC and MP3; avi.SilentFrame), from where the first unit is
+// presented (a video key frame shown after its decode time with B-frames: audio from before
+// it would start the file earlier) to where au begins. Without
+// them the track's first fragment starts at t with nothing before it, and ffmpeg counts the
+// track's duration from zero on top of that start: a file whose audio began 2 s late read
+// 2 s too long, and VLC stalled waiting for the audio ("buffer deadlock prevented").
+func (m *MP4) padAudio(au *media.AccessUnit, t time.Duration) error {
+	trk := m.clk.tracks[au.Track]
+	if trk.Codec.IsVideo() || len(au.Payload) == 0 || trk.ClockRate <= 0 {
+		return nil
+	}
+	frame, samples, rate := avi.SilentFrame(trk, au.Payload[0])
+	if frame == nil || samples <= 0 || rate <= 0 {
+		return nil
+	}
+	n := int64(t-m.lead) * int64(rate) / (int64(samples) * int64(time.Second)) // whole frames that fit
+	for ; n > 0; n-- {
+		dts := au.DTS - media.Rescale(n*int64(samples), rate, trk.ClockRate)
+		if m.clk.at(&media.AccessUnit{Track: au.Track, DTS: dts}) >= m.clk.base+m.lead {
+			break
+		}
+	}
+	for k := n; k > 0; k-- {
+		dts := au.DTS - media.Rescale(k*int64(samples), rate, trk.ClockRate)
+		if err := m.frag.Add(&media.AccessUnit{Track: au.Track, DTS: dts, PTS: dts, Key: true, Payload: [][]byte{frame}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flush writes the open fragment; next starts the following one (nil at the end).

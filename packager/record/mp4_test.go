@@ -217,3 +217,35 @@ func TestMemoryNewTracksStartAfresh(t *testing.T) {
 		t.Errorf("ffprobe %.2f s, want the last session only", got)
 	}
 }
+
+// TestLateAudioDuration: a publisher whose audio starts 2 s after its video (an encoder's
+// audio device opened late) gets MP4 and MOV files whose duration ffprobe reads as the clip's.
+// The audio track's first fragment started at 2 s with nothing before it, and ffmpeg counted
+// its duration from zero on top of that start: 2 s too long.
+func TestLateAudioDuration(t *testing.T) {
+	tracks, aus := clipUnits(t, segtest.MakeTS(t, "h264"))
+	var late []*media.AccessUnit
+	var base time.Duration
+	based := false
+	for _, au := range aus {
+		at := time.Duration(media.Rescale(au.DTS, tracks[au.Track].ClockRate, int(time.Second)))
+		if !based {
+			base, based = at, true
+		}
+		if tracks[au.Track].Codec.IsVideo() || at-base >= 2*time.Second {
+			late = append(late, au)
+		}
+	}
+	for _, format := range []string{FormatMP4, FormatMOV} {
+		path, _ := writeUnits(t, format, tracks, late, true)
+		if got := codecs(t, path); !slices.Equal(got, []string{"h264", "aac"}) {
+			t.Errorf("%s: codecs %v", format, got)
+		}
+		if d := testutil.ProbeDuration(t, path); math.Abs(d-segtest.ClipSeconds) > 0.2 {
+			t.Errorf("%s: ffprobe duration %.3f s, clip is %d s", format, d, segtest.ClipSeconds)
+		}
+		if msg := decodeErrors(t, path); msg != "" {
+			t.Errorf("%s: decode errors: %s", format, msg)
+		}
+	}
+}
