@@ -109,7 +109,7 @@ func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 // it would start the file earlier) to where au begins. Without
 // them the track's first fragment starts at t with nothing before it, and ffmpeg counts the
 // track's duration from zero on top of that start: a file whose audio began 2 s late read
-// 2 s too long, and VLC stalled waiting for the audio ("buffer deadlock prevented").
+// 2 s too long.
 func (m *MP4) padAudio(au *media.AccessUnit, t time.Duration) error {
 	trk := m.clk.tracks[au.Track]
 	if trk.Codec.IsVideo() || len(au.Payload) == 0 || trk.ClockRate <= 0 {
