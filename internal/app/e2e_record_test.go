@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -254,6 +255,58 @@ func TestRecordingHighProfiles(t *testing.T) {
 			if len(video) != 3 || video[0] != "h264" || video[1] != pixFmts[i] || d < 2 {
 				t.Errorf("%s file %d of %s: ffprobe reads %.2f s, video %v", f, i, pixFmts[i], d, video)
 			}
+		}
+	}
+}
+
+// TestRecordingEncoderTiming: an RTMP publisher at 30 fps whose audio starts 2 s after its
+// video (an encoder's audio device opened late) is recorded into an AVI file at 30 fps (its
+// millisecond timestamps made it 29.97) and into mp4 and mov files whose duration ffprobe reads
+// as what was sent (the late audio track made it 2 s longer).
+func TestRecordingEncoderTiming(t *testing.T) {
+	testutil.RequireFFmpeg(t)
+	data := t.TempDir()
+	ts := startServer(t, data, nil)
+	defer ts.stop()
+	port := testutil.FreePort(t)
+	srv := ts.create("rtmp-servers", map[string]any{"server_name": "studio", "server_port": port})
+	waitState(t, ts, "/api/rtmp-servers/getById", srv, "running")
+	input := map[string]any{"input_type": "INPUT_TYPE_RTMP_SOFTWARE", "input_server_id": srv, "input_stream_id": "cam"}
+	formats := []string{"mp4", "mov", "avi"}
+	ids := map[string]string{}
+	for _, f := range formats {
+		body := recordingBody("timing-"+f, input)
+		body["output_format"] = f
+		ids[f] = ts.create("recording", body)
+		waitState(t, ts, "/api/recording/getById", ids[f], "waiting")
+	}
+	const sent = 5.0
+	pub := testutil.FFmpeg(t, "-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
+		"-itsoffset", "2", "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-map", "0", "-map", "1", "-t", strconv.Itoa(int(sent)), "-c:v", "libx264", "-preset", "ultrafast", "-g", "30",
+		"-c:a", "aac", "-f", "flv", rtmpURL(port, "cam"))
+	if err := pub.Wait(60 * time.Second); err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	for _, f := range formats {
+		testutil.Eventually(t, 15*time.Second, f+" file complete", func() bool {
+			fs := ts.recordedFiles(ids[f])
+			return len(fs) == 1 && fs[0].State == "complete"
+		})
+		path := filepath.Join(data, "recordings", filepath.FromSlash(ts.recordedFiles(ids[f])[0].Path))
+		d, codecs := probeSeconds(t, path)
+		out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "stream=r_frame_rate",
+			"-of", "csv=p=0", path).Output()
+		if err != nil {
+			t.Fatalf("%s: ffprobe: %v", f, err)
+		}
+		rate := strings.TrimSpace(string(out))
+		t.Logf("%s: %.2f s (sent %.1f s), %v, video at %s fps", f, d, sent, codecs, rate)
+		if !slices.Equal(codecs, []string{"h264", "aac"}) || math.Abs(d-sent) > 0.3 {
+			t.Errorf("%s: ffprobe reads %.2f s of %v, %.1f s of h264 and aac were sent", f, d, codecs, sent)
+		}
+		if f == "avi" && rate != "30/1" {
+			t.Errorf("avi: video at %s fps, 30/1 was sent", rate)
 		}
 	}
 }
