@@ -106,10 +106,9 @@ func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 // padAudio fills the start of an audio track whose first unit au comes t after the file's
 // start with silent frames (AAC and MP3; avi.SilentFrame), from where the first unit is
 // presented (a video key frame shown after its decode time with B-frames: audio from before
-// it would start the file earlier) to where au begins. Without
-// them the track's first fragment starts at t with nothing before it, and ffmpeg counts the
-// track's duration from zero on top of that start: a file whose audio began 2 s late read
-// 2 s too long.
+// it would start the file earlier) to where au begins. Without them the track's first
+// fragment starts at t with nothing before it, and ffmpeg counts the track's duration from
+// zero on top of that start: a file whose audio began 2 s late read 2 s too long.
 func (m *MP4) padAudio(au *media.AccessUnit, t time.Duration) error {
 	trk := m.clk.tracks[au.Track]
 	if trk.Codec.IsVideo() || len(au.Payload) == 0 || trk.ClockRate <= 0 {
