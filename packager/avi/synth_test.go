@@ -249,7 +249,7 @@ func TestRateFromMilliseconds(t *testing.T) {
 	}{{30, 1, 1, 30}, {30000, 1001, 1001, 30000}, {60, 1, 1, 60}, {60000, 1001, 1001, 60000}, {25, 1, 1, 25}} {
 		var units []*media.AccessUnit
 		for i := range 4 * tc.num / tc.den {
-			ms := (int64(i)*1000*tc.den + tc.num/2) / tc.num
+			ms := (i*1000*tc.den + tc.num/2) / tc.num
 			n := []byte{0x41, 1, 2, 3}
 			if i == 0 {
 				n[0] = 0x65
