@@ -103,6 +103,11 @@ func (m *MP4) WriteUnit(au *media.AccessUnit) error {
 	return m.frag.Add(au)
 }
 
+// maxAudioPad is the longest silence padAudio writes before a late audio track: an encoder's
+// audio starts within seconds of its video; a track that comes minutes later would put
+// thousands of frames in one fragment.
+const maxAudioPad = 10 * time.Second
+
 // padAudio fills the start of an audio track whose first unit au comes t after the file's
 // start with silent frames (AAC and MP3; avi.SilentFrame), from where the first unit is
 // presented (a video key frame shown after its decode time with B-frames: audio from before
@@ -113,6 +118,9 @@ func (m *MP4) padAudio(au *media.AccessUnit, t time.Duration) error {
 	trk := m.clk.tracks[au.Track]
 	if trk.Codec.IsVideo() || len(au.Payload) == 0 || trk.ClockRate <= 0 {
 		return nil
+	}
+	if t-m.lead > maxAudioPad {
+		return nil // a track that joins that late is left to start late
 	}
 	frame, samples, rate := avi.SilentFrame(trk, au.Payload[0])
 	if frame == nil || samples <= 0 || rate <= 0 {
