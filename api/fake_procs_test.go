@@ -137,9 +137,13 @@ func (p *fakeProcs) OpenFile(_ context.Context, f storage.RecordedFile) (io.Read
 }
 
 func (p *fakeProcs) MemoryMP4(_ context.Context, id string) (io.ReadSeeker, error) {
+	// memoryHold is read once, before the open is counted: the test changes it once it saw
+	// the opens it waits for (reading it twice let a reader get the nil it was changed to, and
+	// wait on it for ever).
+	hold := p.memoryHold
 	p.memoryOpens.Add(1)
-	if p.memoryHold != nil {
-		return &heldReader{ReadSeeker: bytes.NewReader(p.memory), hold: p.memoryHold}, nil
+	if hold != nil {
+		return &heldReader{ReadSeeker: bytes.NewReader(p.memory), hold: hold}, nil
 	}
 	return bytes.NewReader(p.memory), nil
 }
