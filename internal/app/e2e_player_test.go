@@ -207,3 +207,28 @@ func TestPlayerSources(t *testing.T) {
 		})
 	}
 }
+
+// TestPlayerOpenGOP: an open-GOP H.264 publisher (x264's open-gop, as many hardware encoders
+// send: its GOPs start with I-pictures marked by a recovery point, not IDR pictures) gets
+// segments of its 2 s GOPs; only its first picture was a key frame, and the player stayed
+// "warming up" until the 30 s cap cut a segment.
+func TestPlayerOpenGOP(t *testing.T) {
+	ts := startFFmpegServer(t)
+	inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
+	body := playerBody("open-gop", vodPort, listenInput("INPUT_TYPE_RTMP_LISTEN", inPort, "tcp"))
+	body["hls_fragment_size"], body["initial_live_manifest_size"] = 2, 2
+	id := ts.create("vod", body)
+	url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort, id, id)
+	waitBound(t, inPort, "TCP")
+	testutil.FFmpeg(t, append(testutil.Pattern{Realtime: true}.Args(), "-c:v", "libx264", "-preset", "ultrafast",
+		"-pix_fmt", "yuv420p", "-bf", "3", "-x264-params", "open-gop=1:keyint=50:min-keyint=50:scenecut=0",
+		"-c:a", "aac", "-f", "flv", rtmpURL(inPort, "cam"))...)
+	testutil.Eventually(t, 20*time.Second, "a playlist of 2 s segments", func() bool { c, _ := httpGet(t, url); return c == 200 })
+	_, pl := httpGet(t, url)
+	for _, d := range extinfs(pl) {
+		if d > 2.5 {
+			t.Fatalf("a segment of %.2f s for 2 s GOPs:\n%s", d, pl)
+		}
+	}
+	hasCodecs(t, url)
+}

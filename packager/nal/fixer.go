@@ -13,7 +13,9 @@ import (
 // band, or from the container's configuration), and put in front of a key frame that lacks
 // them. A key frame is reported as one only when a decoder can start on it (its parameter sets
 // known): the stream's publisher, the one key-frame gate, lets no video through before such a
-// unit. A Fixer is for one track and one goroutine.
+// unit. A key frame is an IDR picture (H.264), an IRAP picture (H.265), or an H.264 I-picture
+// with a recovery point of zero frames (an open GOP's start; see h264Recovery). A Fixer is for
+// one track and one goroutine.
 type Fixer struct {
 	codec         media.Codec
 	vps, sps, pps []byte
@@ -75,7 +77,7 @@ func (f *Fixer) FixCopy(nalus [][]byte) (out [][]byte, key, changed bool) {
 
 // fix is Fix, building a changed list in dst.
 func (f *Fixer) fix(dst, nalus [][]byte) (out [][]byte, key, changed bool) {
-	var hasVPS, hasSPS, hasPPS, drop bool
+	var hasVPS, hasSPS, hasPPS, drop, recovery, intra bool
 	for _, n := range nalus {
 		if f.malformed(n) {
 			drop = true
@@ -91,9 +93,15 @@ func (f *Fixer) fix(dst, nalus [][]byte) (out [][]byte, key, changed bool) {
 			if f.learn(k, n) {
 				changed = true
 			}
+		default:
+			if f.codec != media.CodecH265 {
+				recovery = recovery || h264Recovery(n)
+				intra = intra || h264IntraSlice(n)
+			}
 		}
 	}
-	key = key && f.Ready()
+	// An open GOP's I-picture with a recovery point of zero frames: a decoder starts there.
+	key = (key || recovery && intra) && f.Ready()
 	missing := key && (!hasSPS || !hasPPS || (f.codec == media.CodecH265 && !hasVPS))
 	if !drop && !missing {
 		return nalus, key, changed

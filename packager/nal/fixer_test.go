@@ -127,6 +127,8 @@ func FuzzFixer(f *testing.F) {
 	f.Add(true, join(hevcVPS, hevcSPS, hevcPPS, hevcIDR))
 	f.Add(true, join(hevcAUD, []byte{2}, hevcTail))
 	f.Add(false, join(avcSPS, avcPPS, avcIDR, []byte{0xff, 0xff}, avcSlice, []byte{0xff, 0xff}, avcIDR))
+	// An open GOP's start: a recovery point SEI of zero frames, an I slice (x264's bytes).
+	f.Add(false, join(avcSPS, avcPPS, avcIDR, []byte{0xff, 0xff}, []byte{0x06, 0x06, 0x01, 0xc4, 0x80}, []byte{0x01, 0x88, 0x84, 0x00}))
 	f.Fuzz(func(t *testing.T, h265 bool, data []byte) {
 		codec := media.CodecH264
 		if h265 {
