@@ -25,25 +25,15 @@ func h264Recovery(n []byte) bool {
 	var buf [maxSEIRead]byte
 	b := unescape(buf[:], n[1:])
 	for pos := 0; pos < len(b) && b[pos] != 0x80; { // 0x80: rbsp_trailing_bits
-		typ, size := 0, 0
-		for pos < len(b) && b[pos] == 0xff {
-			typ += 255
-			pos++
-		}
-		if pos >= len(b) {
+		typ, pos1, ok := seiNumber(b, pos)
+		if !ok {
 			return false
 		}
-		typ += int(b[pos])
-		pos++
-		for pos < len(b) && b[pos] == 0xff {
-			size += 255
-			pos++
-		}
-		if pos >= len(b) {
+		size, pos2, ok := seiNumber(b, pos1)
+		if !ok {
 			return false
 		}
-		size += int(b[pos])
-		pos++
+		pos = pos2
 		if pos+size > len(b) {
 			return false
 		}
@@ -55,6 +45,19 @@ func h264Recovery(n []byte) bool {
 		pos += size
 	}
 	return false
+}
+
+// seiNumber reads an SEI message's payload type or size at pos (bytes of 0xff, each adding 255,
+// then the last byte) and returns it and where the message goes on.
+func seiNumber(b []byte, pos int) (v, next int, ok bool) {
+	for pos < len(b) && b[pos] == 0xff {
+		v += 255
+		pos++
+	}
+	if pos >= len(b) {
+		return 0, pos, false
+	}
+	return v + int(b[pos]), pos + 1, true
 }
 
 // h264IntraSlice tells whether an H.264 NAL unit is a non-IDR slice of type I or SI.
