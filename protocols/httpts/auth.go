@@ -2,18 +2,15 @@ package httpts
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/sluicemedia/sluice/protocols/internal/passwd"
 )
 
 // PasswordParam is the query parameter that carries a listen input's password, in its address
 // (http://0.0.0.0:8080/in?password=S) and in a publisher's (http://host:8080/in?password=S).
-const PasswordParam = "password"
+const PasswordParam = passwd.Param
 
 // authDelay is how long a request without the right password waits before its 401: with the
 // per-address connection cap it bounds how fast one address can guess.
@@ -24,8 +21,8 @@ const challenge = `Basic realm="sluice"`
 
 // Refusal reasons for a password, logged.
 const (
-	reasonNoPassword    = "password missing"
-	reasonWrongPassword = "wrong password"
+	reasonNoPassword    = passwd.Missing
+	reasonWrongPassword = passwd.Wrong
 )
 
 // ListenPassword reads the password an INPUT_TYPE_HTTP_LISTEN input's address sets: the
@@ -33,25 +30,7 @@ const (
 // is false when the address has none. The address's host, port and path are not read. Errors
 // never show the address, which holds the password.
 func ListenPassword(raw string) (password string, given bool, err error) {
-	if raw == "" {
-		return "", false, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", false, errors.New("not a valid URL")
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return "", false, errors.New("its query has a bad %-escape")
-	}
-	switch v := q[PasswordParam]; len(v) {
-	case 0:
-		return "", false, nil
-	case 1:
-		return v[0], true, nil
-	default:
-		return "", false, fmt.Errorf("%s is given %d times", PasswordParam, len(v))
-	}
+	return passwd.FromAddress(raw)
 }
 
 // checkPassword tells why r is refused when want is the server's password: "" when want is
@@ -67,15 +46,7 @@ func checkPassword(want string, r *http.Request) string {
 	} else if _, p, has := r.BasicAuth(); has {
 		got, ok = p, true
 	}
-	if !ok {
-		return reasonNoPassword
-	}
-	// Comparing digests takes the same time whatever the lengths.
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	if subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
-		return reasonWrongPassword
-	}
-	return ""
+	return passwd.Check(want, got, ok)
 }
 
 // refuseAuth answers 401 with a Basic challenge after authDelay (unless ctx ends first, when

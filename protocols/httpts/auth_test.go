@@ -11,35 +11,6 @@ import (
 	"github.com/sluicemedia/sluice/internal/testutil/streamtest"
 )
 
-func TestListenPassword(t *testing.T) {
-	for _, c := range []struct {
-		url, want string
-		given     bool
-		err       bool
-	}{
-		{url: ""},
-		{url: "http://0.0.0.0:8080/in"},
-		{url: "http://:8080/?token=x"},
-		{url: "http://0.0.0.0:8080/in?password=Abc.def_12", want: "Abc.def_12", given: true},
-		{url: "http://:8080/?x=1&password=a%7Eb", want: "a~b", given: true},
-		{url: "http://:8080/in?password=", want: "", given: true},
-		{url: "http://:8080/in?password=Abc.def_12&password=Abc.def_13", err: true},
-		{url: "http://:8080/in?password=Abc%zzdef_12", err: true},
-		{url: "http://[::1/in?password=Abc.def_12", err: true},
-	} {
-		got, given, err := ListenPassword(c.url)
-		if c.err {
-			if err == nil || strings.Contains(err.Error(), "Abc") {
-				t.Errorf("ListenPassword(%q): err %v, want one that does not show the password", c.url, err)
-			}
-			continue
-		}
-		if err != nil || got != c.want || given != c.given {
-			t.Errorf("ListenPassword(%q) = %q, %v, %v; want %q, %v", c.url, got, given, err, c.want, c.given)
-		}
-	}
-}
-
 // TestServerPassword: a server with a password answers a request without it, or with another
 // (in the query or as Basic auth), 401 with a Basic challenge and publishes nothing, also while
 // another publisher is live (checked before the busy check); ffmpeg publishing with the

@@ -2,16 +2,16 @@ package rtmp
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sluicemedia/sluice/protocols/internal/passwd"
 )
 
 // PasswordParam is the query parameter that carries a Server's publish or play password:
 // rtmp://host:port/live/cam1?password=SECRET, or the key cam1?password=SECRET in OBS.
-const PasswordParam = "password"
+const PasswordParam = passwd.Param
 
 // authDelay is how long a wrong or missing password waits before its refusal: with the
 // per-address connection cap it bounds how fast one address can guess.
@@ -19,8 +19,8 @@ const authDelay = time.Second
 
 // Refusal reasons for a password, sent in the status description and logged.
 const (
-	reasonNoPassword    = "password missing"
-	reasonWrongPassword = "wrong password"
+	reasonNoPassword    = passwd.Missing
+	reasonWrongPassword = passwd.Wrong
 )
 
 // passwordOf returns the password parameter of the query of a stream name or app name
@@ -54,15 +54,7 @@ func (sc *serverConn) checkPassword(want, name string) string {
 	if !ok {
 		got, ok = passwordOf(sc.app)
 	}
-	if !ok {
-		return reasonNoPassword
-	}
-	// Comparing digests takes the same time whatever the lengths.
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	if subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
-		return reasonWrongPassword
-	}
-	return ""
+	return passwd.Check(want, got, ok)
 }
 
 // refuseAuth refuses a publish or play for its password: logged at most once a second (a

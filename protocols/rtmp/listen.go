@@ -2,11 +2,9 @@ package rtmp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/url"
 
 	"github.com/sluicemedia/sluice/internal/stream"
+	"github.com/sluicemedia/sluice/protocols/internal/passwd"
 )
 
 // Listen input caps: one connection publishes, the others are refused, and no one plays.
@@ -42,23 +40,5 @@ func Listen(ctx context.Context, s *stream.Stream, o ListenOptions) error {
 // .../live?password=S); given is false when the address has none. The address's host, port,
 // app and key are not read. Errors never show the address, which holds the password.
 func ListenPassword(raw string) (password string, given bool, err error) {
-	if raw == "" {
-		return "", false, nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", false, errors.New("not a valid URL")
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return "", false, errors.New("its query has a bad %-escape")
-	}
-	switch v := q[PasswordParam]; len(v) {
-	case 0:
-		return "", false, nil
-	case 1:
-		return v[0], true, nil
-	default:
-		return "", false, fmt.Errorf("%s is given %d times", PasswordParam, len(v))
-	}
+	return passwd.FromAddress(raw)
 }

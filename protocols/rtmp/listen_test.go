@@ -91,36 +91,6 @@ func TestListenBusyPort(t *testing.T) {
 	}
 }
 
-func TestListenPassword(t *testing.T) {
-	for _, c := range []struct {
-		url, want string
-		given     bool
-		err       bool
-	}{
-		{url: ""},
-		{url: "rtmp://0.0.0.0:1935/live/cam"},
-		{url: "rtmp://:1935?token=x"},
-		{url: "rtmp://0.0.0.0:1935/live/cam?password=Abc.def_12", want: "Abc.def_12", given: true},
-		{url: "rtmp://0.0.0.0:1935/live?password=Abc.def_12&x=1", want: "Abc.def_12", given: true},
-		{url: "rtmps://:1935/?password=a%7Eb", want: "a~b", given: true},
-		{url: "rtmp://:1935/live/cam?password=", want: "", given: true},
-		{url: "rtmp://:1935/live/cam?password=Abc.def_12&password=Abc.def_13", err: true},
-		{url: "rtmp://:1935/live/cam?password=Abc%zzdef_12", err: true},
-		{url: "rtmp://[::1/live/cam?password=Abc.def_12", err: true},
-	} {
-		got, given, err := ListenPassword(c.url)
-		if c.err {
-			if err == nil || strings.Contains(err.Error(), "Abc") {
-				t.Errorf("ListenPassword(%q): err %v, want one that does not show the password", c.url, err)
-			}
-			continue
-		}
-		if err != nil || got != c.want || given != c.given {
-			t.Errorf("ListenPassword(%q) = %q, %v, %v; want %q, %v", c.url, got, given, err, c.want, c.given)
-		}
-	}
-}
-
 // TestListenPublishPassword: a listen input with a password refuses ffmpeg publishing without
 // it, with another, or with it under another name (NetStream.Publish.BadName with the reason,
 // nothing published), also while another publisher is live (the password is checked before
