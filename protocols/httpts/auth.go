@@ -12,9 +12,9 @@ import (
 // (http://0.0.0.0:8080/in?password=S) and in a publisher's (http://host:8080/in?password=S).
 const PasswordParam = passwd.Param
 
-// authDelay is how long a request without the right password waits before its 401: with the
-// per-address connection cap it bounds how fast one address can guess.
-const authDelay = time.Second
+// authDelay is how long a request without the right password waits before its 401
+// (passwd.Delay).
+const authDelay = passwd.Delay
 
 // challenge is the WWW-Authenticate header of a 401.
 const challenge = `Basic realm="sluice"`
@@ -59,11 +59,7 @@ func (srv *Server) refuseAuth(ctx context.Context, w http.ResponseWriter, r *htt
 	if log {
 		srv.log.Warn("http: publish refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", why, "refused", n)
 	}
-	t := time.NewTimer(authDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+	if !passwd.Wait(ctx) {
 		return
 	}
 	w.Header().Set("WWW-Authenticate", challenge)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/sluicemedia/sluice/protocols/internal/passwd"
 )
@@ -13,9 +12,8 @@ import (
 // rtmp://host:port/live/cam1?password=SECRET, or the key cam1?password=SECRET in OBS.
 const PasswordParam = passwd.Param
 
-// authDelay is how long a wrong or missing password waits before its refusal: with the
-// per-address connection cap it bounds how fast one address can guess.
-const authDelay = time.Second
+// authDelay is how long a wrong or missing password waits before its refusal (passwd.Delay).
+const authDelay = passwd.Delay
 
 // Refusal reasons for a password, sent in the status description and logged.
 const (
@@ -63,12 +61,7 @@ func (sc *serverConn) refuseAuth(ctx context.Context, what string, streamID uint
 	if n, log := sc.srv.noteRefusal(&sc.srv.authLog); log {
 		sc.log.Warn("rtmp: "+what+" refused", "key", key, "reason", why, "refused", n)
 	}
-	t := time.NewTimer(authDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return
+	if passwd.Wait(ctx) {
+		sc.refuseStatus(streamID, code, why)
 	}
-	sc.refuseStatus(streamID, code, why)
 }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/bluenviron/gortsplib/v4"
 	"github.com/bluenviron/gortsplib/v4/pkg/base"
+	"github.com/sluicemedia/sluice/protocols/internal/passwd"
 )
 
 // authDelay is how long a request with wrong credentials waits before its 401 (after which
 // gortsplib closes the connection): with the per-address connection cap it bounds how fast
 // one address can guess. A request without credentials gets its challenge at once: every
-// client that has them asks without them first.
-const authDelay = time.Second
+// client that has them asks without them first. The RTMP and HTTP listeners' delay.
+const authDelay = passwd.Delay
 
 // ListenCredentials reads the credentials an INPUT_TYPE_RTSP_LISTEN input's address sets: its
 // user information, rtsp://user:password@0.0.0.0:8554/cam; both empty when it has none. The

@@ -4,11 +4,13 @@
 package passwd
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 )
 
 // Param is the query parameter that carries a password, in a listen input's address
@@ -21,6 +23,22 @@ const (
 	Missing = "password missing"
 	Wrong   = "wrong password"
 )
+
+// Delay is how long a refusal for a password waits before it is answered: with the listeners'
+// per-address connection caps it bounds how fast one address can guess.
+const Delay = time.Second
+
+// Wait waits Delay, and tells false when ctx ended first (the client went away).
+func Wait(ctx context.Context) bool {
+	t := time.NewTimer(Delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // FromAddress reads the password a listen input's address sets: its query's Param; given is
 // false when the address has none. Nothing else of the address is read. Errors never show the

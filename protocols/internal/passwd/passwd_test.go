@@ -54,4 +54,3 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
-
