@@ -12,18 +12,8 @@ import (
 // (http://0.0.0.0:8080/in?password=S) and in a publisher's (http://host:8080/in?password=S).
 const PasswordParam = passwd.Param
 
-// authDelay is how long a request without the right password waits before its 401
-// (passwd.Delay).
-const authDelay = passwd.Delay
-
 // challenge is the WWW-Authenticate header of a 401.
 const challenge = `Basic realm="sluice"`
-
-// Refusal reasons for a password, logged.
-const (
-	reasonNoPassword    = passwd.Missing
-	reasonWrongPassword = passwd.Wrong
-)
 
 // ListenPassword reads the password an INPUT_TYPE_HTTP_LISTEN input's address sets: the
 // password parameter (PasswordParam) of its query, http://0.0.0.0:8080/in?password=S; given
@@ -49,7 +39,7 @@ func checkPassword(want string, r *http.Request) string {
 	return passwd.Check(want, got, ok)
 }
 
-// refuseAuth answers 401 with a Basic challenge after authDelay (unless ctx ends first, when
+// refuseAuth answers 401 with a Basic challenge after passwd.Delay (unless ctx ends first, when
 // the connection is gone), logged at most once a second (budget.LogLimit) with the refusals
 // the line stands for.
 func (srv *Server) refuseAuth(ctx context.Context, w http.ResponseWriter, r *http.Request, why string) {
