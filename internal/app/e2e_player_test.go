@@ -116,16 +116,24 @@ func TestPlayerFromTestStream(t *testing.T) {
 	}
 }
 
+// rtmpPlayer makes a player named name of an RTMP listen input, with fragments of fragment
+// seconds and an initial manifest of 2, and returns the input's port (bound) and the HLS
+// playlist's URL.
+func rtmpPlayer(t *testing.T, ts *testServer, name string, fragment int) (int, string) {
+	t.Helper()
+	inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
+	body := playerBody(name, vodPort, listenInput("INPUT_TYPE_RTMP_LISTEN", inPort, "tcp"))
+	body["hls_fragment_size"], body["initial_live_manifest_size"] = fragment, 2
+	id := ts.create("vod", body)
+	waitBound(t, inPort, "TCP")
+	return inPort, fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort, id, id)
+}
+
 // TestPlayerDiscontinuity: a publisher that stops and comes back gives one EXT-X-DISCONTINUITY
 // and the playlist goes on.
 func TestPlayerDiscontinuity(t *testing.T) {
 	ts := startFFmpegServer(t)
-	inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
-	body := playerBody("gap", vodPort, listenInput("INPUT_TYPE_RTMP_LISTEN", inPort, "tcp"))
-	body["hls_fragment_size"], body["initial_live_manifest_size"] = 1, 2
-	id := ts.create("vod", body)
-	url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort, id, id)
-	waitBound(t, inPort, "TCP")
+	inPort, url := rtmpPlayer(t, ts, "gap", 1)
 	pub := testutil.FFmpeg(t, append(testutil.Source(1000), "-f", "flv", rtmpURL(inPort, "a"))...)
 	testutil.Eventually(t, 30*time.Second, "playlist", func() bool { c, _ := httpGet(t, url); return c == 200 })
 	time.Sleep(3 * time.Second)
@@ -214,12 +222,7 @@ func TestPlayerSources(t *testing.T) {
 // "warming up" until the 30 s cap cut a segment.
 func TestPlayerOpenGOP(t *testing.T) {
 	ts := startFFmpegServer(t)
-	inPort, vodPort := testutil.FreePort(t), testutil.FreePort(t)
-	body := playerBody("open-gop", vodPort, listenInput("INPUT_TYPE_RTMP_LISTEN", inPort, "tcp"))
-	body["hls_fragment_size"], body["initial_live_manifest_size"] = 2, 2
-	id := ts.create("vod", body)
-	url := fmt.Sprintf("http://127.0.0.1:%d/hls/%s/%s/index.m3u8", vodPort, id, id)
-	waitBound(t, inPort, "TCP")
+	inPort, url := rtmpPlayer(t, ts, "open-gop", 2)
 	testutil.FFmpeg(t, append(testutil.Pattern{Realtime: true}.Args(), "-c:v", "libx264", "-preset", "ultrafast",
 		"-pix_fmt", "yuv420p", "-bf", "3", "-x264-params", "open-gop=1:keyint=50:min-keyint=50:scenecut=0",
 		"-c:a", "aac", "-f", "flv", rtmpURL(inPort, "cam"))...)

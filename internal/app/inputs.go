@@ -79,16 +79,22 @@ func sourceWith[O any](run func(context.Context, *stream.Stream, O) error, o O) 
 	return func(ctx context.Context, s *stream.Stream) error { return run(ctx, s, o) }
 }
 
+// heldAtStart reads the password a listen input's address sets with read, at each start: a
+// record stored before the check at create was made is held to it (422).
+func heldAtStart(read func(string) (string, error), input storage.Input) (string, error) {
+	pw, err := read(input.InputStreamURL)
+	if err != nil {
+		return "", fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
+	}
+	return pw, nil
+}
+
 // source maps an input type to its protocol; probe reports an SRT input's link.
 func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger) (sourceFunc, error) {
 	switch input.InputType {
 	case kinds.InputRTMPListen:
-		// A record stored before the check was made at create is held to it at each start.
-		pw, err := rtmpListenPassword(input.InputStreamURL)
-		if err != nil {
-			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
-		}
-		return sourceWith(rtmp.Listen, rtmp.ListenOptions{Addr: in.listenAddr(input), Password: pw, Log: log}), nil
+		pw, err := heldAtStart(rtmpListenPassword, input)
+		return sourceWith(rtmp.Listen, rtmp.ListenOptions{Addr: in.listenAddr(input), Password: pw, Log: log}), err
 	case kinds.InputRTMPURL:
 		return sourceWith(rtmp.Pull, rtmp.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputSRTListen:
@@ -122,11 +128,8 @@ func (in *inputs) source(input storage.Input, probe *srt.Probe, log *slog.Logger
 	case kinds.InputUDPURL:
 		return sourceWith(udp.Pull, udp.Options{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputHTTPListen:
-		pw, err := httpListenPassword(input.InputStreamURL)
-		if err != nil {
-			return nil, fmt.Errorf("%w: input_stream_url %w", api.ErrUnsupported, err)
-		}
-		return sourceWith(httpts.Listen, httpts.ServerOptions{Addr: in.listenAddr(input), Password: pw, Log: log}), nil
+		pw, err := heldAtStart(httpListenPassword, input)
+		return sourceWith(httpts.Listen, httpts.ServerOptions{Addr: in.listenAddr(input), Password: pw, Log: log}), err
 	case kinds.InputHTTPURL:
 		return sourceWith(httpts.Pull, httpts.PullOptions{URL: input.InputStreamURL, Log: log}), nil
 	case kinds.InputHLSURL:

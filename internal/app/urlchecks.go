@@ -17,8 +17,8 @@ import (
 // is refused there, naming it, rather than failing at each start.
 var urlChecks = map[string]func(string, bool) error{
 	"srt":  checkSRTURL,
-	"rtmp": checkRTMPURL, "rtmps": checkRTMPURL,
-	"http": checkHTTPURL, "https": checkHTTPURL,
+	"rtmp": listenOnly(rtmpListenPassword), "rtmps": listenOnly(rtmpListenPassword),
+	"http": listenOnly(httpListenPassword), "https": listenOnly(httpListenPassword),
 	"udp": pullOnly(udp.CheckURL), "rtp": pullOnly(udp.CheckURL),
 	"rtsp": checkRTSPURL, "rtsps": checkRTSPURL,
 }
@@ -45,14 +45,16 @@ func pullOnly(check func(string) error) func(string, bool) error {
 	}
 }
 
-// checkRTMPURL checks the password an RTMP listen input's address sets; the query of an RTMP
-// pull's or output's address goes to the remote server as written.
-func checkRTMPURL(raw string, listen bool) error {
-	if !listen {
-		return nil
+// listenOnly checks with read the address of a listen input (the password it sets); the
+// address of a pull or an output goes to the remote server as written.
+func listenOnly(read func(string) (string, error)) func(string, bool) error {
+	return func(raw string, listen bool) error {
+		if !listen {
+			return nil
+		}
+		_, err := read(raw)
+		return err
 	}
-	_, err := rtmpListenPassword(raw)
-	return err
 }
 
 // rtmpListenPassword is the password an RTMP listen input's address sets, "" for none. A
@@ -60,16 +62,6 @@ func checkRTMPURL(raw string, listen bool) error {
 // included, is an error that does not show it.
 func rtmpListenPassword(raw string) (string, error) {
 	return listenPassword(rtmp.ListenPassword, rtmp.PasswordParam, raw)
-}
-
-// checkHTTPURL checks the password an HTTP listen input's address sets; the query of an HTTP
-// pull's or output's address goes to the remote server as written.
-func checkHTTPURL(raw string, listen bool) error {
-	if !listen {
-		return nil
-	}
-	_, err := httpListenPassword(raw)
-	return err
 }
 
 // httpListenPassword is the password an HTTP listen input's address sets, "" for none, held to

@@ -42,39 +42,34 @@ func TestTablesCoverTheLists(t *testing.T) {
 	}
 }
 
-func TestValidRTMPPassword(t *testing.T) {
-	for s, want := range map[string]bool{
-		"":                       false,
-		"abcdefghi":              false,
-		"abcdefghij":             true,
-		"A-Z.a_z~09":             true,
-		"abcdefghi ":             false,
-		"abcdefghi%":             false,
-		"abcdefghi?":             false,
-		"abcdefghié":             false,
-		strings.Repeat("a", 128): true,
-		strings.Repeat("a", 129): false,
+// TestValidCredentials: an RTMP password is 10 to 128 of A-Z a-z 0-9 . _ ~ -, a listen input's
+// user name 1 to 64 of them.
+func TestValidCredentials(t *testing.T) {
+	for _, c := range []struct {
+		s              string
+		password, user bool
+	}{
+		{"", false, false},
+		{"a", false, true},
+		{"abcdefghi", false, true},
+		{"abcdefghij", true, true},
+		{"A-Z.a_z~09", true, true},
+		{"abcdefghi ", false, false},
+		{"abcdefghi%", false, false},
+		{"abcdefghi?", false, false},
+		{"abcdefghi:", false, false},
+		{"abcdefghi@", false, false},
+		{"abcdefghié", false, false},
+		{strings.Repeat("a", 64), true, true},
+		{strings.Repeat("a", 65), true, false},
+		{strings.Repeat("a", 128), true, false},
+		{strings.Repeat("a", 129), false, false},
 	} {
-		if got := ValidRTMPPassword(s); got != want {
-			t.Errorf("ValidRTMPPassword(%q) = %v", s, got)
+		if got := ValidRTMPPassword(c.s); got != c.password {
+			t.Errorf("ValidRTMPPassword(%q) = %v", c.s, got)
 		}
-	}
-}
-
-func TestValidListenUser(t *testing.T) {
-	for s, want := range map[string]bool{
-		"":                      false,
-		"a":                     true,
-		"A-Z.a_z~09":            true,
-		"a b":                   false,
-		"a:b":                   false,
-		"a@b":                   false,
-		"é":                     false,
-		strings.Repeat("a", 64): true,
-		strings.Repeat("a", 65): false,
-	} {
-		if got := ValidListenUser(s); got != want {
-			t.Errorf("ValidListenUser(%q) = %v", s, got)
+		if got := ValidListenUser(c.s); got != c.user {
+			t.Errorf("ValidListenUser(%q) = %v", c.s, got)
 		}
 	}
 }
