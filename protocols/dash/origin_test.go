@@ -106,21 +106,16 @@ func TestPullMissingSegment(t *testing.T) {
 				mpd = strings.ReplaceAll(mpd, "chunk-stream$RepresentationID$-$Number%05d$.m4s", "t/$RepresentationID$/$Time$.m4s")
 			}
 			var a pulltest.Requests
-			files := http.FileServer(http.Dir(f.dir))
-			srv := httptest.NewServer(a.Wrap(func(w http.ResponseWriter, r *http.Request) {
-				switch {
-				case r.URL.Path == "/index.mpd":
-					_, _ = w.Write([]byte(mpd))
-				case r.URL.Path == missing[0] || r.URL.Path == missing[1]:
+			srv := a.Origin(t, f.dir, "/index.mpd", mpd, func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path == missing[0] || r.URL.Path == missing[1] {
 					http.NotFound(w, r)
-				case byTime[r.URL.Path] != "":
-					r.URL.Path = byTime[r.URL.Path]
-					files.ServeHTTP(w, r)
-				default:
-					files.ServeHTTP(w, r)
+					return true
 				}
-			}))
-			defer srv.Close()
+				if p := byTime[r.URL.Path]; p != "" {
+					r.URL.Path = p
+				}
+				return false
+			})
 			_, s, aus := pulltest.Play(t, pullURL, srv.URL+"/index.mpd", "missing")
 			for _, p := range missing {
 				if n := a.Count(p); n < livepull.MissingTries || n > livepull.MissingTries+2 {

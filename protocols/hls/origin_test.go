@@ -308,18 +308,13 @@ func TestPullMissingSegment(t *testing.T) {
 		t.Run(fmt.Sprintf("%d %s", tc.code, tc.missing), func(t *testing.T) {
 			t.Parallel()
 			var a pulltest.Requests
-			files := http.FileServer(http.Dir(f.dir))
-			srv := httptest.NewServer(a.Wrap(func(w http.ResponseWriter, r *http.Request) {
-				switch {
-				case r.URL.Path == "/live.m3u8":
-					_, _ = w.Write([]byte(vod))
-				case strings.HasPrefix(r.URL.Path, tc.missing):
+			srv := a.Origin(t, f.dir, "/live.m3u8", vod, func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.HasPrefix(r.URL.Path, tc.missing) {
 					w.WriteHeader(tc.code)
-				default:
-					files.ServeHTTP(w, r)
+					return true
 				}
-			}))
-			defer srv.Close()
+				return false
+			})
 			if !tc.skipped {
 				_, err := pulltest.Now(t, pullURL, srv.URL+"/live.m3u8", stream.New("missing", stream.Options{}), 30*time.Second)
 				if !errors.Is(err, httpget.ErrStalled) || !httpget.IsStatus(err, tc.code) {

@@ -24,6 +24,24 @@ type Requests struct {
 	paths []string
 }
 
+// Origin is an origin server, its requests recorded in q, closed when t ends: it serves
+// manifest at path and the files of dir, after answer, which may answer a request itself
+// (true) or rewrite its path.
+func (q *Requests) Origin(t testing.TB, dir, path, manifest string, answer func(w http.ResponseWriter, r *http.Request) bool) *httptest.Server {
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(q.Wrap(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == path:
+			_, _ = w.Write([]byte(manifest))
+		case answer(w, r):
+		default:
+			files.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // Wrap returns h, recording the path of each request first.
 func (q *Requests) Wrap(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
