@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluicemedia/sluice/internal/testutil"
 	"github.com/sluicemedia/sluice/storage"
 )
 
@@ -34,9 +34,7 @@ type env struct {
 	utils *fakeUtils
 	cfg   Config
 	token string
-
-	mu  sync.Mutex
-	now time.Time
+	now   *testutil.Clock
 }
 
 // tempStore opens a new SQLite store in the test's temporary folder, closed when the test ends.
@@ -66,22 +64,14 @@ func bootstrap(t testing.TB, st Store) {
 	}
 }
 
-func (e *env) clock() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.now
-}
+func (e *env) clock() time.Time { return e.now.Now() }
 
-func (e *env) advance(d time.Duration) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.now = e.now.Add(d)
-}
+func (e *env) advance(d time.Duration) { e.now.Advance(d) }
 
 func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, store: newFakeStore(), procs: newFakeProcs(), utils: &fakeUtils{},
-		now: time.Date(2026, 11, 21, 14, 2, 3, 123456789, time.UTC)}
+		now: testutil.NewClock(time.Date(2026, 11, 21, 14, 2, 3, 123456789, time.UTC))}
 	bootstrap(t, e.store)
 	e.cfg = Config{Store: e.store, Procs: e.procs, Utils: e.utils, Now: e.clock,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LoginFailures: 3, LoginWindow: time.Minute}
