@@ -12,9 +12,6 @@ import (
 // rtmp://host:port/live/cam1?password=SECRET, or the key cam1?password=SECRET in OBS.
 const PasswordParam = passwd.Param
 
-// authDelay is how long a wrong or missing password waits before its refusal (passwd.Delay).
-const authDelay = passwd.Delay
-
 // Refusal reasons for a password, sent in the status description and logged.
 const (
 	reasonNoPassword    = passwd.Missing
@@ -56,7 +53,7 @@ func (sc *serverConn) checkPassword(want, name string) string {
 }
 
 // refuseAuth refuses a publish or play for its password: logged at most once a second (a
-// guesser makes one refusal per connection), answered with code after authDelay.
+// guesser makes one refusal per connection), answered with code after passwd.Delay.
 func (sc *serverConn) refuseAuth(ctx context.Context, what string, streamID uint32, code, key, why string) {
 	if n, log := sc.srv.noteRefusal(&sc.srv.authLog); log {
 		sc.log.Warn("rtmp: "+what+" refused", "key", key, "reason", why, "refused", n)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicemedia/sluice/internal/stream"
 	"github.com/sluicemedia/sluice/internal/testutil"
+	"github.com/sluicemedia/sluice/protocols/internal/passwd"
 )
 
 func TestPasswordOf(t *testing.T) {
@@ -91,8 +92,8 @@ func TestServerPublishPassword(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), codePublishBadName) || !strings.Contains(err.Error(), reasonWrongPassword) {
 		t.Fatalf("push with a wrong password: %v", err)
 	}
-	if d := time.Since(start); d < authDelay {
-		t.Errorf("refused after %v, before authDelay", d)
+	if d := time.Since(start); d < passwd.Delay {
+		t.Errorf("refused after %v, before passwd.Delay", d)
 	}
 	pushed := make(chan error, 1)
 	go func() { pushed <- push(ctx, "rtmp://"+addr+"/live?password="+secret, "cam2") }()
